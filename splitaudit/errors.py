@@ -1,0 +1,41 @@
+"""The errors splitaudit reports to its users, and the exit code each one maps to.
+
+The CLI catches `SplitauditError` and shows one line (a traceback only with `--debug`); anything else is
+a bug and is shown as such.
+"""
+
+from __future__ import annotations
+
+# Exit codes are a contract (DESIGN.md): 0 clean, 1 findings of severity error, 2 bad input or usage.
+# 3 extends it for a failure of the environment: a server that did not start, a download that failed.
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_ENVIRONMENT = 3
+
+
+class SplitauditError(Exception):
+    """Base of every error meant for the user rather than for a developer."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class UsageError(SplitauditError):
+    """The command line asks for something that cannot be done as asked."""
+
+
+class InputError(SplitauditError):
+    """A file the user gave us is not what it should be; names the file and the byte offset."""
+
+    def __init__(self, path: str, offset: int | None, message: str) -> None:
+        self.path = path
+        self.offset = offset
+        self.message = message
+        where = f"{path}" if offset is None else f"{path} at byte {offset}"
+        super().__init__(f"{where}: {message}")
+
+
+class EnvironmentFailure(SplitauditError):
+    """Something outside the input failed: a download, a server start, a remote call."""
+
+    exit_code = EXIT_ENVIRONMENT

@@ -1,0 +1,1 @@
+"""Rendering of result objects: console (rich) and JSON, plus progress reporting on stderr."""

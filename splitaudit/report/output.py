@@ -1,0 +1,109 @@
+"""The one place results become text or JSON.
+
+Commands compute a result object and hand it to an `Output`; nothing else prints results. `ConsoleOutput`
+renders rich tables for people, `JsonOutput` renders the documented JSON contracts for machines, so the two
+can never disagree about what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from abc import ABC, abstractmethod
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from splitaudit.errors import SplitauditError
+from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
+
+
+class Output(ABC):
+    """Renders each kind of result splitaudit produces."""
+
+    @abstractmethod
+    def exception(self, ex: BaseException, debug: bool) -> None:
+        """Show an error: one line, or the traceback with --debug."""
+
+    @abstractmethod
+    def setup_report(self, report: SetupReport) -> None:
+        """Show what `splitaudit setup` installed or found in place."""
+
+    @abstractmethod
+    def stack_status(self, status: StackStatus) -> None:
+        """Show the processes of a stack run directory and whether they are up."""
+
+    @abstractmethod
+    def smoke_report(self, report: SmokeReport) -> None:
+        """Show the steps of the smoke scenario and where its savepoint is."""
+
+
+class ConsoleOutput(Output):
+    """Rich tables on stdout, errors on stderr."""
+
+    def __init__(self) -> None:
+        self.console = Console(highlight=False)
+        self.errors = Console(stderr=True, highlight=False)
+
+    def exception(self, ex: BaseException, debug: bool) -> None:
+        if debug:
+            self.errors.print("".join(traceback.format_exception(ex)), markup=False)
+        if isinstance(ex, SplitauditError):
+            self.errors.print(f"[red]error:[/red] {ex}")
+        else:
+            self.errors.print(f"[red]internal error:[/red] {type(ex).__name__}: {ex} (run with --debug)")
+
+    def setup_report(self, report: SetupReport) -> None:
+        table = Table(title=f"splitaudit setup → {report.stack_home}")
+        for column in ("component", "version", "state", "seconds", "path"):
+            table.add_column(column)
+        for item in report.components:
+            table.add_row(item.name, item.version, item.state, f"{item.seconds:.1f}", item.path)
+        self.console.print(table)
+
+    def stack_status(self, status: StackStatus) -> None:
+        table = Table(title=f"stack in {status.workdir}")
+        for column in ("service", "state", "pid", "address", "detail"):
+            table.add_column(column)
+        for service in status.services:
+            state = "[green]up[/green]" if service.alive else "[red]down[/red]"
+            table.add_row(service.name, state, str(service.pid or "-"), service.address, service.detail)
+        self.console.print(table)
+
+    def smoke_report(self, report: SmokeReport) -> None:
+        table = Table(title=f"smoke scenario in {report.run_dir}")
+        for column in ("step", "seconds", "result"):
+            table.add_column(column)
+        for step in report.steps:
+            table.add_row(step.name, f"{step.seconds:.1f}", step.result)
+        self.console.print(table)
+        self.console.print(f"savepoint: {report.savepoint_path}")
+        self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
+
+
+class JsonOutput(Output):
+    """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
+
+    def _print(self, document: Any) -> None:
+        sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+    def exception(self, ex: BaseException, debug: bool) -> None:
+        if debug:
+            sys.stderr.write("".join(traceback.format_exception(ex)))
+        error: dict[str, Any] = {"type": type(ex).__name__, "message": str(ex)}
+        path = getattr(ex, "path", None)
+        if path is not None:
+            error["path"] = path
+            error["offset"] = getattr(ex, "offset", None)
+        self._print({"error": error})
+
+    def setup_report(self, report: SetupReport) -> None:
+        self._print(report.to_json())
+
+    def stack_status(self, status: StackStatus) -> None:
+        self._print(status.to_json())
+
+    def smoke_report(self, report: SmokeReport) -> None:
+        self._print(report.to_json())

@@ -1,0 +1,42 @@
+"""Progress of long steps (downloads, builds, server starts), always on stderr so stdout stays clean JSON."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+
+
+class Progress:
+    """Reports the steps of a long operation; the base class reports nothing (library and test use)."""
+
+    @contextmanager
+    def step(self, message: str) -> Iterator[None]:
+        """Wrap one step; implementations show it starting and how long it took."""
+        yield
+
+    def info(self, message: str) -> None:
+        """One line of detail inside the current step."""
+
+
+class ConsoleProgress(Progress):
+    """Progress on stderr through rich: a spinner while a step runs, then its wall time."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True, highlight=False)
+
+    @contextmanager
+    def step(self, message: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            with self.console.status(message):
+                yield
+        except BaseException:
+            self.console.print(f"[red]✗[/red] {message} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+            raise
+        self.console.print(f"[green]✓[/green] {message} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+
+    def info(self, message: str) -> None:
+        self.console.print(f"  [dim]{message}[/dim]")

@@ -1,0 +1,42 @@
+"""Where the installed stack lives (.stack/) and which versions of each component it holds.
+
+Everything `splitaudit setup` installs goes under one git-ignored folder, the stack home: the repository's
+`.stack/` for a checkout, or `$SPLITAUDIT_STACK_HOME` when set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FLINK_VERSION = "1.19.3"
+KAFKA_VERSION = "3.9.1"
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
+
+
+def stack_home() -> Path:
+    """The folder holding downloads, the Flink distribution, the Kafka jars and the Maven repository."""
+    configured = os.environ.get("SPLITAUDIT_STACK_HOME")
+    return Path(configured).resolve() if configured else REPO_ROOT / ".stack"
+
+
+def flink_home(version: str = FLINK_VERSION) -> Path:
+    """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as PyPI lays it out)."""
+    return stack_home() / f"flink-{version}" / "pyflink"
+
+
+def kafka_libs(version: str = KAFKA_VERSION) -> Path:
+    """The broker's classpath folder, the same jars as the Kafka distribution's libs/."""
+    return stack_home() / f"kafka-{version}" / "libs"
+
+
+def maven_repo() -> Path:
+    """Maven's local repository, kept inside the stack home so nothing lands in ~/.m2."""
+    return stack_home() / "m2"
+
+
+def jobs_dir() -> Path:
+    """Job jars built from beam_pipelines/java."""
+    return stack_home() / "jobs"

@@ -1,0 +1,82 @@
+"""Result objects of the stack commands (`setup`, `stack …`, the smoke `demo`), rendered by an Output."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ComponentState:
+    """One thing `setup` provides: installed now, or already present."""
+
+    name: str
+    version: str
+    state: str  # "installed" | "present"
+    path: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SetupReport:
+    """What `splitaudit setup` did, component by component."""
+
+    stack_home: str
+    components: tuple[ComponentState, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    """One process of a stack run directory, as read from its pid file and health check."""
+
+    name: str
+    pid: int | None
+    alive: bool
+    address: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class StackStatus:
+    """The processes of one stack run directory."""
+
+    workdir: str
+    services: tuple[ServiceStatus, ...]
+
+    @property
+    def up(self) -> bool:
+        return bool(self.services) and all(service.alive for service in self.services)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workdir": self.workdir, "up": self.up, "services": [asdict(s) for s in self.services]}
+
+
+@dataclass(frozen=True)
+class SmokeStep:
+    """One step of the smoke scenario and what it produced."""
+
+    name: str
+    seconds: float
+    result: str
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    """The smoke scenario: a topic, a Flink job, a savepoint and a restore from it."""
+
+    run_dir: str
+    topic: str
+    records_per_partition: dict[int, int]
+    job_id: str
+    savepoint_path: str
+    restored_job_id: str
+    restored_from: str
+    steps: tuple[SmokeStep, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["records_per_partition"] = {str(k): v for k, v in self.records_per_partition.items()}
+        return document
