@@ -1,0 +1,47 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+ * compliance with the License. You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License is
+ * distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and limitations under the License.
+ */
+package dev.splitaudit.pipeline;
+
+import org.apache.beam.runners.flink.FlinkPipelineOptions;
+import org.apache.beam.sdk.options.Default;
+import org.apache.beam.sdk.options.Description;
+import org.apache.beam.sdk.options.Validation;
+
+/**
+ * Options of {@link KafkaAuditPipeline}, on top of the classic Flink runner's own ({@code --parallelism},
+ * {@code --maxParallelism}, {@code --checkpointingInterval}, ...).
+ */
+public interface AuditPipelineOptions extends FlinkPipelineOptions {
+
+  @Description("Kafka bootstrap servers, host:port[,host:port...].")
+  @Validation.Required
+  String getBootstrapServers();
+
+  void setBootstrapServers(String value);
+
+  @Description("The topic to read, every partition of it.")
+  @Validation.Required
+  String getTopic();
+
+  void setTopic(String value);
+
+  @Description("Kafka consumer group; offsets are committed to it when Flink completes a checkpoint.")
+  @Default.String("splitaudit")
+  String getGroupId();
+
+  void setGroupId(String value);
+
+  @Description("Directory the sink writes its JSON-lines files into (created if missing).")
+  @Validation.Required
+  String getSinkDir();
+
+  void setSinkDir(String value);
+}
