@@ -128,9 +128,16 @@ public abstract class FlinkSource<T, OutputT>
           SplitEnumeratorContext<FlinkSourceSplit<T>> enumContext,
           Map<Integer, List<FlinkSourceSplit<T>>> checkpoint)
           throws Exception {
+    // splitaudit: the enumerator is restored, so it is built as already initialised and does not split
+    // the Beam source again in start(); stock 2.62.0 used the 4-argument constructor here, which gave
+    // every restored split a fresh twin reading the same partitions (beam#31313, apache/beam#33606).
     FlinkSourceSplitEnumerator<T> enumerator =
         new FlinkSourceSplitEnumerator<>(
-            enumContext, beamSource, serializablePipelineOptions.get(), numSplits);
+            enumContext,
+            beamSource,
+            serializablePipelineOptions.get(),
+            numSplits,
+            true); // splitaudit: added argument splitsInitialized = true (beam#31313)
     checkpoint.forEach(
         (subtaskId, splitsForSubtask) -> enumerator.addSplitsBack(splitsForSubtask, subtaskId));
     return enumerator;

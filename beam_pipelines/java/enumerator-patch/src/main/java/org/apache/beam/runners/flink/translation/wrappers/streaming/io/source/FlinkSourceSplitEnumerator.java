@@ -63,16 +63,35 @@ public class FlinkSourceSplitEnumerator<T>
       Source<T> beamSource,
       PipelineOptions pipelineOptions,
       int numSplits) {
+    // splitaudit: delegates to the constructor below, not initialised (beam#31313, apache/beam#33606).
+    this(context, beamSource, pipelineOptions, numSplits, false);
+  }
+
+  // splitaudit: new constructor, the one upstream adds in apache/beam#33606 (beam#31313). FlinkSource
+  // passes splitsInitialized = true when it restores the enumerator from a checkpoint: the readers then get
+  // their splits back from their own state, and splitting the Beam source again would give every restored
+  // split a fresh twin that reads the same Kafka partitions a second time.
+  public FlinkSourceSplitEnumerator( // splitaudit: new constructor (beam#31313)
+      SplitEnumeratorContext<FlinkSourceSplit<T>> context,
+      Source<T> beamSource,
+      PipelineOptions pipelineOptions,
+      int numSplits,
+      boolean splitsInitialized) { // splitaudit: new parameter (beam#31313)
     this.context = context;
     this.beamSource = beamSource;
     this.pipelineOptions = pipelineOptions;
     this.numSplits = numSplits;
     this.pendingSplits = new HashMap<>(numSplits);
-    this.splitsInitialized = false;
+    this.splitsInitialized = splitsInitialized; // splitaudit: was `false` (beam#31313)
   }
 
   @Override
   public void start() {
+    // splitaudit: a restored enumerator must not split the Beam source again (beam#31313).
+    if (splitsInitialized) { // splitaudit: added (beam#31313)
+      LOG.info("Restored source {}: splits already initialized, not splitting again", beamSource); // splitaudit: added
+      return; // splitaudit: added (beam#31313)
+    } // splitaudit: added (beam#31313)
     context.callAsync(
         () -> {
           try {
