@@ -18,6 +18,7 @@ import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
+import org.apache.beam.sdk.options.PipelineOptionsValidator;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.flink.configuration.PipelineOptionsInternal;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -54,9 +55,14 @@ public final class KafkaAuditPipeline {
 
   public static void main(String[] args) {
     AuditPipelineOptions options =
-        PipelineOptionsFactory.fromArgs(args).withValidation().as(AuditPipelineOptions.class);
+        PipelineOptionsFactory.fromArgs(args).as(AuditPipelineOptions.class);
     options.setRunner(FlinkRunner.class);
+    // Validated only now: validation resolves the default runner (DirectRunner), which is not bundled.
+    PipelineOptionsValidator.validate(AuditPipelineOptions.class, options);
     options.setStreaming(true);
+    // Submit and return (FlinkDetachedRunnerResult): a REST /jars/<id>/run submission is detached, and in
+    // attached mode FlinkRunner asks the detached result for accumulators and fails after submitting.
+    options.setAttachedMode(false);
     if (options.getCheckpointingInterval() <= 0) {
       options.setCheckpointingInterval(DEFAULT_CHECKPOINTING_INTERVAL_MILLIS);
     }
