@@ -12,6 +12,7 @@ from typing import NoReturn
 import click
 
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
+from splitaudit.patch.jar import patch_jar
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
 from splitaudit.stack import install
@@ -161,3 +162,19 @@ def demo(
             )
         ),
     )
+
+
+@main.command("patch-jar")
+@click.argument("in_jar", metavar="IN.jar", type=click.Path(path_type=Path))
+@click.option("--out", "out_jar", metavar="OUT.jar", required=True, type=click.Path(path_type=Path),
+              help="Where to write the patched jar.")  # fmt: skip
+@click.option("--force", is_flag=True, help="Overwrite OUT.jar if it exists.")
+@click.pass_context
+def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bool) -> None:
+    """Put the beam#31313 enumerator patch into a shaded Beam-on-Flink job jar.
+
+    Replaces Beam's FlinkSource and FlinkSourceSplitEnumerator classes with the patched build's and copies
+    every other entry byte for byte. IN.jar is never modified. Refuses (exit 2) jars that are not Beam, have
+    no classic Flink runner, already have the fix, or are of a Beam version the patch was not built for.
+    """
+    run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))

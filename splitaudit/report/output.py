@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from splitaudit.errors import SplitauditError
+from splitaudit.patch.results import PatchReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -38,6 +39,10 @@ class Output(ABC):
     @abstractmethod
     def smoke_report(self, report: SmokeReport) -> None:
         """Show the steps of the smoke scenario and where its savepoint is."""
+
+    @abstractmethod
+    def patch_report(self, report: PatchReport) -> None:
+        """Show which classes `patch-jar` replaced and where the patched jar is."""
 
 
 class ConsoleOutput(Output):
@@ -83,6 +88,23 @@ class ConsoleOutput(Output):
         self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
 
 
+    def patch_report(self, report: PatchReport) -> None:
+        bundled = f", bundles Flink {report.bundled_flink}" if report.bundled_flink else ""
+        self.console.print(f"{report.in_jar}: Beam {report.beam_version} with {report.flink_runner}{bundled}")
+        table = Table(title=f"replaced {len(report.replaced)} of {report.entries_total} entries")
+        for column in ("class", "Beam's sha256", "patched sha256", "bytes"):
+            table.add_column(column)
+        for entry in report.replaced:
+            table.add_row(
+                entry.name.removesuffix(".class").replace("/", "."),
+                entry.original_sha256[:16],
+                entry.patched_sha256[:16],
+                f"{entry.original_size} → {entry.patched_size}",
+            )
+        self.console.print(table)
+        self.console.print(f"patched classes from {report.patch_classes_from}")
+        self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
+
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
 
@@ -106,4 +128,7 @@ class JsonOutput(Output):
         self._print(status.to_json())
 
     def smoke_report(self, report: SmokeReport) -> None:
+        self._print(report.to_json())
+
+    def patch_report(self, report: PatchReport) -> None:
         self._print(report.to_json())

@@ -1,0 +1,204 @@
+"""`splitaudit patch-jar`: replace Beam's split enumerator classes in a shaded job jar with the patched ones.
+
+The patch (beam_pipelines/java/enumerator-patch, upstream apache/beam PR #33606) is two classes of the
+classic Flink runner. A user's job jar qualifies when it holds exactly the classes the patch was built
+against: Beam's released `FlinkSource.class` and `FlinkSourceSplitEnumerator.class` of a supported Beam
+release and runner artifact, recognised by their SHA-256. Anything else is refused with the reason: not a
+jar, not Beam, no classic Flink runner, a runner that predates FlinkSource, a runner that already has the
+fix, a version the patch was not built for, or classes that differ from the release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from splitaudit.errors import EnvironmentFailure, InputError, UsageError
+from splitaudit.patch.rawzip import rewrite_entries
+from splitaudit.patch.results import PatchReport, ReplacedEntry
+from splitaudit.stack.home import JAVA_ROOT
+
+SOURCE_PACKAGE = "org/apache/beam/runners/flink/translation/wrappers/streaming/io/source/"
+PATCHED_CLASSES = (SOURCE_PACKAGE + "FlinkSource.class", SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class")
+FLINK_RUNNER_CLASS = "org/apache/beam/runners/flink/FlinkRunner.class"
+ENUMERATOR_CLASS = SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class"
+
+# The constructor the fix adds, as its JVM descriptor in the class's constant pool: present in the patched
+# build and in fixed Beam releases (javap of 2.70.0, beam_pipelines/java/README.md), absent in 2.52 to 2.62.
+FIXED_CONSTRUCTOR_DESCRIPTOR = (
+    b"(Lorg/apache/flink/api/connector/source/SplitEnumeratorContext;Lorg/apache/beam/sdk/io/Source;"
+    b"Lorg/apache/beam/sdk/options/PipelineOptions;IZ)V"
+)
+
+_BEAM_POM = "META-INF/maven/org.apache.beam/{artifact}/pom.properties"
+_RUNNER_POM = re.compile(r"META-INF/maven/org\.apache\.beam/(beam-runners-flink-\d+\.\d+)/pom\.properties")
+_FLINK_CORE_POM = "META-INF/maven/org.apache.flink/flink-core/pom.properties"
+
+
+@dataclass(frozen=True)
+class PatchTarget:
+    """A Beam release and Flink runner artifact the patch was built for, and where its classes are."""
+
+    beam_version: str
+    flink_runner: str
+    # SHA-256 of Beam's released classes, read from org.apache.beam:<flink_runner>:<beam_version>.
+    original_sha256: Mapping[str, str]
+    patch_jar: Path
+
+
+SUPPORTED_TARGETS = (
+    PatchTarget(
+        beam_version="2.62.0",
+        flink_runner="beam-runners-flink-1.19",
+        original_sha256={
+            SOURCE_PACKAGE + "FlinkSource.class": (
+                "df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"
+            ),
+            SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class": (
+                "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
+            ),
+        },
+        patch_jar=JAVA_ROOT / "enumerator-patch" / "target" / "enumerator-patch-0.1.0.jar",
+    ),
+)
+
+
+def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
+    """Write `out_jar`: `in_jar` with the patched classes in place of Beam's; `in_jar` is never modified."""
+    if not in_jar.is_file():
+        raise InputError(str(in_jar), None, "no such file")
+    if out_jar.resolve() == in_jar.resolve():
+        raise UsageError(f"--out {out_jar} is the input jar itself; patch-jar never modifies its input")
+    if out_jar.exists() and not force:
+        raise UsageError(f"{out_jar} already exists; pass --force to overwrite it")
+    try:
+        with zipfile.ZipFile(in_jar) as jar:
+            target, bundled_flink, entries_total, originals = _check_jar(str(in_jar), jar)
+    except zipfile.BadZipFile as ex:
+        raise InputError(str(in_jar), None, f"not a jar (zip) file: {ex}") from ex
+    patched = _patched_classes(target)
+    _write_atomically(in_jar, out_jar, patched)
+    replaced = tuple(
+        ReplacedEntry(
+            name=name,
+            original_sha256=hashlib.sha256(originals[name]).hexdigest(),
+            original_size=len(originals[name]),
+            patched_sha256=hashlib.sha256(patched[name]).hexdigest(),
+            patched_size=len(patched[name]),
+        )
+        for name in PATCHED_CLASSES
+    )
+    return PatchReport(
+        in_jar=str(in_jar),
+        out_jar=str(out_jar),
+        beam_version=target.beam_version,
+        flink_runner=target.flink_runner,
+        bundled_flink=bundled_flink,
+        patch_classes_from=str(target.patch_jar),
+        entries_total=entries_total,
+        replaced=replaced,
+    )
+
+
+def _check_jar(where: str, jar: zipfile.ZipFile) -> tuple[PatchTarget, str | None, int, dict[str, bytes]]:
+    """Find the patch target a job jar matches, or refuse it with the reason."""
+    names = jar.namelist()
+    name_set = set(names)
+    if not any(name.startswith("org/apache/beam/") for name in names):
+        raise InputError(where, None, "not a Beam jar: it holds no org/apache/beam/ classes")
+    if FLINK_RUNNER_CLASS not in name_set:
+        raise InputError(where, None, f"a Beam jar without the classic Flink runner ({FLINK_RUNNER_CLASS})")
+    runners = sorted({m.group(1) for m in map(_RUNNER_POM.fullmatch, names) if m})
+    if len(runners) != 1:
+        raise InputError(
+            where,
+            None,
+            "cannot tell which Flink runner the jar bundles: expected one META-INF/maven/org.apache.beam/"
+            f"beam-runners-flink-<flink>/pom.properties, found {runners or 'none'}",
+        )
+    flink_runner = runners[0]
+    runner_version = _pom_version(jar, _BEAM_POM.format(artifact=flink_runner))
+    core_pom = _BEAM_POM.format(artifact="beam-sdks-java-core")
+    beam_version = _pom_version(jar, core_pom) if core_pom in name_set else runner_version
+    if beam_version != runner_version:
+        raise InputError(
+            where, None, f"mixed Beam versions: core {beam_version}, {flink_runner} {runner_version}"
+        )
+    bundled_flink = _pom_version(jar, _FLINK_CORE_POM) if _FLINK_CORE_POM in name_set else None
+    label = f"Beam {beam_version} with {flink_runner}"
+    if not all(name in name_set for name in PATCHED_CLASSES):
+        raise InputError(
+            where,
+            None,
+            f"{label} has no FlinkSource (Beam before 2.52): not affected by beam#31313, nothing to patch",
+        )
+    originals = {name: jar.read(name) for name in PATCHED_CLASSES}
+    if FIXED_CONSTRUCTOR_DESCRIPTOR in originals[ENUMERATOR_CLASS]:
+        raise InputError(
+            where,
+            None,
+            f"{label} already has the fix for beam#31313 (FlinkSourceSplitEnumerator takes "
+            "splitsInitialized): a fixed Beam release or an already patched jar, nothing to patch",
+        )
+    target = next(
+        (t for t in SUPPORTED_TARGETS if (t.beam_version, t.flink_runner) == (beam_version, flink_runner)),
+        None,
+    )
+    if target is None:
+        supported = ", ".join(f"Beam {t.beam_version} with {t.flink_runner}" for t in SUPPORTED_TARGETS)
+        raise InputError(where, None, f"{label}: the patch is built only for {supported}")
+    for name, expected in target.original_sha256.items():
+        actual = hashlib.sha256(originals[name]).hexdigest()
+        if actual != expected:
+            raise InputError(
+                where,
+                None,
+                f"{name} is not {label}'s released class (sha256 {actual}, expected {expected}); "
+                "refusing to replace a class the patch was not made from",
+            )
+    return target, bundled_flink, len(names), originals
+
+
+def _pom_version(jar: zipfile.ZipFile, name: str) -> str:
+    """The `version` property of a Maven pom.properties entry."""
+    for line in jar.read(name).decode("utf-8", "replace").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip() == "version":
+            return value.strip()
+    raise InputError(jar.filename or "", None, f"{name} has no version property")
+
+
+def _patched_classes(target: PatchTarget) -> dict[str, bytes]:
+    """The patched build's classes for `target`, checked to be the fixed ones."""
+    if not target.patch_jar.is_file():
+        raise EnvironmentFailure(
+            f"the patched classes are not built ({target.patch_jar} is missing): run `splitaudit setup`"
+        )
+    with zipfile.ZipFile(target.patch_jar) as patch:
+        classes = {name: patch.read(name) for name in PATCHED_CLASSES}
+    if FIXED_CONSTRUCTOR_DESCRIPTOR not in classes[ENUMERATOR_CLASS]:
+        raise EnvironmentFailure(f"{target.patch_jar} does not hold the patched FlinkSourceSplitEnumerator")
+    return classes
+
+
+def _write_atomically(in_jar: Path, out_jar: Path, replacements: Mapping[str, bytes]) -> None:
+    """Write the patched jar next to `out_jar` under a temporary name, then rename it into place."""
+    out_jar.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{out_jar.name}.", dir=out_jar.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as target:
+            rewrite_entries(in_jar, target, replacements)
+        # mkstemp creates the file private (0600); a jar is a plain file, readable as the umask allows.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, out_jar)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

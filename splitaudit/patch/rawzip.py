@@ -1,0 +1,196 @@
+"""Byte-level jar (zip) rewriting: replace a few entries, copy every other one exactly as it is.
+
+Python's `zipfile` re-compresses whatever it writes, so a jar it rewrites differs in every entry even when
+no content changed. `rewrite_entries` instead copies each kept entry's local record (header, compressed
+data, data descriptor) and central-directory record byte for byte, fixing up only offsets, and writes new
+records for the replaced entries alone. Layout per PKWARE APPNOTE 6.3 §4.3; ZIP64 end records are read and
+written (job jars pass 65,535 entries easily), ZIP64 per-entry sizes and offsets (files over 4 GiB) are not.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from splitaudit.errors import InputError
+
+_EOCD = struct.Struct("<IHHHHIIH")  # end of central directory, APPNOTE 4.3.16
+_EOCD_SIGNATURE = 0x06054B50
+_ZIP64_LOCATOR = struct.Struct("<IIQI")  # 4.3.15
+_ZIP64_LOCATOR_SIGNATURE = 0x07064B50
+_ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 4.3.14
+_ZIP64_EOCD_SIGNATURE = 0x06064B50
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # central directory file header, 4.3.12
+_CENTRAL_SIGNATURE = 0x02014B50
+_LOCAL = struct.Struct("<IHHHHHIIIHH")  # local file header, 4.3.7
+_LOCAL_SIGNATURE = 0x04034B50
+_DATA_DESCRIPTOR_FLAG = 0x0008
+_STORED = 0
+_DEFLATED = 8
+_MAX_COMMENT = 0xFFFF
+_U16_MAX = 0xFFFF
+_U32_MAX = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class CentralEntry:
+    """One central-directory record: the raw bytes plus the fields rewriting needs."""
+
+    name: str
+    raw: bytes
+    flags: int
+    method: int
+    local_offset: int
+
+
+@dataclass(frozen=True)
+class ZipLayout:
+    """Where a zip's parts are: its entries in central-directory order and the directory's position."""
+
+    entries: tuple[CentralEntry, ...]
+    central_offset: int
+    comment: bytes
+
+
+def _parse_layout(where: str, data: bytes) -> ZipLayout:
+    """Parse the end records and the central directory of a whole zip file's bytes."""
+    search_from = max(0, len(data) - _EOCD.size - _MAX_COMMENT)
+    eocd_at = data.rfind(struct.pack("<I", _EOCD_SIGNATURE), search_from)
+    if eocd_at < 0 or eocd_at + _EOCD.size > len(data):
+        raise InputError(where, None, "not a zip/jar file (no end of central directory record)")
+    _, disk, cd_disk, _, count, cd_size, cd_offset, comment_length = _EOCD.unpack_from(data, eocd_at)
+    comment = data[eocd_at + _EOCD.size : eocd_at + _EOCD.size + comment_length]
+    if disk != 0 or cd_disk != 0:
+        raise InputError(where, eocd_at, "multi-disk zip archives are not supported")
+    if count == _U16_MAX or cd_size == _U32_MAX or cd_offset == _U32_MAX:
+        locator_at = eocd_at - _ZIP64_LOCATOR.size
+        if locator_at < 0:
+            raise InputError(where, eocd_at, "ZIP64 end record announced but no ZIP64 locator before it")
+        signature, _, zip64_at, _ = _ZIP64_LOCATOR.unpack_from(data, locator_at)
+        if signature != _ZIP64_LOCATOR_SIGNATURE or zip64_at + _ZIP64_EOCD.size > len(data):
+            raise InputError(where, locator_at, "bad ZIP64 end of central directory locator")
+        fields = _ZIP64_EOCD.unpack_from(data, zip64_at)
+        if fields[0] != _ZIP64_EOCD_SIGNATURE:
+            raise InputError(where, zip64_at, "bad ZIP64 end of central directory record")
+        count, cd_size, cd_offset = fields[7], fields[8], fields[9]
+    if cd_offset + cd_size > len(data):
+        raise InputError(
+            where, eocd_at, f"central directory ({cd_size} bytes at {cd_offset}) past end of file"
+        )
+    entries = []
+    at = cd_offset
+    for _ in range(count):
+        if at + _CENTRAL.size > cd_offset + cd_size:
+            raise InputError(where, at, "central directory ends inside a record")
+        fields = _CENTRAL.unpack_from(data, at)
+        if fields[0] != _CENTRAL_SIGNATURE:
+            raise InputError(where, at, "bad central directory record signature")
+        flags, method, compressed, uncompressed = fields[3], fields[4], fields[8], fields[9]
+        name_length, extra_length, comment_len, local_offset = fields[10], fields[11], fields[12], fields[16]
+        end = at + _CENTRAL.size + name_length + extra_length + comment_len
+        if end > cd_offset + cd_size:
+            raise InputError(where, at, "central directory record runs past the directory")
+        if _U32_MAX in (compressed, uncompressed, local_offset):
+            raise InputError(where, at, "ZIP64 entries (over 4 GiB) are not supported")
+        raw_name = data[at + _CENTRAL.size : at + _CENTRAL.size + name_length]
+        name = raw_name.decode("utf-8" if flags & 0x0800 else "cp437")
+        entries.append(CentralEntry(name, data[at:end], flags, method, local_offset))
+        at = end
+    return ZipLayout(tuple(entries), cd_offset, comment)
+
+
+def rewrite_entries(source: Path, target: BinaryIO, replacements: Mapping[str, bytes]) -> None:
+    """Write `source` to `target` with the content of the named entries replaced.
+
+    Kept entries are copied byte for byte, in the same order. A replaced entry keeps its name, position,
+    compression method, timestamps and extra fields; only its data, CRC and sizes are new (and it has no
+    data descriptor). Every name in `replacements` must exist in `source`.
+    """
+    data = source.read_bytes()
+    layout = _parse_layout(str(source), data)
+    missing = set(replacements) - {entry.name for entry in layout.entries}
+    if missing:
+        raise InputError(str(source), None, f"entries to replace are missing: {sorted(missing)}")
+    # Each local record spans from its header to the next record's header (or the central directory).
+    starts = sorted({entry.local_offset for entry in layout.entries})
+    ends = dict(zip(starts, [*starts[1:], layout.central_offset], strict=True))
+    central = bytearray()
+    written = 0
+    for entry in layout.entries:
+        if entry.name in replacements:
+            local, record = _replaced_records(str(source), data, entry, replacements[entry.name], written)
+        else:
+            local = data[entry.local_offset : ends[entry.local_offset]]
+            record = entry.raw[:42] + struct.pack("<I", written) + entry.raw[46:]
+        target.write(local)
+        central += record
+        written += len(local)
+    target.write(central)
+    _write_end_records(target, len(layout.entries), len(central), written, layout.comment)
+
+
+def _replaced_records(
+    where: str, data: bytes, entry: CentralEntry, content: bytes, offset: int
+) -> tuple[bytes, bytes]:
+    """The new local record and central-directory record of an entry whose content is `content`."""
+    header = _LOCAL.unpack_from(data, entry.local_offset)
+    if header[0] != _LOCAL_SIGNATURE:
+        raise InputError(where, entry.local_offset, f"bad local header signature for {entry.name}")
+    name_length, extra_length = header[9], header[10]
+    name_and_extra = data[
+        entry.local_offset + _LOCAL.size : entry.local_offset + _LOCAL.size + name_length + extra_length
+    ]
+    if entry.method == _DEFLATED:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+        payload = compressor.compress(content) + compressor.flush()
+    elif entry.method == _STORED:
+        payload = content
+    else:
+        raise InputError(
+            where, entry.local_offset, f"{entry.name}: compression method {entry.method} unsupported"
+        )
+    crc = zlib.crc32(content)
+    flags = entry.flags & ~_DATA_DESCRIPTOR_FLAG
+    local = (
+        _LOCAL.pack(
+            _LOCAL_SIGNATURE,
+            header[1],  # version needed
+            flags,
+            entry.method,
+            header[4],  # modification time
+            header[5],  # modification date
+            crc,
+            len(payload),
+            len(content),
+            name_length,
+            extra_length,
+        )
+        + name_and_extra
+        + payload
+    )
+    fields = list(_CENTRAL.unpack_from(entry.raw, 0))
+    fields[3], fields[7], fields[8], fields[9], fields[16] = flags, crc, len(payload), len(content), offset
+    record = _CENTRAL.pack(*fields) + entry.raw[_CENTRAL.size :]
+    return local, record
+
+
+def _write_end_records(target: BinaryIO, count: int, cd_size: int, cd_offset: int, comment: bytes) -> None:
+    """The end of central directory record, preceded by the ZIP64 pair when a field overflows."""
+    if count >= _U16_MAX or cd_size >= _U32_MAX or cd_offset >= _U32_MAX:
+        zip64_at = cd_offset + cd_size
+        target.write(
+            _ZIP64_EOCD.pack(
+                _ZIP64_EOCD_SIGNATURE, _ZIP64_EOCD.size - 12, 45, 45, 0, 0, count, count, cd_size, cd_offset
+            )
+        )
+        target.write(_ZIP64_LOCATOR.pack(_ZIP64_LOCATOR_SIGNATURE, 0, zip64_at, 1))
+        count16, size32, offset32 = _U16_MAX, min(cd_size, _U32_MAX), min(cd_offset, _U32_MAX)
+    else:
+        count16, size32, offset32 = count, cd_size, cd_offset
+    target.write(
+        _EOCD.pack(_EOCD_SIGNATURE, 0, 0, count16, count16, size32, offset32, len(comment)) + comment
+    )

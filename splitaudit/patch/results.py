@@ -1,0 +1,36 @@
+"""Result of `splitaudit patch-jar`, rendered by an Output."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ReplacedEntry:
+    """One jar entry patch-jar replaced: the class before (Beam's) and after (the patched build's)."""
+
+    name: str
+    original_sha256: str
+    original_size: int
+    patched_sha256: str
+    patched_size: int
+
+
+@dataclass(frozen=True)
+class PatchReport:
+    """What patch-jar found in the input jar and what it wrote."""
+
+    in_jar: str
+    out_jar: str
+    beam_version: str
+    flink_runner: str  # the runner artifact, e.g. beam-runners-flink-1.19
+    bundled_flink: str | None  # flink-core's version if the jar bundles Flink, else None
+    patch_classes_from: str
+    entries_total: int
+    replaced: tuple[ReplacedEntry, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["entries_kept"] = self.entries_total - len(self.replaced)
+        return document
