@@ -29,7 +29,9 @@ class Stack:
         try:
             state = json.loads(self.state_file.read_text())
         except FileNotFoundError:
-            raise UsageError(f"no stack in {self.workdir} (no stack.json); start one with `splitaudit stack up`")
+            raise UsageError(
+                f"no stack in {self.workdir} (no stack.json); start one with `splitaudit stack up`"
+            ) from None
         except ValueError as ex:
             raise UsageError(f"{self.state_file}: not a stack state file ({ex})") from ex
         kafka = KafkaBroker(self.workdir / "kafka", state["kafka"]["port"], state["kafka"]["controller_port"])
