@@ -66,10 +66,9 @@ class KafkaBroker:
                     classpath,
                     "kafka.tools.StorageTool",
                     "format",
-                    "-t",
-                    cluster_id,
-                    "-c",
-                    str(self.config_file),
+                    # `=` form: a random id may start with "-", which argparse would take for an option
+                    f"--cluster-id={cluster_id}",
+                    f"--config={self.config_file}",
                 ],
                 capture_output=True,
                 text=True,
