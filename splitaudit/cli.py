@@ -61,7 +61,6 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
 
 
-
 @main.command()
 @click.pass_context
 def setup(ctx: click.Context) -> None:
@@ -107,8 +106,13 @@ def stack_up(ctx: click.Context, workdir: Path) -> None:
 
 @stack.command("status")
 @WORKDIR
-@click.option("--spark", "spark_master", metavar="MASTER", default=None,
-              help="Also start a Spark session on MASTER (e.g. 'local[*]') and run a query, as a health check.")  # fmt: skip
+@click.option(
+    "--spark",
+    "spark_master",
+    metavar="MASTER",
+    default=None,
+    help="Also start a Spark session on MASTER (e.g. 'local[*]') and run a query, as a health check.",
+)
 @click.pass_context
 def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) -> None:
     """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
@@ -132,15 +136,24 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
 
 
 @main.command()
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.")  # fmt: skip
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.",
+)
 @click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
 @click.option("--records", default=10_000, show_default=True, help="Records to produce.")
 @click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Flink job.")
 @click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
 @click.pass_context
 def demo(
-    ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, keep_stack: bool
+    ctx: click.Context,
+    workdir: Path | None,
+    partitions: int,
+    records: int,
+    parallelism: int,
+    keep_stack: bool,
 ) -> None:
     """Run the smoke scenario end to end and print what happened at each step.
 

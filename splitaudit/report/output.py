@@ -56,9 +56,11 @@ class ConsoleOutput(Output):
         if debug:
             self.errors.print("".join(traceback.format_exception(ex)), markup=False)
         if isinstance(ex, SplitauditError):
-            self.errors.print(f"[red]error:[/red] {ex}")
+            self.errors.print(f"[red]error:[/red] {ex}", soft_wrap=True)
         else:
-            self.errors.print(f"[red]internal error:[/red] {type(ex).__name__}: {ex} (run with --debug)")
+            self.errors.print(
+                f"[red]internal error:[/red] {type(ex).__name__}: {ex} (run with --debug)", soft_wrap=True
+            )
 
     def setup_report(self, report: SetupReport) -> None:
         table = Table(title=f"splitaudit setup → {report.stack_home}")

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from splitaudit.errors import EnvironmentFailure
+from splitaudit.errors import ExternalError
 from splitaudit.report.progress import Progress
 from splitaudit.stack.home import (
     FLINK_VERSION,
@@ -51,18 +51,19 @@ def components() -> list[Component]:
     smoke = JAVA_ROOT / "smoke-job"
     return [
         Component(
-            "flink", FLINK_VERSION, flink_home(), lambda: f"flink-{FLINK_VERSION}", lambda p, log: _flink(p, log)
+            "flink",
+            FLINK_VERSION,
+            flink_home(),
+            lambda: f"flink-{FLINK_VERSION}",
+            lambda p, log: _flink(p, log),
         ),
         Component(
             "kafka-broker",
             KAFKA_VERSION,
             kafka_libs(),
             lambda: _tree_hash(kafka_pom),
-            lambda p, log: _maven(
-                p, log, kafka_pom, "dependency:copy-dependencies", f"-DoutputDirectory={kafka_libs()}",
-                "-DincludeScope=runtime",
-            ),
-        ),  # fmt: skip
+            lambda p, log: _kafka_broker(p, log, kafka_pom),
+        ),
         Component(
             "smoke-job",
             "1",
@@ -91,7 +92,11 @@ def setup(progress: Progress) -> SetupReport:
         stamp.write_text(json.dumps({"key": key}))
         states.append(
             ComponentState(
-                component.name, component.version, "installed", str(component.path), time.monotonic() - started
+                component.name,
+                component.version,
+                "installed",
+                str(component.path),
+                time.monotonic() - started,
             )
         )
     return SetupReport(str(home), tuple(states))
@@ -127,7 +132,7 @@ def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
             text,
         )
         detail = "\n  ".join(dict.fromkeys(culprits)) or "\n  ".join(text.splitlines()[-15:])
-        raise EnvironmentFailure(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
+        raise ExternalError(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
 
 
 def _flink(progress: Progress, log: Path) -> None:
@@ -140,21 +145,52 @@ def _flink(progress: Progress, log: Path) -> None:
     downloads.mkdir(parents=True, exist_ok=True)
     libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"), None)
     if libraries is None:
-        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                             "-d", str(downloads), f"apache-flink-libraries=={FLINK_VERSION}"],
-             f"download of apache-flink-libraries {FLINK_VERSION} from PyPI")  # fmt: skip
+        _run(
+            progress,
+            log,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(downloads),
+                f"apache-flink-libraries=={FLINK_VERSION}",
+            ],
+            f"download of apache-flink-libraries {FLINK_VERSION} from PyPI",
+        )
         libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"))
     wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"), None)
     if wheel is None:
-        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-                             "-d", str(downloads), f"apache-flink=={FLINK_VERSION}"],
-             f"download of apache-flink {FLINK_VERSION} from PyPI")  # fmt: skip
+        _run(
+            progress,
+            log,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "-d",
+                str(downloads),
+                f"apache-flink=={FLINK_VERSION}",
+            ],
+            f"download of apache-flink {FLINK_VERSION} from PyPI",
+        )
         wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"))
     target = flink_home().parent
     shutil.rmtree(target, ignore_errors=True)
-    _run(progress, log, [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target),
-                         str(libraries), str(wheel)],
-         f"install of the Flink {FLINK_VERSION} distribution into {target}")  # fmt: skip
+    _run(
+        progress,
+        log,
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(libraries), str(wheel)],
+        f"install of the Flink {FLINK_VERSION} distribution into {target}",
+    )
     for script in (flink_home() / "bin").glob("*.sh"):
         script.chmod(0o755)
     (flink_home() / "bin" / "flink").chmod(0o755)
@@ -164,9 +200,26 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
     """Run Maven on one pom, batch mode, with the stack home's own local repository."""
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise EnvironmentFailure("Maven (`mvn`) is not on PATH; install it (Debian: apt-get install maven)")
-    _run(progress, log, [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
-         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}")  # fmt: skip
+        raise ExternalError("Maven (`mvn`) is not on PATH; install it (Debian: apt-get install maven)")
+    _run(
+        progress,
+        log,
+        [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
+        f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}",
+    )
+
+
+def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
+    """The broker's classpath: the runtime dependencies of kafka_2.13, copied into a fresh libs/ folder."""
+    shutil.rmtree(kafka_libs(), ignore_errors=True)
+    _maven(
+        progress,
+        log,
+        pom,
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={kafka_libs()}",
+        "-DincludeScope=runtime",
+    )
 
 
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:
