@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from splitaudit.errors import EnvironmentFailure, InputError, UsageError
+from splitaudit.errors import ExternalError, InputError, UsageError
 from splitaudit.patch.rawzip import rewrite_entries
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 from splitaudit.stack.home import JAVA_ROOT
@@ -57,9 +57,7 @@ SUPPORTED_TARGETS = (
         beam_version="2.62.0",
         flink_runner="beam-runners-flink-1.19",
         original_sha256={
-            SOURCE_PACKAGE + "FlinkSource.class": (
-                "df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"
-            ),
+            SOURCE_PACKAGE + "FlinkSource.class": ("df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"),
             SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class": (
                 "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
             ),
@@ -127,9 +125,7 @@ def _check_jar(where: str, jar: zipfile.ZipFile) -> tuple[PatchTarget, str | Non
     core_pom = _BEAM_POM.format(artifact="beam-sdks-java-core")
     beam_version = _pom_version(jar, core_pom) if core_pom in name_set else runner_version
     if beam_version != runner_version:
-        raise InputError(
-            where, None, f"mixed Beam versions: core {beam_version}, {flink_runner} {runner_version}"
-        )
+        raise InputError(where, None, f"mixed Beam versions: core {beam_version}, {flink_runner} {runner_version}")
     bundled_flink = _pom_version(jar, _FLINK_CORE_POM) if _FLINK_CORE_POM in name_set else None
     label = f"Beam {beam_version} with {flink_runner}"
     if not all(name in name_set for name in PATCHED_CLASSES):
@@ -177,13 +173,13 @@ def _pom_version(jar: zipfile.ZipFile, name: str) -> str:
 def _patched_classes(target: PatchTarget) -> dict[str, bytes]:
     """The patched build's classes for `target`, checked to be the fixed ones."""
     if not target.patch_jar.is_file():
-        raise EnvironmentFailure(
+        raise ExternalError(
             f"the patched classes are not built ({target.patch_jar} is missing): run `splitaudit setup`"
         )
     with zipfile.ZipFile(target.patch_jar) as patch:
         classes = {name: patch.read(name) for name in PATCHED_CLASSES}
     if FIXED_CONSTRUCTOR_DESCRIPTOR not in classes[ENUMERATOR_CLASS]:
-        raise EnvironmentFailure(f"{target.patch_jar} does not hold the patched FlinkSourceSplitEnumerator")
+        raise ExternalError(f"{target.patch_jar} does not hold the patched FlinkSourceSplitEnumerator")
     return classes
 
 

@@ -78,9 +78,7 @@ def _parse_layout(where: str, data: bytes) -> ZipLayout:
             raise InputError(where, zip64_at, "bad ZIP64 end of central directory record")
         count, cd_size, cd_offset = fields[7], fields[8], fields[9]
     if cd_offset + cd_size > len(data):
-        raise InputError(
-            where, eocd_at, f"central directory ({cd_size} bytes at {cd_offset}) past end of file"
-        )
+        raise InputError(where, eocd_at, f"central directory ({cd_size} bytes at {cd_offset}) past end of file")
     entries = []
     at = cd_offset
     for _ in range(count):
@@ -133,9 +131,7 @@ def rewrite_entries(source: Path, target: BinaryIO, replacements: Mapping[str, b
     _write_end_records(target, len(layout.entries), len(central), written, layout.comment)
 
 
-def _replaced_records(
-    where: str, data: bytes, entry: CentralEntry, content: bytes, offset: int
-) -> tuple[bytes, bytes]:
+def _replaced_records(where: str, data: bytes, entry: CentralEntry, content: bytes, offset: int) -> tuple[bytes, bytes]:
     """The new local record and central-directory record of an entry whose content is `content`."""
     header = _LOCAL.unpack_from(data, entry.local_offset)
     if header[0] != _LOCAL_SIGNATURE:
@@ -150,9 +146,7 @@ def _replaced_records(
     elif entry.method == _STORED:
         payload = content
     else:
-        raise InputError(
-            where, entry.local_offset, f"{entry.name}: compression method {entry.method} unsupported"
-        )
+        raise InputError(where, entry.local_offset, f"{entry.name}: compression method {entry.method} unsupported")
     crc = zlib.crc32(content)
     flags = entry.flags & ~_DATA_DESCRIPTOR_FLAG
     local = (
@@ -191,6 +185,4 @@ def _write_end_records(target: BinaryIO, count: int, cd_size: int, cd_offset: in
         count16, size32, offset32 = _U16_MAX, min(cd_size, _U32_MAX), min(cd_offset, _U32_MAX)
     else:
         count16, size32, offset32 = count, cd_size, cd_offset
-    target.write(
-        _EOCD.pack(_EOCD_SIGNATURE, 0, 0, count16, count16, size32, offset32, len(comment)) + comment
-    )
+    target.write(_EOCD.pack(_EOCD_SIGNATURE, 0, 0, count16, count16, size32, offset32, len(comment)) + comment)

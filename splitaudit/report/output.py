@@ -89,23 +89,26 @@ class ConsoleOutput(Output):
         self.console.print(f"savepoint: {report.savepoint_path}")
         self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
 
-
     def patch_report(self, report: PatchReport) -> None:
         bundled = f", bundles Flink {report.bundled_flink}" if report.bundled_flink else ""
         self.console.print(f"{report.in_jar}: Beam {report.beam_version} with {report.flink_runner}{bundled}")
-        table = Table(title=f"replaced {len(report.replaced)} of {report.entries_total} entries")
+        packages = sorted({entry.name.rpartition("/")[0].replace("/", ".") for entry in report.replaced})
+        table = Table(
+            title=f"replaced {len(report.replaced)} of {report.entries_total} entries, in {', '.join(packages)}"
+        )
         for column in ("class", "Beam's sha256", "patched sha256", "bytes"):
             table.add_column(column)
         for entry in report.replaced:
             table.add_row(
-                entry.name.removesuffix(".class").replace("/", "."),
-                entry.original_sha256[:16],
-                entry.patched_sha256[:16],
+                entry.name.rpartition("/")[2].removesuffix(".class"),
+                entry.original_sha256[:12],
+                entry.patched_sha256[:12],
                 f"{entry.original_size} → {entry.patched_size}",
             )
         self.console.print(table)
         self.console.print(f"patched classes from {report.patch_classes_from}")
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
+
 
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""

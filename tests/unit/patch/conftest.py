@@ -1,0 +1,43 @@
+"""The real jars the patch tests work on, all produced by the one Maven build `splitaudit setup` runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from splitaudit.stack.home import JAVA_ROOT, maven_repo
+
+BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
+
+
+def _built(path: Path) -> Path:
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run `make setup` (or `{BUILD}`) first")
+    return path
+
+
+@pytest.fixture(scope="session")
+def stock_jar() -> Path:
+    """The reference pipeline's shaded jar on Beam 2.62.0 as released."""
+    return _built(JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar")
+
+
+@pytest.fixture(scope="session")
+def patched_jar() -> Path:
+    """The same pipeline shaded with the enumerator patch by Maven."""
+    return _built(JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar")
+
+
+@pytest.fixture(scope="session")
+def reference_runners() -> Path:
+    """Released runner jars the build copies for these tests: 1.19 2.70.0 (fixed), 1.16 2.59.0 (affected)."""
+    return _built(
+        JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners" / "beam-runners-flink-1.19-2.70.0.jar"
+    ).parent
+
+
+@pytest.fixture(scope="session")
+def maven_artifact() -> Path:
+    """The Maven repository the build filled, for jars the pipeline depends on."""
+    return maven_repo()
