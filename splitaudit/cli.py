@@ -15,6 +15,7 @@ from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
+from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_with_own_stack
 from splitaudit.stack import install
 from splitaudit.stack.results import StackStatus
 from splitaudit.stack.smoke import run_smoke
@@ -191,3 +192,57 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     no classic Flink runner, already have the fix, or are of a Beam version the patch was not built for.
     """
     run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))
+
+
+@main.command()
+@click.option(
+    "--variant",
+    type=click.Choice(["stock", "patched"]),
+    default="patched",
+    show_default=True,
+    help="Which build of the reference pipeline to run: Beam 2.62.0 as released, or with the patch.",
+)
+@click.option(
+    "--jar",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Run this job jar instead (e.g. one `patch-jar` wrote); --variant then only labels the run.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not exist yet.",
+)
+@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+@click.option(
+    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
+)
+@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Beam job.")
+@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@click.pass_context
+def scenario(
+    ctx: click.Context,
+    variant: str,
+    jar: Path | None,
+    workdir: Path | None,
+    partitions: int,
+    records: int,
+    parallelism: int,
+    keep_stack: bool,
+) -> None:
+    """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
+
+    Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
+    cancels once all N are in the sink, produces N more, restores from the savepoint, waits for all 2N offsets,
+    savepoints and cancels again. Prints, per partition, the records expected, sink rows, duplicate keys,
+    missing offsets and offsets read twice within one attempt (the bug).
+    """
+    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
+    run(
+        ctx,
+        lambda context: context.output.scenario_report(
+            run_with_own_stack(run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack)
+        ),
+    )

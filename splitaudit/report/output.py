@@ -18,6 +18,7 @@ from rich.table import Table
 
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
+from splitaudit.scenario.results import ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -43,6 +44,10 @@ class Output(ABC):
     @abstractmethod
     def patch_report(self, report: PatchReport) -> None:
         """Show which classes `patch-jar` replaced and where the patched jar is."""
+
+    @abstractmethod
+    def scenario_report(self, report: ScenarioReport) -> None:
+        """Show the restore scenario's steps, per-partition sink counts and where its savepoints are."""
 
 
 class ConsoleOutput(Output):
@@ -109,6 +114,38 @@ class ConsoleOutput(Output):
         self.console.print(f"patched classes from {report.patch_classes_from}")
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
 
+    def scenario_report(self, report: ScenarioReport) -> None:
+        steps = Table(title=f"restore scenario, {report.variant}: {report.jar}")
+        for column in ("step", "seconds", "result"):
+            steps.add_column(column)
+        for step in report.steps:
+            steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
+        self.console.print(steps)
+        sink = Table(title=f"sink {report.sink_path} (topic {report.topic})")
+        for column in ("partition", "expected", "sink rows", "duplicate keys", "missing", "read twice in one attempt"):
+            sink.add_column(column, justify="right")
+        for p in report.partitions:
+            sink.add_row(
+                str(p.partition),
+                str(p.expected_records),
+                str(p.sink_rows),
+                str(p.duplicate_keys),
+                str(p.missing_offsets),
+                str(p.double_read_offsets),
+            )
+        sink.add_row(
+            "all",
+            str(report.expected_records),
+            str(report.sink_rows),
+            str(sum(p.duplicate_keys for p in report.partitions)),
+            str(report.missing_offsets),
+            str(report.double_read_offsets),
+        )
+        self.console.print(sink)
+        self.console.print(f"savepoint before the restore: {report.savepoint_before}")
+        self.console.print(f"savepoint after the restore:  {report.savepoint_after}")
+        self.console.print(f"{report.records_per_second:.0f} records/s after the restore; run dir {report.run_dir}")
+
 
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
@@ -136,4 +173,7 @@ class JsonOutput(Output):
         self._print(report.to_json())
 
     def patch_report(self, report: PatchReport) -> None:
+        self._print(report.to_json())
+
+    def scenario_report(self, report: ScenarioReport) -> None:
         self._print(report.to_json())

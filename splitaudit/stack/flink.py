@@ -134,9 +134,15 @@ class FlinkRestClient:
         parallelism: int | None = None,
         savepoint_path: str | None = None,
         allow_non_restored_state: bool = False,
+        job_id: str | None = None,
     ) -> str:
-        """Run an uploaded jar, optionally restoring from a savepoint; return the job id."""
+        """Run an uploaded jar, optionally restoring from a savepoint; return the job id.
+
+        `job_id` (32 hex digits) fixes the id Flink gives the job instead of a random one.
+        """
         body: dict[str, Any] = {"programArgsList": program_args or []}
+        if job_id is not None:
+            body["jobId"] = job_id
         if entry_class is not None:
             body["entryClass"] = entry_class
         if parallelism is not None:

@@ -1,0 +1,188 @@
+"""The restore scenario of beam#31313: run the reference pipeline, savepoint, restore, and count the sink.
+
+On a real stack (Kafka broker + Flink session cluster), for one job jar (stock or patched):
+
+1. create a topic with P partitions and produce N records (record i to partition i % P);
+2. submit the job with parallelism 2 and wait until all N records are in the sink and a checkpoint has
+   completed after that (the pipeline reads 20,000 records in about a second, so "about half" cannot be
+   caught reliably; a savepoint with everything read also gives exact next offsets, N/P per partition);
+3. savepoint, then cancel;
+4. produce N more records;
+5. restore from the savepoint, check through REST that the job names it as its restore source;
+6. wait until all 2N offsets are in the sink and a checkpoint has completed after that;
+7. savepoint again, then cancel.
+
+Flink job ids are chosen here and passed to /jars/<id>/run, so the sink's job_id column names the real jobs.
+Everything (sink, savepoints, the stack's logs when it is the scenario's own) stays in the run directory.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from splitaudit.errors import ExternalError, UsageError
+from splitaudit.report.progress import Progress
+from splitaudit.scenario.results import ScenarioReport, ScenarioStep
+from splitaudit.scenario.sink import partition_counts, read_sink
+from splitaudit.stack import kafka as kafka_client
+from splitaudit.stack.flink import FlinkRestClient
+from splitaudit.stack.home import JAVA_ROOT
+from splitaudit.stack.stack import Stack
+
+PIPELINE_JARS = {
+    "stock": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar",
+    "patched": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar",
+}
+
+
+@dataclass(frozen=True)
+class ScenarioSettings:
+    """The knobs of the scenario; the defaults are the issue's (4 partitions, 20,000 records, parallelism 2)."""
+
+    partitions: int = 4
+    records: int = 20_000
+    parallelism: int = 2
+    timeout: float = 300.0  # for each wait on the sink
+
+
+def pipeline_jar(variant: str) -> Path:
+    """The shaded job jar of a variant ("stock" or "patched"), as the Maven build leaves it."""
+    jar = PIPELINE_JARS[variant]
+    if not jar.is_file():
+        raise ExternalError(f"{jar} is missing; run `splitaudit setup`")
+    return jar
+
+
+class _Steps:
+    """Times each step and keeps what it produced, for the report."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.done: list[ScenarioStep] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[list[str]]:
+        result: list[str] = []
+        started = time.monotonic()
+        with self.progress.step(name):
+            yield result
+        self.done.append(ScenarioStep(name, time.monotonic() - started, "; ".join(result)))
+
+
+def run_restore_scenario(
+    stack: Stack, run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings
+) -> ScenarioReport:
+    """Run the scenario with `jar` on a running `stack`; everything it writes goes under `run_dir` (new)."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
+    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
+    savepoints.mkdir(parents=True)
+    steps = _Steps(progress)
+    bootstrap, flink = stack.kafka.bootstrap, stack.flink.client()
+    topic = f"restore-{variant}-{uuid.uuid4().hex[:8]}"
+    records, partitions = settings.records, settings.partitions
+    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
+        kafka_client.create_topic(bootstrap, topic, partitions)
+        first = kafka_client.produce(bootstrap, topic, partitions, records)
+        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
+    args = [
+        f"--bootstrapServers={bootstrap}",
+        f"--topic={topic}",
+        f"--groupId={topic}",
+        f"--sinkDir={sink}",
+        f"--parallelism={settings.parallelism}",
+    ]
+    with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
+        jar_id = flink.upload_jar(jar)
+        job_before = flink.run_jar(jar_id, program_args=args, job_id=uuid.uuid4().hex)
+        flink.wait_all_running(job_before)
+        out.append(f"job {job_before}")
+    with steps.step(f"wait for the {records} records in the sink and a checkpoint after them") as out:
+        _wait_for_offsets(sink, topic, records, settings.timeout)
+        checkpoint = _checkpoint_after_now(flink, job_before)
+        out.append(f"checkpoint {checkpoint}")
+    with steps.step("savepoint, then cancel") as out:
+        savepoint_before = flink.savepoint(job_before, savepoints.as_uri())
+        flink.cancel(job_before)
+        out.append(savepoint_before)
+    with steps.step(f"produce {records} more records") as out:
+        second = kafka_client.produce(bootstrap, topic, partitions, records, start=records)
+        out.append(", ".join(f"p{p}: {n}" for p, n in second.items()))
+    with steps.step("restore from the savepoint") as out:
+        job_after = flink.run_jar(jar_id, program_args=args, savepoint_path=savepoint_before, job_id=uuid.uuid4().hex)
+        flink.wait_all_running(job_after)
+        restored = flink.checkpoints(job_after).latest_restored
+        if restored is None or restored.external_path != savepoint_before:
+            raise ExternalError(f"job {job_after} did not restore from {savepoint_before}: REST says {restored}")
+        out.append(f"job {job_after} restored from {restored.external_path}")
+    with steps.step(f"wait for all {2 * records} offsets in the sink and a checkpoint after them") as out:
+        started = time.monotonic()
+        _wait_for_offsets(sink, topic, 2 * records, settings.timeout)
+        records_per_second = records / (time.monotonic() - started)
+        checkpoint = _checkpoint_after_now(flink, job_after)
+        out.append(f"{records_per_second:.0f} records/s after the restore; checkpoint {checkpoint}")
+    with steps.step("savepoint, then cancel") as out:
+        savepoint_after = flink.savepoint(job_after, savepoints.as_uri())
+        flink.cancel(job_after)
+        out.append(savepoint_after)
+    expected = {p: first[p] + second[p] for p in range(partitions)}
+    return ScenarioReport(
+        variant=variant,
+        jar=str(jar),
+        run_dir=str(run_dir),
+        topic=topic,
+        job_id_before=job_before,
+        job_id_after=job_after,
+        savepoint_before=savepoint_before,
+        savepoint_after=savepoint_after,
+        sink_path=str(sink),
+        sink_format="json",
+        expected_records=sum(expected.values()),
+        records_per_second=records_per_second,
+        partitions=partition_counts(read_sink(sink), topic, expected),
+        steps=tuple(steps.done),
+    )
+
+
+def _wait_for_offsets(sink: Path, topic: str, distinct: int, timeout: float) -> None:
+    """Wait until the sink holds `distinct` different (partition, offset) keys of `topic`."""
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline:
+        table = read_sink(sink)
+        rows = table.filter(pc.equal(table["topic"], topic))
+        seen = rows.group_by(["partition", "offset"]).aggregate([]).num_rows
+        if seen >= distinct:
+            return
+        time.sleep(1.0)
+    raise ExternalError(f"{sink}: {seen} of {distinct} offsets of {topic} after {timeout:.0f} s")
+
+
+def _checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
+    """Wait for a checkpoint triggered after this call (so it covers everything emitted so far); its id."""
+    latest = flink.checkpoints(job_id).latest_completed
+    # The latest completed one may have been triggered before the last rows; the one after the next is not.
+    after = (latest.id if latest is not None else 0) + 1
+    return flink.wait_for_checkpoint(job_id, after=after).id
+
+
+def run_with_own_stack(
+    run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings, keep_stack: bool
+) -> ScenarioReport:
+    """Bring a stack up in `<run_dir>/stack`, run the scenario in `<run_dir>/<variant>`, bring the stack down."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+    stack = Stack(run_dir / "stack")
+    stack.up(progress)
+    try:
+        return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
+    finally:
+        if not keep_stack:
+            stack.down(progress)
