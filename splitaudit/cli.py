@@ -15,7 +15,7 @@ from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_with_own_stack
+from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_demo, run_with_own_stack
 from splitaudit.stack import install
 from splitaudit.stack.results import StackStatus
 from splitaudit.stack.smoke import run_smoke
@@ -148,7 +148,7 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
 @click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Flink job.")
 @click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
 @click.pass_context
-def demo(
+def smoke(
     ctx: click.Context,
     workdir: Path | None,
     partitions: int,
@@ -246,3 +246,31 @@ def scenario(
             run_with_own_stack(run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack)
         ),
     )
+
+
+@main.command()
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not exist yet.",
+)
+@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+@click.option(
+    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
+)
+@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Beam job.")
+@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@click.pass_context
+def demo(
+    ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, keep_stack: bool
+) -> None:
+    """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
+
+    On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
+    and cancels, produces N more and restores from the savepoint (see `splitaudit scenario`). Prints both sides
+    per partition: records expected, sink rows, duplicate (topic, partition, offset) keys, missing offsets.
+    """
+    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
+    run(ctx, lambda context: context.output.demo_report(run_demo(run_dir, context.progress, settings, keep_stack)))

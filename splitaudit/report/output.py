@@ -18,7 +18,7 @@ from rich.table import Table
 
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
-from splitaudit.scenario.results import ScenarioReport
+from splitaudit.scenario.results import DemoReport, ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -48,6 +48,10 @@ class Output(ABC):
     @abstractmethod
     def scenario_report(self, report: ScenarioReport) -> None:
         """Show the restore scenario's steps, per-partition sink counts and where its savepoints are."""
+
+    @abstractmethod
+    def demo_report(self, report: DemoReport) -> None:
+        """Show the stock and the patched restore scenario side by side, per partition."""
 
 
 class ConsoleOutput(Output):
@@ -146,6 +150,30 @@ class ConsoleOutput(Output):
         self.console.print(f"savepoint after the restore:  {report.savepoint_after}")
         self.console.print(f"{report.records_per_second:.0f} records/s after the restore; run dir {report.run_dir}")
 
+    def demo_report(self, report: DemoReport) -> None:
+        stock, patched = report.stock, report.patched
+        table = Table(title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched ({report.run_dir})")
+        table.add_column("partition", justify="right")
+        table.add_column("expected", justify="right")
+        for side in ("stock", "patched"):
+            for column in ("rows", "dup keys", "missing"):
+                table.add_column(f"{side} {column}", justify="right")
+        for s, p in zip(stock.partitions, patched.partitions, strict=True):
+            table.add_row(
+                str(s.partition),
+                str(s.expected_records),
+                *(str(n) for n in (s.sink_rows, s.duplicate_keys, s.missing_offsets)),
+                *(str(n) for n in (p.sink_rows, p.duplicate_keys, p.missing_offsets)),
+            )
+        self.console.print(table)
+        for scenario in (stock, patched):
+            self.console.print(
+                f"{scenario.variant}: {scenario.double_read_offsets} offsets read by two readers in one attempt; "
+                f"savepoints {scenario.savepoint_before} (before), {scenario.savepoint_after} (after); "
+                f"sink {scenario.sink_path}"
+            )
+        self.console.print(f"demo wall time {report.seconds:.0f} s")
+
 
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
@@ -176,4 +204,7 @@ class JsonOutput(Output):
         self._print(report.to_json())
 
     def scenario_report(self, report: ScenarioReport) -> None:
+        self._print(report.to_json())
+
+    def demo_report(self, report: DemoReport) -> None:
         self._print(report.to_json())

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.report.progress import Progress
-from splitaudit.scenario.results import ScenarioReport, ScenarioStep
+from splitaudit.scenario.results import DemoReport, ScenarioReport, ScenarioStep
 from splitaudit.scenario.sink import partition_counts, read_sink
 from splitaudit.stack import kafka as kafka_client
 from splitaudit.stack.flink import FlinkRestClient
@@ -186,3 +186,20 @@ def run_with_own_stack(
     finally:
         if not keep_stack:
             stack.down(progress)
+
+
+def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep_stack: bool) -> DemoReport:
+    """The scenario with the stock jar, then with the patched jar, on one stack in `<run_dir>/stack`."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+    started = time.monotonic()
+    stock_jar, patched_jar = pipeline_jar("stock"), pipeline_jar("patched")
+    stack = Stack(run_dir / "stack")
+    stack.up(progress)
+    try:
+        stock = run_restore_scenario(stack, run_dir / "stock", stock_jar, "stock", progress, settings)
+        patched = run_restore_scenario(stack, run_dir / "patched", patched_jar, "patched", progress, settings)
+    finally:
+        if not keep_stack:
+            stack.down(progress)
+    return DemoReport(str(run_dir), time.monotonic() - started, stock, patched)

@@ -61,3 +61,21 @@ class ScenarioReport:
             double_read_offsets=self.double_read_offsets,
         )
         return document
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    """`splitaudit demo`: the restore scenario with the stock and with the patched jar, on one stack."""
+
+    run_dir: str
+    seconds: float
+    stock: ScenarioReport
+    patched: ScenarioReport
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_dir": self.run_dir,
+            "seconds": self.seconds,
+            "stock": self.stock.to_json(),
+            "patched": self.patched.to_json(),
+        }

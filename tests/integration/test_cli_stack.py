@@ -64,9 +64,9 @@ def test_up_status_down_from_separate_processes_leaves_nothing_running(tmp_path:
     assert json.loads(after.stdout)["up"] is False
 
 
-def test_demo_json_reports_the_savepoint_it_restored_from(tmp_path: Path) -> None:
+def test_smoke_json_reports_the_savepoint_it_restored_from(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    demo = _cli("--json", "demo", "--workdir", str(run_dir))
+    demo = _cli("--json", "smoke", "--workdir", str(run_dir))
     assert demo.returncode == 0, demo.stderr
     report = json.loads(demo.stdout)
 
@@ -86,6 +86,6 @@ def test_demo_json_reports_the_savepoint_it_restored_from(tmp_path: Path) -> Non
     ]
     assert _our_pids(run_dir) == set()
 
-    rerun = _cli("demo", "--workdir", str(run_dir))
+    rerun = _cli("smoke", "--workdir", str(run_dir))
     assert rerun.returncode == 2
     assert "already holds a run" in rerun.stderr
