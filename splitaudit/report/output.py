@@ -168,7 +168,8 @@ class ConsoleOutput(Output):
         self.console.print(table)
         for scenario in (stock, patched):
             self.console.print(
-                f"{scenario.variant}: {scenario.double_read_offsets} offsets read by two readers in one attempt; "
+                f"{scenario.variant}: {scenario.double_read_offsets} offsets read by two readers in one attempt, "
+                f"{scenario.records_per_second:.0f} records/s after the restore; "
                 f"savepoints {scenario.savepoint_before} (before), {scenario.savepoint_after} (after); "
                 f"sink {scenario.sink_path}"
             )

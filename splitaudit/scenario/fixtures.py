@@ -1,11 +1,16 @@
-"""Regenerate fixtures/beam_flink_source/: the savepoints of a real stock and a real patched restore scenario.
+"""Regenerate the fixtures of real restore-scenario runs.
 
-    python -m splitaudit.scenario.fixtures [--records N] [--workdir DIR]
+    python -m splitaudit.scenario.fixtures [--part all|savepoints|sinks] [--records N] [--workdir DIR]
 
-Brings a stack up (in DIR, default a new folder under .splitaudit/runs), runs the restore scenario with the
-stock and with the patched job jar, and copies the four savepoints (stock/patched, before/after the restore)
-to `fixtures/beam_flink_source/restore_<variant>_<phase>/`, each with an expected.json that says what a
-reader must find in it and what the run's sink held.
+Brings a stack up (in DIR, default a new folder under .splitaudit/runs) and runs the restore scenario with the
+stock and with the patched job jar:
+
+- savepoints: N records (default 20,000, the issue's scenario); the four savepoints (stock/patched,
+  before/after the restore) go to `fixtures/beam_flink_source/restore_<variant>_<phase>/`, each with an
+  expected.json that says what a reader must find in it and what the run's sink held;
+- sinks: 200 records, so the sink stays small; the whole sink goes to
+  `fixtures/beam_sink/restore_<variant>_small/sink/` with an expected.json of per-partition counts made by
+  plain Python (json + Counter), independently of the pyarrow code in `splitaudit.scenario.sink`.
 
 What the savepoints must contain follows from the scenario and from Beam 2.62.0's code: with parallelism 2
 and no max parallelism, FlinkSource splits KafkaUnboundedSource into 2 splits, partitions sorted and dealt
@@ -22,6 +27,7 @@ import argparse
 import json
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -33,6 +39,8 @@ from splitaudit.stack.home import FLINK_VERSION, REPO_ROOT
 from splitaudit.stack.stack import Stack
 
 FIXTURES = REPO_ROOT / "fixtures" / "beam_flink_source"
+SINK_FIXTURES = REPO_ROOT / "fixtures" / "beam_sink"
+SINK_RECORDS = 200
 BEAM_VERSION = "2.62.0"
 SOURCE_CLASS = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"
 
@@ -105,13 +113,39 @@ def write_fixture(savepoint_uri: str, destination: Path, expected: dict[str, Any
     (destination / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
+def sink_expectation(sink: Path, topic: str, expected: dict[int, int]) -> dict[str, Any]:
+    """Per-partition counts of a sink, computed with plain Python for an independent check of the pyarrow ones."""
+    rows = [json.loads(line) for path in sorted(sink.glob("*.jsonl")) for line in path.read_text().splitlines()]
+    rows = [row for row in rows if row["topic"] == topic]
+    keys = Counter((row["partition"], row["offset"]) for row in rows)
+    readers: dict[tuple[str, int, int, int], set[str]] = {}
+    for row in rows:
+        readers.setdefault((row["job_id"], row["attempt"], row["partition"], row["offset"]), set()).add(
+            row["reader_id"]
+        )
+    partitions = {}
+    for partition, records in expected.items():
+        mine = {offset: count for (p, offset), count in keys.items() if p == partition}
+        partitions[str(partition)] = {
+            "expected_records": records,
+            "sink_rows": sum(mine.values()),
+            "duplicate_keys": sum(1 for count in mine.values() if count > 1),
+            "duplicate_rows": sum(mine.values()) - len(mine),
+            "missing_offsets": sum(1 for offset in range(records) if offset not in mine),
+            "double_read_offsets": len(
+                {offset for (_, _, p, offset), ids in readers.items() if p == partition and len(ids) > 1}
+            ),
+        }
+    return {"topic": topic, "rows": len(rows), "partitions": partitions}
+
+
 def main() -> None:
     """Run both scenarios on one stack and rewrite the four fixtures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", choices=("all", "savepoints", "sinks"), default="all", help="what to regenerate")
     parser.add_argument("--records", type=int, default=20_000, help="records before and again after the restore")
     parser.add_argument("--workdir", type=Path, default=None, help="run directory (must not exist)")
     arguments = parser.parse_args()
-    settings = ScenarioSettings(records=arguments.records)
     run_dir = (
         arguments.workdir or Path(".splitaudit/runs") / time.strftime("fixtures-%Y%m%dT%H%M%SZ", time.gmtime())
     ).resolve()
@@ -120,11 +154,25 @@ def main() -> None:
     stack.up(progress)
     try:
         for variant in ("stock", "patched"):
-            report = run_restore_scenario(stack, run_dir / variant, pipeline_jar(variant), variant, progress, settings)
-            for phase, savepoint in (("before", report.savepoint_before), ("after", report.savepoint_after)):
-                destination = FIXTURES / f"restore_{variant}_{phase}"
-                write_fixture(savepoint, destination, expected_document(report, phase, settings))
-                progress.info(f"{destination} <- {savepoint}")
+            jar = pipeline_jar(variant)
+            if arguments.part in ("all", "savepoints"):
+                settings = ScenarioSettings(records=arguments.records)
+                report = run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
+                for phase, savepoint in (("before", report.savepoint_before), ("after", report.savepoint_after)):
+                    destination = FIXTURES / f"restore_{variant}_{phase}"
+                    write_fixture(savepoint, destination, expected_document(report, phase, settings))
+                    progress.info(f"{destination} <- {savepoint}")
+            if arguments.part in ("all", "sinks"):
+                settings = ScenarioSettings(records=SINK_RECORDS)
+                small = run_restore_scenario(stack, run_dir / f"{variant}-small", jar, variant, progress, settings)
+                destination = SINK_FIXTURES / f"restore_{variant}_small"
+                if destination.exists():
+                    shutil.rmtree(destination)
+                shutil.copytree(small.sink_path, destination / "sink")
+                expected = {p.partition: p.expected_records for p in small.partitions}
+                document = {"variant": variant, **sink_expectation(Path(small.sink_path), small.topic, expected)}
+                (destination / "expected.json").write_text(json.dumps(document, indent=2) + "\n")
+                progress.info(f"{destination} <- {small.sink_path}")
     finally:
         stack.down(progress)
 

@@ -77,9 +77,19 @@ class _Steps:
 
 
 def run_restore_scenario(
-    stack: Stack, run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings
+    stack: Stack,
+    run_dir: Path,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    settings: ScenarioSettings,
+    restore_jar: Path | None = None,
 ) -> ScenarioReport:
-    """Run the scenario with `jar` on a running `stack`; everything it writes goes under `run_dir` (new)."""
+    """Run the scenario with `jar` on a running `stack`; everything it writes goes under `run_dir` (new).
+
+    `restore_jar`, when given, is the jar the restored job runs: a savepoint of one build restored into
+    another, as when a user upgrades a running job to the patched jar.
+    """
     if run_dir.exists():
         raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
     sink, savepoints = run_dir / "sink", run_dir / "savepoints"
@@ -115,8 +125,11 @@ def run_restore_scenario(
     with steps.step(f"produce {records} more records") as out:
         second = kafka_client.produce(bootstrap, topic, partitions, records, start=records)
         out.append(", ".join(f"p{p}: {n}" for p, n in second.items()))
-    with steps.step("restore from the savepoint") as out:
-        job_after = flink.run_jar(jar_id, program_args=args, savepoint_path=savepoint_before, job_id=uuid.uuid4().hex)
+    with steps.step("restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else "")) as out:
+        restore_jar_id = flink.upload_jar(restore_jar) if restore_jar else jar_id
+        job_after = flink.run_jar(
+            restore_jar_id, program_args=args, savepoint_path=savepoint_before, job_id=uuid.uuid4().hex
+        )
         flink.wait_all_running(job_after)
         restored = flink.checkpoints(job_after).latest_restored
         if restored is None or restored.external_path != savepoint_before:
