@@ -11,6 +11,8 @@ from typing import NoReturn
 
 import click
 
+from splitaudit.audit.run import AuditRequest, run_audit
+from splitaudit.audit.sink import SINK_FORMATS, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
@@ -274,3 +276,61 @@ def demo(
     run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
     run(ctx, lambda context: context.output.demo_report(run_demo(run_dir, context.progress, settings, keep_stack)))
+
+
+@main.command()
+@click.option("--sink", required=True, metavar="PATH", help="The job's output: a directory or file of sink records.")
+@click.option(
+    "--sink-format",
+    type=click.Choice(SINK_FORMATS),
+    default="parquet",
+    show_default=True,
+    help="How the sink is stored (JSON means JSON lines; CSV needs a header row).",
+)
+@click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
+@click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
+@click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
+@click.option(
+    "--exactly-once",
+    is_flag=True,
+    help="Declare the sink exactly-once: replays after a restore become errors instead of warnings.",
+)
+@click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
+)
+@click.pass_context
+def audit(
+    ctx: click.Context,
+    sink: str,
+    sink_format: str,
+    topic_col: str,
+    partition_col: str,
+    offset_col: str,
+    exactly_once: bool,
+    master: str,
+) -> None:
+    """Audit a Kafka consumer's sink on Spark: duplicate records and missing offsets per partition.
+
+    Duplicates are (topic, partition, offset) keys present more than once. When the sink has the lineage
+    columns reader_id and attempt, each is classified: double assignment (two readers within one attempt, an
+    error), or replay (a later attempt after a restore, a warning unless --exactly-once). Missing records are
+    offsets between a partition's lowest and highest sink offset that the sink lacks (dense offsets assumed).
+    Exit 0 clean, 1 findings of severity error, 2 bad input.
+    """
+    request = AuditRequest(
+        sink=sink,
+        sink_format=sink_format,
+        columns=SinkColumns(topic_col, partition_col, offset_col),
+        exactly_once=exactly_once,
+        master=master,
+    )
+
+    def action(context: Context) -> int:
+        findings = run_audit(request, context.progress)
+        context.output.findings(findings)
+        return findings.exit_code
+
+    run(ctx, action)

@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from splitaudit.audit.findings import Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
 from splitaudit.scenario.results import DemoReport, ScenarioReport
@@ -52,6 +53,10 @@ class Output(ABC):
     @abstractmethod
     def demo_report(self, report: DemoReport) -> None:
         """Show the stock and the patched restore scenario side by side, per partition."""
+
+    @abstractmethod
+    def findings(self, findings: Findings) -> None:
+        """Show what an audit found: summary, findings, per-partition coverage, notes."""
 
 
 class ConsoleOutput(Output):
@@ -175,6 +180,52 @@ class ConsoleOutput(Output):
             )
         self.console.print(f"demo wall time {report.seconds:.0f} s")
 
+    def findings(self, findings: Findings) -> None:
+        summary = Table(title="audit summary")
+        for name in findings.summary.__dict__:
+            summary.add_column(name.replace("_", " "))
+        summary.add_row(*(str(v) for v in findings.summary.__dict__.values()))
+        self.console.print(summary)
+        if findings.findings:
+            table = Table(title="findings")
+            for column in ("severity", "kind", "topic", "partition", "count", "offsets", "detail"):
+                table.add_column(column)
+            for f in findings.findings:
+                colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+                ranges = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in f.offset_ranges[:6])
+                if len(f.offset_ranges) > 6 or f.ranges_truncated:
+                    ranges += ", …"
+                partition = "-" if f.partition is None else str(f.partition)
+                table.add_row(
+                    f"[{colour}]{f.severity}[/{colour}]",
+                    f.kind,
+                    f.topic or "-",
+                    partition,
+                    str(f.count),
+                    ranges,
+                    f.detail,
+                )
+            self.console.print(table)
+        else:
+            self.console.print("[green]no findings[/green]")
+        coverage = Table(title="sink coverage per partition")
+        for column in ("topic", "partition", "rows", "distinct offsets", "first", "last", "duplicates", "missing"):
+            coverage.add_column(column)
+        for c in findings.coverage:
+            coverage.add_row(
+                c.topic,
+                str(c.partition),
+                str(c.rows),
+                str(c.distinct),
+                str(c.first_offset),
+                str(c.last_offset),
+                str(c.duplicates),
+                str(c.missing),
+            )
+        self.console.print(coverage)
+        for note in findings.notes:
+            self.console.print(f"[dim]note: {note}[/dim]", soft_wrap=True)
+
 
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
@@ -209,3 +260,6 @@ class JsonOutput(Output):
 
     def demo_report(self, report: DemoReport) -> None:
         self._print(report.to_json())
+
+    def findings(self, findings: Findings) -> None:
+        self._print(findings.to_json())

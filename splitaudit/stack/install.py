@@ -87,8 +87,10 @@ def setup(progress: Progress) -> SetupReport:
         if _stamp_key(stamp) == key and component.path.exists():
             states.append(ComponentState(component.name, component.version, "present", str(component.path), 0.0))
             continue
+        log = home / "logs" / f"{component.name}.log"
+        log.unlink(missing_ok=True)
         with progress.step(f"install {component.name} {component.version}"):
-            component.build(progress, home / "logs" / f"{component.name}.log")
+            component.build(progress, log)
         stamp.write_text(json.dumps({"key": key}))
         states.append(
             ComponentState(
@@ -122,7 +124,7 @@ def _tree_hash(path: Path) -> str:
 def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
     """Run a download/build command with its output in `log`; on failure name the artifact and the log."""
     progress.info(" ".join(argv))
-    with log.open("w") as out:
+    with log.open("a") as out:
         result = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
     if result.returncode != 0:
         text = log.read_text(errors="replace")
@@ -141,48 +143,8 @@ def _flink(progress: Progress, log: Path) -> None:
     Both go into one --target prefix in ONE pip command (two --target installs collide on pyflink/), and
     with --no-deps, so PyFlink's own pin of apache-beam never enters the Python environment.
     """
-    downloads = stack_home() / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"), None)
-    if libraries is None:
-        _run(
-            progress,
-            log,
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "-d",
-                str(downloads),
-                f"apache-flink-libraries=={FLINK_VERSION}",
-            ],
-            f"download of apache-flink-libraries {FLINK_VERSION} from PyPI",
-        )
-        libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"))
-    wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"), None)
-    if wheel is None:
-        _run(
-            progress,
-            log,
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary",
-                ":all:",
-                "-d",
-                str(downloads),
-                f"apache-flink=={FLINK_VERSION}",
-            ],
-            f"download of apache-flink {FLINK_VERSION} from PyPI",
-        )
-        wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"))
+    libraries = _pypi_download(progress, log, f"apache-flink-libraries=={FLINK_VERSION}", sdist=True)
+    wheel = _pypi_download(progress, log, f"apache-flink=={FLINK_VERSION}", sdist=False)
     target = flink_home().parent
     shutil.rmtree(target, ignore_errors=True)
     _run(
@@ -194,6 +156,23 @@ def _flink(progress: Progress, log: Path) -> None:
     for script in (flink_home() / "bin").glob("*.sh"):
         script.chmod(0o755)
     (flink_home() / "bin" / "flink").chmod(0o755)
+
+
+def _pypi_download(progress: Progress, log: Path, requirement: str, *, sdist: bool) -> Path:
+    """One file from PyPI (its sdist, or the wheel for this interpreter) into .stack/downloads, once."""
+    downloads = stack_home() / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    name, version = requirement.split("==")
+    pattern = f"{name}-{version}.tar.gz" if sdist else f"{name.replace('-', '_')}-{version}-*.whl"
+    found = next(downloads.glob(pattern), None)
+    if found is None:
+        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        argv = [sys.executable, "-m", "pip", "download", "--no-deps", *kind, "-d", str(downloads), requirement]
+        _run(progress, log, argv, f"download of {requirement} from PyPI")
+        found = next(downloads.glob(pattern), None)
+    if found is None:
+        raise ExternalError(f"pip downloaded {requirement} but no {pattern} is in {downloads}")
+    return found
 
 
 def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
