@@ -222,6 +222,11 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
 )
 @click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Beam job.")
 @click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@click.option(
+    "--kill-taskmanager",
+    is_flag=True,
+    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore.",
+)
 @click.pass_context
 def scenario(
     ctx: click.Context,
@@ -232,20 +237,25 @@ def scenario(
     records: int,
     parallelism: int,
     keep_stack: bool,
+    kill_taskmanager: bool,
 ) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
     Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
     cancels once all N are in the sink, produces N more, restores from the savepoint, waits for all 2N offsets,
     savepoints and cancels again. Prints, per partition, the records expected, sink rows, duplicate keys,
-    missing offsets and offsets read twice within one attempt (the bug).
+    missing offsets, offsets read twice within one attempt (the bug) and offsets replayed by a later attempt.
+    With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run and
+    Flink restarts it from the latest checkpoint.
     """
     run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
     run(
         ctx,
         lambda context: context.output.scenario_report(
-            run_with_own_stack(run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack)
+            run_with_own_stack(
+                run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, kill_taskmanager
+            )
         ),
     )
 

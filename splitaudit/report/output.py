@@ -124,36 +124,35 @@ class ConsoleOutput(Output):
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
 
     def scenario_report(self, report: ScenarioReport) -> None:
-        steps = Table(title=f"restore scenario, {report.variant}: {report.jar}")
+        steps = Table(title=f"{report.restart} scenario, {report.variant}: {report.jar}")
         for column in ("step", "seconds", "result"):
             steps.add_column(column)
         for step in report.steps:
             steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
         self.console.print(steps)
         sink = Table(title=f"sink {report.sink_path} (topic {report.topic})")
-        for column in ("partition", "expected", "sink rows", "duplicate keys", "missing", "read twice in one attempt"):
+        for column in ("partition", "expected", "rows", "dup keys", "missing", "two readers, one attempt", "replayed"):
             sink.add_column(column, justify="right")
         for p in report.partitions:
             sink.add_row(
-                str(p.partition),
-                str(p.expected_records),
-                str(p.sink_rows),
-                str(p.duplicate_keys),
-                str(p.missing_offsets),
-                str(p.double_read_offsets),
+                *(
+                    str(n)
+                    for n in (
+                        p.partition,
+                        p.expected_records,
+                        p.sink_rows,
+                        p.duplicate_keys,
+                        p.missing_offsets,
+                        p.double_read_offsets,
+                        p.replayed_offsets,
+                    )
+                )
             )
-        sink.add_row(
-            "all",
-            str(report.expected_records),
-            str(report.sink_rows),
-            str(sum(p.duplicate_keys for p in report.partitions)),
-            str(report.missing_offsets),
-            str(report.double_read_offsets),
-        )
         self.console.print(sink)
-        self.console.print(f"savepoint before the restore: {report.savepoint_before}")
-        self.console.print(f"savepoint after the restore:  {report.savepoint_after}")
-        self.console.print(f"{report.records_per_second:.0f} records/s after the restore; run dir {report.run_dir}")
+        restarted = "savepoint before the restore" if report.restart == "savepoint" else "restarted from checkpoint"
+        self.console.print(f"{restarted}: {report.savepoint_before}")
+        self.console.print(f"savepoint at the end: {report.savepoint_after}")
+        self.console.print(f"{report.records_per_second:.0f} records/s after the restart; run dir {report.run_dir}")
 
     def demo_report(self, report: DemoReport) -> None:
         stock, patched = report.stock, report.patched

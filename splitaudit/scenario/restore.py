@@ -148,6 +148,7 @@ def run_restore_scenario(
     expected = {p: first[p] + second[p] for p in range(partitions)}
     return ScenarioReport(
         variant=variant,
+        restart="savepoint",
         jar=str(jar),
         run_dir=str(run_dir),
         topic=topic,
@@ -162,6 +163,95 @@ def run_restore_scenario(
         partitions=partition_counts(read_sink(sink), topic, expected),
         steps=tuple(steps.done),
     )
+
+
+def run_failover_scenario(
+    stack: Stack, run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings
+) -> ScenarioReport:
+    """The TaskManager-failure variant: the job is not cancelled and restored, its TaskManager is killed.
+
+    Produce N records, run the job, wait for them and a checkpoint; produce N/2 more and kill -9 the
+    TaskManager at once, while the job reads them; start a new TaskManager, let Flink restart the job from
+    its latest checkpoint (a new attempt of the same job), produce the last N/2, wait for all 2N offsets and
+    a checkpoint, savepoint, cancel. Records read after the last checkpoint before the kill are read again
+    by the next attempt: replays, expected with an at-least-once sink. Two readers in one attempt are not.
+    """
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
+    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
+    savepoints.mkdir(parents=True)
+    steps = _Steps(progress)
+    bootstrap, cluster = stack.kafka.bootstrap, stack.flink
+    flink = cluster.client()
+    topic = f"failover-{variant}-{uuid.uuid4().hex[:8]}"
+    records, partitions, half = settings.records, settings.partitions, settings.records // 2
+    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
+        kafka_client.create_topic(bootstrap, topic, partitions)
+        first = kafka_client.produce(bootstrap, topic, partitions, records)
+        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
+    args = [
+        f"--bootstrapServers={bootstrap}",
+        f"--topic={topic}",
+        f"--groupId={topic}",
+        f"--sinkDir={sink}",
+        f"--parallelism={settings.parallelism}",
+    ]
+    with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
+        job = flink.run_jar(flink.upload_jar(jar), program_args=args, job_id=uuid.uuid4().hex)
+        flink.wait_all_running(job)
+        out.append(f"job {job}")
+    with steps.step(f"wait for the {records} records in the sink and a checkpoint after them") as out:
+        _wait_for_offsets(sink, topic, records, settings.timeout)
+        out.append(f"checkpoint {_checkpoint_after_now(flink, job)}")
+    with steps.step(f"produce {half} more records and kill -9 the TaskManager while the job reads them") as out:
+        second = kafka_client.produce(bootstrap, topic, partitions, half, start=records)
+        out.append(f"killed TaskManager pid {cluster.kill_taskmanager()}")
+    with steps.step("start a new TaskManager; Flink restarts the job from its latest checkpoint") as out:
+        cluster.start_taskmanager()
+        restored = _wait_for_restart(flink, job, settings.timeout)
+        flink.wait_all_running(job)
+        out.append(f"job {job} restarted from {restored}")
+    with steps.step(f"produce the last {records - half} records") as out:
+        third = kafka_client.produce(bootstrap, topic, partitions, records - half, start=records + half)
+        out.append(", ".join(f"p{p}: {n}" for p, n in third.items()))
+    with steps.step(f"wait for all {2 * records} offsets in the sink and a checkpoint after them") as out:
+        started = time.monotonic()
+        _wait_for_offsets(sink, topic, 2 * records, settings.timeout)
+        records_per_second = (records - half) / (time.monotonic() - started)
+        out.append(f"checkpoint {_checkpoint_after_now(flink, job)}")
+    with steps.step("savepoint, then cancel") as out:
+        savepoint_after = flink.savepoint(job, savepoints.as_uri())
+        flink.cancel(job)
+        out.append(savepoint_after)
+    expected = {p: first[p] + second[p] + third[p] for p in range(partitions)}
+    return ScenarioReport(
+        variant=variant,
+        restart="taskmanager-kill",
+        jar=str(jar),
+        run_dir=str(run_dir),
+        topic=topic,
+        job_id_before=job,
+        job_id_after=job,
+        savepoint_before=restored,
+        savepoint_after=savepoint_after,
+        sink_path=str(sink),
+        sink_format="json",
+        expected_records=sum(expected.values()),
+        records_per_second=records_per_second,
+        partitions=partition_counts(read_sink(sink), topic, expected),
+        steps=tuple(steps.done),
+    )
+
+
+def _wait_for_restart(flink: FlinkRestClient, job_id: str, timeout: float) -> str:
+    """Wait until the job has restarted from a checkpoint (REST latest.restored); that checkpoint's path."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        restored = flink.checkpoints(job_id).latest_restored
+        if restored is not None:
+            return restored.external_path or f"checkpoint {restored.id}"
+        time.sleep(1.0)
+    raise ExternalError(f"Flink job {job_id} did not restart from a checkpoint within {timeout:.0f} s")
 
 
 def _wait_for_offsets(sink: Path, topic: str, distinct: int, timeout: float) -> None:
@@ -187,15 +277,23 @@ def _checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
 
 
 def run_with_own_stack(
-    run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings, keep_stack: bool
+    run_dir: Path,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    settings: ScenarioSettings,
+    keep_stack: bool,
+    kill_taskmanager: bool = False,
 ) -> ScenarioReport:
-    """Bring a stack up in `<run_dir>/stack`, run the scenario in `<run_dir>/<variant>`, bring the stack down."""
+    """Bring a stack up in `<run_dir>/stack`, run the scenario (or its TaskManager-failure variant) in
+    `<run_dir>/<variant>`, bring the stack down."""
     if run_dir.exists():
         raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
     stack = Stack(run_dir / "stack")
     stack.up(progress)
     try:
-        return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
+        scenario = run_failover_scenario if kill_taskmanager else run_restore_scenario
+        return scenario(stack, run_dir / variant, jar, variant, progress, settings)
     finally:
         if not keep_stack:
             stack.down(progress)

@@ -22,12 +22,13 @@ class ScenarioReport:
     """One restore scenario run of one job jar (stock or patched): where everything is and what the sink holds."""
 
     variant: str  # "stock" | "patched" | a user's label for --jar
+    restart: str  # "savepoint": cancel and restore; "taskmanager-kill": kill -9 the TaskManager, Flink fails over
     jar: str
     run_dir: str
     topic: str
     job_id_before: str
-    job_id_after: str
-    savepoint_before: str
+    job_id_after: str  # the same job as job_id_before after a failover
+    savepoint_before: str  # for a failover: the checkpoint Flink restarted from
     savepoint_after: str
     sink_path: str
     sink_format: str
@@ -52,6 +53,10 @@ class ScenarioReport:
     def double_read_offsets(self) -> int:
         return sum(p.double_read_offsets for p in self.partitions)
 
+    @property
+    def replayed_offsets(self) -> int:
+        return sum(p.replayed_offsets for p in self.partitions)
+
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)
         document.update(
@@ -59,6 +64,7 @@ class ScenarioReport:
             duplicate_rows=self.duplicate_rows,
             missing_offsets=self.missing_offsets,
             double_read_offsets=self.double_read_offsets,
+            replayed_offsets=self.replayed_offsets,
         )
         return document
 

@@ -58,6 +58,7 @@ class PartitionCounts:
     duplicate_rows: int  # sink rows minus distinct keys
     missing_offsets: int  # existing offsets absent from the sink
     double_read_offsets: int  # offsets two different readers emitted within one (job_id, attempt)
+    replayed_offsets: int  # offsets emitted in more than one (job_id, attempt): a replay after a restart
 
 
 def partition_counts(table: pa.Table, topic: str, expected: dict[int, int]) -> tuple[PartitionCounts, ...]:
@@ -70,6 +71,14 @@ def partition_counts(table: pa.Table, topic: str, expected: dict[int, int]) -> t
         rows.group_by(["job_id", "attempt", "partition", "offset"])
         .aggregate([("reader_id", "count_distinct")])
         .filter(pc.greater(pc.field("reader_id_count_distinct"), 1))
+    )
+    # Attempts per offset: more than one is a replay after a failover or a restore.
+    per_offset_attempts = (
+        rows.group_by(["job_id", "attempt", "partition", "offset"])
+        .aggregate([])
+        .group_by(["partition", "offset"])
+        .aggregate([([], "count_all")])
+        .filter(pc.greater(pc.field("count_all"), 1))
     )
     result = []
     for partition in sorted(expected):
@@ -88,6 +97,9 @@ def partition_counts(table: pa.Table, topic: str, expected: dict[int, int]) -> t
                 duplicate_rows=sink_rows - keys.num_rows,
                 missing_offsets=expected[partition] - int(pc.sum(in_range).as_py() or 0),
                 double_read_offsets=len(set(double["offset"].to_pylist())),
+                replayed_offsets=per_offset_attempts.filter(
+                    pc.equal(per_offset_attempts["partition"], partition)
+                ).num_rows,
             )
         )
     return tuple(result)

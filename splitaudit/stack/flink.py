@@ -117,6 +117,10 @@ class FlinkRestClient:
         result: dict[str, Any] = self._call("GET", "/overview")
         return result
 
+    def taskmanager_ids(self) -> set[str]:
+        """GET /taskmanagers: the resource ids of the TaskManagers the cluster lists."""
+        return {str(tm["id"]) for tm in self._call("GET", "/taskmanagers").get("taskmanagers", [])}
+
     def upload_jar(self, jar: Path) -> str:
         """Upload a job jar; return the id /jars/:id/run takes."""
         with jar.open("rb") as handle:

@@ -70,30 +70,16 @@ class FlinkCluster:
         if not (home / "bin" / "jobmanager.sh").exists():
             raise ExternalError(f"Flink {self.version} not found in {home}; run `splitaudit setup`")
         self._write_conf(home)
-        env = dict(os.environ)
-        env.update(
-            FLINK_CONF_DIR=str(self.conf_dir),
-            FLINK_LOG_DIR=str(self.log_dir),
-            FLINK_PID_DIR=str(self.workdir / "pids"),
-            JAVA_HOME=str(Path(java_executable()).resolve().parents[1]),
-        )
         # start-foreground execs java, so the pid we record is the JVM's own.
         jobmanager = process.spawn(
             "flink-jobmanager",
             [str(home / "bin" / "jobmanager.sh"), "start-foreground"],
             pid_file=self.pid_file("jobmanager"),
             log_file=self.log_file("jobmanager"),
-            env=env,
+            env=self._environment(),
             cwd=self.workdir,
         )
-        taskmanager = process.spawn(
-            "flink-taskmanager",
-            [str(home / "bin" / "taskmanager.sh"), "start-foreground"],
-            pid_file=self.pid_file("taskmanager"),
-            log_file=self.log_file("taskmanager"),
-            env=env,
-            cwd=self.workdir,
-        )
+        taskmanager = self._spawn_taskmanager()
         process.wait_until(
             f"the Flink JobManager REST API on {self.rest_url}",
             self._rest_up,
@@ -109,6 +95,60 @@ class FlinkCluster:
             log=self.log_file("taskmanager"),
         )
         return jobmanager, taskmanager
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            FLINK_CONF_DIR=str(self.conf_dir),
+            FLINK_LOG_DIR=str(self.log_dir),
+            FLINK_PID_DIR=str(self.workdir / "pids"),
+            JAVA_HOME=str(Path(java_executable()).resolve().parents[1]),
+        )
+        return env
+
+    def _spawn_taskmanager(self) -> process.PidRecord:
+        return process.spawn(
+            "flink-taskmanager",
+            [str(flink_home(self.version) / "bin" / "taskmanager.sh"), "start-foreground"],
+            pid_file=self.pid_file("taskmanager"),
+            log_file=self.log_file("taskmanager"),
+            env=self._environment(),
+            cwd=self.workdir,
+        )
+
+    def kill_taskmanager(self) -> int:
+        """SIGKILL the TaskManager, a crash rather than a shutdown; return the pid it had."""
+        record = process.PidRecord.read(self.pid_file("taskmanager"))
+        running = record.process() if record is not None else None
+        if record is None or running is None:
+            raise ExternalError(f"no running TaskManager to kill ({self.pid_file('taskmanager')})")
+        running.kill()
+        running.wait(30)
+        process.reap(record.pid)
+        self.pid_file("taskmanager").unlink()
+        return record.pid
+
+    def start_taskmanager(self, timeout: float = 120.0) -> process.PidRecord:
+        """Start a TaskManager again (after `kill_taskmanager`); wait until the cluster lists it.
+
+        A killed TaskManager stays listed until its heartbeats time out, so "a TaskManager is listed" proves
+        nothing; the new one is the id that was not listed before it started.
+        """
+        client = self.client()
+        known = client.taskmanager_ids()
+        taskmanager = self._spawn_taskmanager()
+
+        def registered() -> bool:
+            return bool(client.taskmanager_ids() - known)
+
+        process.wait_until(
+            f"a new Flink TaskManager with {self.slots} slots",
+            registered,
+            timeout=timeout,
+            alive=taskmanager,
+            log=self.log_file("taskmanager"),
+        )
+        return taskmanager
 
     def _rest_up(self) -> bool:
         try:

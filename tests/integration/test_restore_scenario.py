@@ -14,7 +14,12 @@ import pytest
 
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit.scenario.restore import (
+    ScenarioSettings,
+    pipeline_jar,
+    run_failover_scenario,
+    run_restore_scenario,
+)
 from splitaudit.scenario.results import ScenarioReport
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
@@ -98,3 +103,18 @@ def test_a_patched_savepoint_restores_into_the_stock_jar(
     assert [(p.sink_rows, p.duplicate_keys, p.double_read_offsets) for p in report.partitions] == [
         (15_000, 5_000, 5_000)
     ] * 4
+
+
+def test_patched_after_a_taskmanager_kill_only_replays(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # kill -9 the TaskManager while the job reads; Flink restarts it from the latest checkpoint (attempt 1).
+    run_dir = tmp_path_factory.mktemp("failover") / "run"
+    report = run_failover_scenario(stack, run_dir, pipeline_jar("patched"), "patched", Progress(), SETTINGS)
+    assert report.job_id_before == report.job_id_after
+    assert "/chk-" in report.savepoint_before  # restarted from a checkpoint, not a savepoint
+    for counts in report.partitions:
+        assert (counts.expected_records, counts.missing_offsets, counts.double_read_offsets) == (PER_PARTITION, 0, 0)
+        # Any duplicate is a replay: the same offset once in attempt 0 and once in attempt 1.
+        assert counts.duplicate_keys == counts.replayed_offsets == counts.duplicate_rows, counts
+    rows = read_sink(Path(report.sink_path))
+    assert sorted(pc.unique(rows["attempt"]).to_pylist()) == [0, 1]
+    assert pc.unique(rows["job_id"]).to_pylist() == [report.job_id_before]
