@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import click
 
-from splitaudit.errors import EXIT_CLEAN, SplitauditError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
+from splitaudit.stack import install
+from splitaudit.stack.results import StackStatus
+from splitaudit.stack.smoke import run_smoke
+from splitaudit.stack.spark import spark_check
+from splitaudit.stack.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -52,3 +59,105 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     """
     ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
 
+
+
+@main.command()
+@click.pass_context
+def setup(ctx: click.Context) -> None:
+    """Install the stack: the Flink distribution, the Kafka broker jars and the job jars.
+
+    Everything goes to the stack home (the checkout's .stack/, or $SPLITAUDIT_STACK_HOME), from PyPI and Maven
+    Central. Components already installed from the same inputs are left alone, so a second run downloads
+    nothing and works offline.
+    """
+
+    def action(context: Context) -> None:
+        context.output.setup_report(install.setup(context.progress))
+
+    run(ctx, action)
+
+
+WORKDIR = click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".splitaudit/stack"),
+    show_default=True,
+    help="Run directory of the stack: its data, logs, pid files, checkpoints and savepoints.",
+)
+
+
+@main.group()
+def stack() -> None:
+    """Start, check and stop a local Kafka broker and Flink cluster on 127.0.0.1.
+
+    `up` starts a single-node Kafka broker (KRaft) and a Flink standalone session cluster (JobManager +
+    TaskManager with 4 slots) on free ports, with everything they write kept in --workdir. `down` stops exactly
+    the processes `up` started, by the pid files in --workdir, even after the caller crashed.
+    """
+
+
+@stack.command("up")
+@WORKDIR
+@click.pass_context
+def stack_up(ctx: click.Context, workdir: Path) -> None:
+    """Start Kafka and Flink; print their addresses. Refuses if the run directory's stack is running."""
+    run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).up(context.progress)))
+
+
+@stack.command("status")
+@WORKDIR
+@click.option("--spark", "spark_master", metavar="MASTER", default=None,
+              help="Also start a Spark session on MASTER (e.g. 'local[*]') and run a query, as a health check.")  # fmt: skip
+@click.pass_context
+def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) -> None:
+    """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
+
+    def action(context: Context) -> int:
+        status = Stack(workdir.resolve()).status()
+        if spark_master is not None:
+            status = StackStatus(status.workdir, (*status.services, spark_check(spark_master, workdir.resolve())))
+        context.output.stack_status(status)
+        return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
+
+    run(ctx, action)
+
+
+@stack.command("down")
+@WORKDIR
+@click.pass_context
+def stack_down(ctx: click.Context, workdir: Path) -> None:
+    """Stop the processes `up` started (by their pid files); data, logs and savepoints stay in place."""
+    run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)))
+
+
+@main.command()
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.")  # fmt: skip
+@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+@click.option("--records", default=10_000, show_default=True, help="Records to produce.")
+@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Flink job.")
+@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@click.pass_context
+def demo(
+    ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, keep_stack: bool
+) -> None:
+    """Run the smoke scenario end to end and print what happened at each step.
+
+    Brings the stack up in the run directory, creates a topic and produces records, runs a Flink job that
+    reads it with checkpointing, takes a savepoint through REST, cancels, restores from the savepoint, checks
+    through REST that the restored job names that savepoint as its restore source, and stops the stack.
+    """
+    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    run(
+        ctx,
+        lambda context: context.output.smoke_report(
+            run_smoke(
+                run_dir,
+                context.progress,
+                partitions=partitions,
+                records=records,
+                parallelism=parallelism,
+                keep_stack=keep_stack,
+            )
+        ),
+    )

@@ -1,0 +1,266 @@
+"""A client of Flink's REST API (the JobManager's /v1 endpoints) for the calls splitaudit needs.
+
+Upload and run a jar, read a job's state, trigger a savepoint and wait for it, stop with a savepoint,
+cancel, and read the checkpoint history including `latest.restored`. Flink's own error text is passed to the
+user verbatim in `FlinkRestError`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from splitaudit.errors import EnvironmentFailure
+
+TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
+
+
+class FlinkRestError(EnvironmentFailure):
+    """Flink answered a REST call with an error; the message carries Flink's own text."""
+
+    def __init__(self, method: str, url: str, status: int, flink_errors: list[str]) -> None:
+        self.status = status
+        self.flink_errors = flink_errors
+        detail = "\n".join(flink_errors) if flink_errors else "(no error text)"
+        super().__init__(f"Flink REST {method} {url} → HTTP {status}:\n{detail}")
+
+
+@dataclass(frozen=True)
+class CheckpointRef:
+    """One checkpoint or savepoint as the checkpoint statistics report it."""
+
+    id: int
+    is_savepoint: bool
+    external_path: str | None
+    status: str
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> CheckpointRef:
+        return cls(
+            id=int(document["id"]),
+            is_savepoint=bool(document.get("is_savepoint", False)),
+            external_path=document.get("external_path"),
+            status=str(document.get("status", "COMPLETED")),
+        )
+
+
+@dataclass(frozen=True)
+class CheckpointHistory:
+    """GET /jobs/:id/checkpoints, reduced to what the tools use."""
+
+    completed: int
+    failed: int
+    in_progress: int
+    latest_completed: CheckpointRef | None
+    latest_savepoint: CheckpointRef | None
+    latest_restored: CheckpointRef | None
+    history: tuple[CheckpointRef, ...]
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> CheckpointHistory:
+        counts = document.get("counts", {})
+        latest = document.get("latest", {})
+
+        def ref(key: str) -> CheckpointRef | None:
+            entry = latest.get(key)
+            return CheckpointRef.from_json(entry) if entry else None
+
+        restored = latest.get("restored")
+        return cls(
+            completed=int(counts.get("completed", 0)),
+            failed=int(counts.get("failed", 0)),
+            in_progress=int(counts.get("in_progress", 0)),
+            latest_completed=ref("completed"),
+            latest_savepoint=ref("savepoint"),
+            latest_restored=(
+                CheckpointRef(
+                    id=int(restored["id"]),
+                    is_savepoint=bool(restored.get("is_savepoint", False)),
+                    external_path=restored.get("external_path"),
+                    status="RESTORED",
+                )
+                if restored
+                else None
+            ),
+            history=tuple(CheckpointRef.from_json(entry) for entry in document.get("history", [])),
+        )
+
+
+class FlinkRestClient:
+    """Calls one Flink cluster's REST API, e.g. `FlinkRestClient("http://127.0.0.1:8081")`."""
+
+    def __init__(self, base_url: str, timeout: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        url = f"{self.base_url}{path}"
+        try:
+            response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+        except requests.RequestException as ex:
+            raise EnvironmentFailure(f"Flink REST {method} {url} failed: {ex}") from ex
+        if response.status_code >= 400:
+            try:
+                errors = [str(e) for e in response.json().get("errors", [])]
+            except ValueError:
+                errors = [response.text]
+            raise FlinkRestError(method, url, response.status_code, errors)
+        return response.json() if response.content else {}
+
+    def overview(self) -> dict[str, Any]:
+        """GET /overview: Flink version, task managers, slots, job counts."""
+        result: dict[str, Any] = self._call("GET", "/overview")
+        return result
+
+    def upload_jar(self, jar: Path) -> str:
+        """Upload a job jar; return the id /jars/:id/run takes."""
+        with jar.open("rb") as handle:
+            document = self._call(
+                "POST", "/jars/upload", files={"jarfile": (jar.name, handle, "application/x-java-archive")}
+            )
+        return str(document["filename"]).rsplit("/", 1)[-1]
+
+    def run_jar(
+        self,
+        jar_id: str,
+        *,
+        program_args: list[str] | None = None,
+        entry_class: str | None = None,
+        parallelism: int | None = None,
+        savepoint_path: str | None = None,
+        allow_non_restored_state: bool = False,
+    ) -> str:
+        """Run an uploaded jar, optionally restoring from a savepoint; return the job id."""
+        body: dict[str, Any] = {"programArgsList": program_args or []}
+        if entry_class is not None:
+            body["entryClass"] = entry_class
+        if parallelism is not None:
+            body["parallelism"] = parallelism
+        if savepoint_path is not None:
+            body["savepointPath"] = savepoint_path
+            body["allowNonRestoredState"] = allow_non_restored_state
+        return str(self._call("POST", f"/jars/{jar_id}/run", json=body)["jobid"])
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """GET /jobs/:id: state, vertices, timestamps."""
+        result: dict[str, Any] = self._call("GET", f"/jobs/{job_id}")
+        return result
+
+    def job_state(self, job_id: str) -> str:
+        """The job's state: CREATED, RUNNING, FINISHED, FAILED, CANCELED, …"""
+        return str(self.job(job_id)["state"])
+
+    def job_exceptions(self, job_id: str) -> str:
+        """The job's root exception, if any, for error messages."""
+        document = self._call("GET", f"/jobs/{job_id}/exceptions")
+        return str(document.get("root-exception") or "")
+
+    def wait_for_state(self, job_id: str, states: set[str], timeout: float = 120.0) -> str:
+        """Wait until the job is in one of `states`; fail if it ends in another terminal state."""
+        deadline = time.monotonic() + timeout
+        state = "UNKNOWN"
+        while time.monotonic() < deadline:
+            state = self.job_state(job_id)
+            if state in states:
+                return state
+            if state in TERMINAL_STATES:
+                raise EnvironmentFailure(
+                    f"Flink job {job_id} ended {state} while waiting for {sorted(states)}:\n"
+                    f"{self.job_exceptions(job_id)}"
+                )
+            time.sleep(0.5)
+        raise EnvironmentFailure(f"Flink job {job_id} still {state} after {timeout:.0f} s (wanted {sorted(states)})")
+
+    def wait_all_running(self, job_id: str, timeout: float = 120.0) -> None:
+        """Wait until the job and every one of its vertices run (sources can be checkpointed from then on)."""
+        deadline = time.monotonic() + timeout
+        self.wait_for_state(job_id, {"RUNNING"}, timeout)
+        while time.monotonic() < deadline:
+            vertices = self.job(job_id).get("vertices", [])
+            if vertices and all(v.get("status") == "RUNNING" for v in vertices):
+                return
+            time.sleep(0.5)
+        raise EnvironmentFailure(f"Flink job {job_id}: not all vertices RUNNING after {timeout:.0f} s")
+
+    def trigger_savepoint(
+        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", cancel: bool = False
+    ) -> str:
+        """POST /jobs/:id/savepoints; return the trigger id to wait on."""
+        body: dict[str, Any] = {"cancel-job": cancel, "formatType": format_type}
+        if target_directory is not None:
+            body["target-directory"] = target_directory
+        return str(self._call("POST", f"/jobs/{job_id}/savepoints", json=body)["request-id"])
+
+    def stop_with_savepoint(
+        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", drain: bool = False
+    ) -> str:
+        """POST /jobs/:id/stop (stop with a savepoint); return the trigger id to wait on."""
+        body: dict[str, Any] = {"drain": drain, "formatType": format_type}
+        if target_directory is not None:
+            body["targetDirectory"] = target_directory
+        return str(self._call("POST", f"/jobs/{job_id}/stop", json=body)["request-id"])
+
+    def wait_for_savepoint(self, job_id: str, request_id: str, timeout: float = 120.0) -> str:
+        """Wait for a savepoint trigger to complete; return its location (a file: URI). Flink's failure verbatim."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            document = self._call("GET", f"/jobs/{job_id}/savepoints/{request_id}")
+            if document.get("status", {}).get("id") == "COMPLETED":
+                operation = document.get("operation", {})
+                if "location" in operation:
+                    return str(operation["location"])
+                cause = operation.get("failure-cause", {})
+                raise EnvironmentFailure(
+                    f"savepoint of job {job_id} failed: {cause.get('stack-trace') or cause or document}"
+                )
+            time.sleep(0.3)
+        raise EnvironmentFailure(f"savepoint of job {job_id} not complete after {timeout:.0f} s")
+
+    def savepoint(
+        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", timeout: float = 120.0
+    ) -> str:
+        """Trigger a savepoint and wait for it; return its location."""
+        request_id = self.trigger_savepoint(job_id, target_directory, format_type=format_type)
+        return self.wait_for_savepoint(job_id, request_id, timeout)
+
+    def cancel(self, job_id: str, timeout: float = 60.0) -> None:
+        """Cancel the job and wait until it is CANCELED (or already ended)."""
+        if self.job_state(job_id) in TERMINAL_STATES:
+            return
+        self._call("PATCH", f"/jobs/{job_id}", params={"mode": "cancel"})
+        deadline = time.monotonic() + timeout
+        while self.job_state(job_id) not in TERMINAL_STATES:
+            if time.monotonic() > deadline:
+                raise EnvironmentFailure(f"Flink job {job_id} not canceled after {timeout:.0f} s")
+            time.sleep(0.3)
+
+    def checkpoints(self, job_id: str) -> CheckpointHistory:
+        """The job's checkpoint statistics: counts, latest completed/savepoint/restored, recent history."""
+        return CheckpointHistory.from_json(self._call("GET", f"/jobs/{job_id}/checkpoints"))
+
+    def wait_for_checkpoint(self, job_id: str, after: int = 0, timeout: float = 120.0) -> CheckpointRef:
+        """Wait until a checkpoint with id > `after` has completed; return it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            latest = self.checkpoints(job_id).latest_completed
+            if latest is not None and latest.id > after:
+                return latest
+            time.sleep(0.5)
+        raise EnvironmentFailure(f"no completed checkpoint of job {job_id} after {timeout:.0f} s")
+
+    def vertex_metric(self, job_id: str, vertex_name_prefix: str, metric: str) -> float:
+        """Sum of one aggregated subtask metric (e.g. numRecordsIn) over the vertex whose name starts with a prefix."""
+        for vertex in self.job(job_id).get("vertices", []):
+            if str(vertex.get("name", "")).startswith(vertex_name_prefix):
+                values = self._call(
+                    "GET",
+                    f"/jobs/{job_id}/vertices/{vertex['id']}/subtasks/metrics",
+                    params={"get": metric, "agg": "sum"},
+                )
+                return float(values[0]["sum"]) if values else 0.0
+        raise EnvironmentFailure(f"job {job_id} has no vertex named {vertex_name_prefix}…")

@@ -1,0 +1,173 @@
+"""A real Flink standalone session cluster (one JobManager, one TaskManager) on 127.0.0.1.
+
+It runs the distribution `splitaudit setup` installed, with a private conf dir written into the run
+directory: checkpoints, savepoints, logs, pid files and every temporary directory (`io.tmp.dirs`,
+`java.io.tmpdir`) stay inside it, so a run leaves nothing in /tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from splitaudit.errors import EnvironmentFailure
+from splitaudit.stack import process
+from splitaudit.stack.flink import FlinkRestClient
+from splitaudit.stack.home import FLINK_VERSION, flink_home
+from splitaudit.stack.kafka import java_executable
+
+@dataclass(frozen=True)
+class FlinkCluster:
+    """A standalone session cluster of one run directory: its ports, dirs and processes."""
+
+    workdir: Path
+    rest_port: int
+    rpc_port: int
+    slots: int = 4
+    version: str = FLINK_VERSION
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://127.0.0.1:{self.rest_port}"
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.workdir / "conf"
+
+    @property
+    def savepoints_dir(self) -> Path:
+        return self.workdir / "savepoints"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.workdir / "checkpoints"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.workdir / "tmp"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.workdir / "log"
+
+    def pid_file(self, role: str) -> Path:
+        return self.workdir / "pids" / f"{role}.pid"
+
+    def log_file(self, role: str) -> Path:
+        return self.log_dir / f"{role}.out"
+
+    def client(self) -> FlinkRestClient:
+        return FlinkRestClient(self.rest_url)
+
+    def start(self, timeout: float = 120.0) -> tuple[process.PidRecord, process.PidRecord]:
+        """Start the JobManager, then the TaskManager; wait until REST shows all slots registered."""
+        home = flink_home(self.version)
+        if not (home / "bin" / "jobmanager.sh").exists():
+            raise EnvironmentFailure(f"Flink {self.version} not found in {home}; run `splitaudit setup`")
+        self._write_conf(home)
+        env = dict(os.environ)
+        env.update(
+            FLINK_CONF_DIR=str(self.conf_dir),
+            FLINK_LOG_DIR=str(self.log_dir),
+            FLINK_PID_DIR=str(self.workdir / "pids"),
+            JAVA_HOME=str(Path(java_executable()).resolve().parents[1]),
+        )
+        # start-foreground execs java, so the pid we record is the JVM's own.
+        jobmanager = process.spawn(
+            "flink-jobmanager",
+            [str(home / "bin" / "jobmanager.sh"), "start-foreground"],
+            pid_file=self.pid_file("jobmanager"),
+            log_file=self.log_file("jobmanager"),
+            env=env,
+            cwd=self.workdir,
+        )
+        taskmanager = process.spawn(
+            "flink-taskmanager",
+            [str(home / "bin" / "taskmanager.sh"), "start-foreground"],
+            pid_file=self.pid_file("taskmanager"),
+            log_file=self.log_file("taskmanager"),
+            env=env,
+            cwd=self.workdir,
+        )
+        process.wait_until(
+            f"the Flink JobManager REST API on {self.rest_url}",
+            self._rest_up,
+            timeout=timeout,
+            alive=jobmanager,
+            log=self.log_file("jobmanager"),
+        )
+        process.wait_until(
+            f"a Flink TaskManager with {self.slots} slots",
+            self.healthy,
+            timeout=timeout,
+            alive=taskmanager,
+            log=self.log_file("taskmanager"),
+        )
+        return jobmanager, taskmanager
+
+    def _rest_up(self) -> bool:
+        try:
+            self.client().overview()
+        except EnvironmentFailure:
+            return False
+        return True
+
+    def healthy(self) -> bool:
+        """True when REST answers and the TaskManager's slots are registered."""
+        try:
+            overview = self.client().overview()
+        except EnvironmentFailure:
+            return False
+        return int(overview.get("taskmanagers", 0)) >= 1 and int(overview.get("slots-total", 0)) >= self.slots
+
+    def _write_conf(self, home: Path) -> None:
+        for folder in (self.conf_dir, self.savepoints_dir, self.checkpoints_dir, self.tmp_dir, self.log_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        for name in ("log4j.properties", "log4j-console.properties", "log4j-cli.properties", "logback-console.xml"):
+            shutil.copyfile(home / "conf" / name, self.conf_dir / name)
+        settings = {
+            "env.java.opts.all": f"{_distribution_java_opts(home)} -Djava.io.tmpdir={self.tmp_dir}",
+            "jobmanager.rpc.address": "127.0.0.1",
+            "jobmanager.rpc.port": str(self.rpc_port),
+            "jobmanager.bind-host": "127.0.0.1",
+            "jobmanager.memory.process.size": "1024m",
+            "taskmanager.host": "127.0.0.1",
+            "taskmanager.bind-host": "127.0.0.1",
+            "taskmanager.numberOfTaskSlots": str(self.slots),
+            "taskmanager.memory.process.size": "1728m",
+            "parallelism.default": "1",
+            "rest.address": "127.0.0.1",
+            "rest.bind-address": "127.0.0.1",
+            "rest.port": str(self.rest_port),
+            "blob.server.port": "0",
+            "taskmanager.rpc.port": "0",
+            "taskmanager.data.port": "0",
+            "io.tmp.dirs": str(self.tmp_dir),
+            "web.tmpdir": str(self.tmp_dir / "web"),
+            "web.upload.dir": str(self.tmp_dir / "upload"),
+            "state.backend.type": "hashmap",
+            "state.checkpoints.dir": self.checkpoints_dir.as_uri(),
+            "state.savepoints.dir": self.savepoints_dir.as_uri(),
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": "3",
+            "restart-strategy.fixed-delay.delay": "1 s",
+        }
+        # Flink 1.19+ reads conf/config.yaml (standard YAML); flat dotted keys are valid there.
+        lines = [f"{key}: {_yaml_string(value)}" for key, value in settings.items()]
+        (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")
+
+
+def _yaml_string(value: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(value)
+
+
+def _distribution_java_opts(home: Path) -> str:
+    """The JVM flags the distribution's own conf sets for all processes (the Java 17 --add-opens list)."""
+    match = re.search(r"^\s+all:\s*(--add-.*)$", (home / "conf" / "config.yaml").read_text(), re.MULTILINE)
+    return match.group(1).strip() if match else ""

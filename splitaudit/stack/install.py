@@ -1,0 +1,176 @@
+"""`splitaudit setup`: install into the stack home everything the stack runs, from PyPI and Maven Central.
+
+Each component is keyed by what it was made from (a version, or a hash of the build files); a component
+whose key matches its stamp is left alone, so a second run downloads nothing and works offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from splitaudit.errors import EnvironmentFailure
+from splitaudit.report.progress import Progress
+from splitaudit.stack.home import (
+    FLINK_VERSION,
+    JAVA_ROOT,
+    KAFKA_VERSION,
+    flink_home,
+    jobs_dir,
+    kafka_libs,
+    maven_repo,
+    stack_home,
+)
+from splitaudit.stack.results import ComponentState, SetupReport
+
+SMOKE_JOB = "splitaudit-smoke-job.jar"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One thing setup provides: a name, a key that changes when it must be rebuilt, and how to build it."""
+
+    name: str
+    version: str
+    path: Path
+    key: Callable[[], str]
+    build: Callable[[Progress, Path], None]
+
+
+def components() -> list[Component]:
+    """Everything the stack needs, in install order."""
+    kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
+    smoke = JAVA_ROOT / "smoke-job"
+    return [
+        Component(
+            "flink", FLINK_VERSION, flink_home(), lambda: f"flink-{FLINK_VERSION}", lambda p, log: _flink(p, log)
+        ),
+        Component(
+            "kafka-broker",
+            KAFKA_VERSION,
+            kafka_libs(),
+            lambda: _tree_hash(kafka_pom),
+            lambda p, log: _maven(
+                p, log, kafka_pom, "dependency:copy-dependencies", f"-DoutputDirectory={kafka_libs()}",
+                "-DincludeScope=runtime",
+            ),
+        ),  # fmt: skip
+        Component(
+            "smoke-job",
+            "1",
+            jobs_dir() / SMOKE_JOB,
+            lambda: _tree_hash(smoke),
+            lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
+        ),
+    ]
+
+
+def setup(progress: Progress) -> SetupReport:
+    """Install what is missing or stale; report every component."""
+    home = stack_home()
+    (home / "stamps").mkdir(parents=True, exist_ok=True)
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    states = []
+    for component in components():
+        stamp = home / "stamps" / f"{component.name}.json"
+        key = component.key()
+        started = time.monotonic()
+        if _stamp_key(stamp) == key and component.path.exists():
+            states.append(ComponentState(component.name, component.version, "present", str(component.path), 0.0))
+            continue
+        with progress.step(f"install {component.name} {component.version}"):
+            component.build(progress, home / "logs" / f"{component.name}.log")
+        stamp.write_text(json.dumps({"key": key}))
+        states.append(
+            ComponentState(
+                component.name, component.version, "installed", str(component.path), time.monotonic() - started
+            )
+        )
+    return SetupReport(str(home), tuple(states))
+
+
+def _stamp_key(stamp: Path) -> str | None:
+    try:
+        return str(json.loads(stamp.read_text())["key"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+
+
+def _tree_hash(path: Path) -> str:
+    """A hash of a build's inputs: every file under `path` (or the file itself), except build output."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "target" not in p.parts)
+    for file in files:
+        digest.update(str(file.relative_to(path.parent)).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
+    """Run a download/build command with its output in `log`; on failure name the artifact and the log."""
+    progress.info(" ".join(argv))
+    with log.open("w") as out:
+        result = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
+    if result.returncode != 0:
+        text = log.read_text(errors="replace")
+        culprits = re.findall(
+            r"(Could not (?:resolve|find|transfer)[^\n]*|Failure to find[^\n]*|No matching distribution[^\n]*"
+            r"|Could not find a version[^\n]*|ERROR: [^\n]*)",
+            text,
+        )
+        detail = "\n  ".join(dict.fromkeys(culprits)) or "\n  ".join(text.splitlines()[-15:])
+        raise EnvironmentFailure(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
+
+
+def _flink(progress: Progress, log: Path) -> None:
+    """The Flink distribution from PyPI: apache-flink-libraries (the jars) + apache-flink (bin/, conf/).
+
+    Both go into one --target prefix in ONE pip command (two --target installs collide on pyflink/), and
+    with --no-deps, so PyFlink's own pin of apache-beam never enters the Python environment.
+    """
+    downloads = stack_home() / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"), None)
+    if libraries is None:
+        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                             "-d", str(downloads), f"apache-flink-libraries=={FLINK_VERSION}"],
+             f"download of apache-flink-libraries {FLINK_VERSION} from PyPI")  # fmt: skip
+        libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"))
+    wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"), None)
+    if wheel is None:
+        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                             "-d", str(downloads), f"apache-flink=={FLINK_VERSION}"],
+             f"download of apache-flink {FLINK_VERSION} from PyPI")  # fmt: skip
+        wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"))
+    target = flink_home().parent
+    shutil.rmtree(target, ignore_errors=True)
+    _run(progress, log, [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target),
+                         str(libraries), str(wheel)],
+         f"install of the Flink {FLINK_VERSION} distribution into {target}")  # fmt: skip
+    for script in (flink_home() / "bin").glob("*.sh"):
+        script.chmod(0o755)
+    (flink_home() / "bin" / "flink").chmod(0o755)
+
+
+def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
+    """Run Maven on one pom, batch mode, with the stack home's own local repository."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise EnvironmentFailure("Maven (`mvn`) is not on PATH; install it (Debian: apt-get install maven)")
+    _run(progress, log, [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
+         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}")  # fmt: skip
+
+
+def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:
+    """Build a jar with Maven and copy it into the stack home."""
+    _maven(progress, log, pom, "package", "-DskipTests")
+    installed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(built, installed)

@@ -1,0 +1,142 @@
+"""Processes the stack starts: spawned detached, recorded in pid files, stopped only by those pid files.
+
+A pid file records the pid together with the process's start time, so `down` never signals a stranger that
+reused the pid after a crash or a reboot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from splitaudit.errors import EnvironmentFailure, UsageError
+
+
+@dataclass(frozen=True)
+class PidRecord:
+    """What a pid file says: which process, started when, doing what."""
+
+    name: str
+    pid: int
+    create_time: float
+    argv0: str
+
+    @classmethod
+    def read(cls, pid_file: Path) -> PidRecord | None:
+        try:
+            document = json.loads(pid_file.read_text())
+            return cls(document["name"], int(document["pid"]), float(document["create_time"]), document["argv0"])
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError) as ex:
+            raise UsageError(f"{pid_file}: not a splitaudit pid file ({ex})") from ex
+
+    def process(self) -> psutil.Process | None:
+        """The live process this record names, or None if it ended (or the pid now belongs to another)."""
+        try:
+            process = psutil.Process(self.pid)
+            if abs(process.create_time() - self.create_time) > 1.0:
+                return None
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return None
+            return process
+        except psutil.NoSuchProcess:
+            return None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def spawn(
+    name: str,
+    argv: Sequence[str],
+    *,
+    pid_file: Path,
+    log_file: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> PidRecord:
+    """Start `argv` in its own session with output to `log_file`; record it in `pid_file`."""
+    existing = PidRecord.read(pid_file)
+    if existing is not None and existing.process() is not None:
+        raise UsageError(f"{name} is already running as pid {existing.pid} ({pid_file}); stop it first")
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as log:
+        child = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    record = PidRecord(name, child.pid, psutil.Process(child.pid).create_time(), argv[0])
+    pid_file.write_text(json.dumps(record.__dict__))
+    return record
+
+
+def stop(pid_file: Path, timeout: float = 30.0) -> PidRecord | None:
+    """Stop the process of `pid_file` (SIGTERM, then SIGKILL after `timeout`) and remove the file."""
+    record = PidRecord.read(pid_file)
+    if record is None:
+        return None
+    process = record.process()
+    if process is not None:
+        try:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except psutil.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        except psutil.NoSuchProcess:
+            pass
+    reap(record.pid)
+    pid_file.unlink(missing_ok=True)
+    return record
+
+
+def reap(pid: int) -> None:
+    """Collect the exit status if the process was our own child, so it does not linger as a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def wait_until(
+    what: str, check: Callable[[], bool], *, timeout: float, alive: PidRecord | None = None, log: Path | None = None
+) -> None:
+    """Poll `check` until it is true; fail early if the process `alive` died, naming its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if alive is not None and alive.process() is None:
+            reap(alive.pid)
+            raise EnvironmentFailure(f"{alive.name} exited before {what}; see {log or 'its log'}{tail(log)}")
+        time.sleep(0.5)
+    raise EnvironmentFailure(f"timed out after {timeout:.0f} s waiting for {what}; see {log or 'its log'}{tail(log)}")
+
+
+def tail(log: Path | None, lines: int = 12) -> str:
+    """The last lines of a log, indented, for an error message."""
+    if log is None or not log.exists():
+        return ""
+    text = log.read_text(errors="replace").splitlines()[-lines:]
+    return "\n  " + "\n  ".join(text) if text else ""

@@ -1,0 +1,103 @@
+"""The smoke scenario: the whole stack end to end with a plain Flink job, before the Beam pipeline exists.
+
+Bring the stack up, create a topic and produce records, run the smoke job (KafkaSource → keyed count) with
+checkpointing, take a savepoint through REST, cancel, restore from the savepoint, and check through REST that
+the restored job names that savepoint as its restore source.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from splitaudit.errors import EnvironmentFailure
+from splitaudit.report.progress import Progress
+from splitaudit.stack import kafka as kafka_client
+from splitaudit.stack.install import SMOKE_JOB
+from splitaudit.stack.home import jobs_dir
+from splitaudit.stack.results import SmokeReport, SmokeStep
+from splitaudit.stack.stack import Stack
+
+
+class _Steps:
+    """Times each step and keeps what it produced, for the report."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.done: list[SmokeStep] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[list[str]]:
+        result: list[str] = []
+        started = time.monotonic()
+        with self.progress.step(name):
+            yield result
+        self.done.append(SmokeStep(name, time.monotonic() - started, "; ".join(result)))
+
+
+def run_smoke(
+    run_dir: Path,
+    progress: Progress,
+    *,
+    partitions: int = 4,
+    records: int = 10_000,
+    parallelism: int = 2,
+    keep_stack: bool = False,
+) -> SmokeReport:
+    """Run the smoke scenario in `run_dir` (which must not hold an earlier run) and report each step."""
+    if (run_dir / "stack").exists():
+        raise EnvironmentFailure(f"{run_dir} already holds a run; choose a new --workdir (nothing is overwritten)")
+    jar = jobs_dir() / SMOKE_JOB
+    if not jar.exists():
+        raise EnvironmentFailure(f"{jar} is missing; run `splitaudit setup`")
+    steps = _Steps(progress)
+    stack = Stack(run_dir / "stack")
+    topic = "smoke"
+    with steps.step("stack up") as out:
+        stack.up(progress)
+        out.append(f"kafka {stack.kafka.bootstrap}, flink {stack.flink.rest_url}")
+    try:
+        bootstrap = stack.kafka.bootstrap
+        flink = stack.flink.client()
+        with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
+            kafka_client.create_topic(bootstrap, topic, partitions)
+            sent = kafka_client.produce(bootstrap, topic, partitions, records)
+            out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
+        args = ["--bootstrap", bootstrap, "--topic", topic, "--group", "smoke", "--throttle-ms", "1"]
+        with steps.step("upload the smoke job and run it") as out:
+            jar_id = flink.upload_jar(jar)
+            job_id = flink.run_jar(jar_id, program_args=args, parallelism=parallelism)
+            flink.wait_all_running(job_id)
+            checkpoint = flink.wait_for_checkpoint(job_id)
+            out.append(f"job {job_id} running, checkpoint {checkpoint.id} completed")
+        with steps.step("savepoint through REST, then cancel") as out:
+            savepoint = flink.savepoint(job_id, (run_dir / "savepoints").as_uri())
+            flink.cancel(job_id)
+            out.append(savepoint)
+        with steps.step("restore from the savepoint") as out:
+            restored_id = flink.run_jar(jar_id, program_args=args, parallelism=parallelism, savepoint_path=savepoint)
+            flink.wait_all_running(restored_id)
+            restored = flink.checkpoints(restored_id).latest_restored
+            if restored is None or restored.external_path != savepoint:
+                raise EnvironmentFailure(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
+            out.append(f"job {restored_id} restored from checkpoint {restored.id} (savepoint)")
+        with steps.step("checkpoint the restored job, then cancel") as out:
+            after = flink.wait_for_checkpoint(restored_id, after=restored.id)
+            flink.cancel(restored_id)
+            out.append(f"checkpoint {after.id} completed")
+    finally:
+        if not keep_stack:
+            with steps.step("stack down"):
+                stack.down(progress)
+    return SmokeReport(
+        run_dir=str(run_dir),
+        topic=topic,
+        records_per_partition=sent,
+        job_id=job_id,
+        savepoint_path=savepoint,
+        restored_job_id=restored_id,
+        restored_from=str(restored.external_path),
+        steps=tuple(steps.done),
+    )

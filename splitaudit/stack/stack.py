@@ -1,0 +1,101 @@
+"""The stack of one run directory: a Kafka broker and a Flink cluster started together, found again by
+`status` and `down` from the files they leave there (stack.json and pid files), even after a crash."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from splitaudit.errors import UsageError
+from splitaudit.report.progress import Progress
+from splitaudit.stack import process
+from splitaudit.stack.flink_cluster import FlinkCluster
+from splitaudit.stack.kafka import KafkaBroker
+from splitaudit.stack.results import ServiceStatus, StackStatus
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Kafka + Flink of one run directory (`<workdir>/kafka`, `<workdir>/flink`, `<workdir>/stack.json`)."""
+
+    workdir: Path
+
+    @property
+    def state_file(self) -> Path:
+        return self.workdir / "stack.json"
+
+    def _components(self) -> tuple[KafkaBroker, FlinkCluster]:
+        try:
+            state = json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            raise UsageError(f"no stack in {self.workdir} (no stack.json); start one with `splitaudit stack up`")
+        except ValueError as ex:
+            raise UsageError(f"{self.state_file}: not a stack state file ({ex})") from ex
+        kafka = KafkaBroker(self.workdir / "kafka", state["kafka"]["port"], state["kafka"]["controller_port"])
+        flink = FlinkCluster(self.workdir / "flink", state["flink"]["rest_port"], state["flink"]["rpc_port"])
+        return kafka, flink
+
+    @property
+    def kafka(self) -> KafkaBroker:
+        return self._components()[0]
+
+    @property
+    def flink(self) -> FlinkCluster:
+        return self._components()[1]
+
+    def _pid_files(self) -> list[Path]:
+        """Every pid file of this stack, in stopping order (Flink before the broker it reads from)."""
+        return [
+            self.workdir / "flink" / "pids" / "taskmanager.pid",
+            self.workdir / "flink" / "pids" / "jobmanager.pid",
+            self.workdir / "kafka" / "pids" / "kafka.pid",
+        ]
+
+    def up(self, progress: Progress) -> StackStatus:
+        """Start Kafka and Flink on free 127.0.0.1 ports; refuse if this run directory's stack is running."""
+        running = [p for p in self._pid_files() if (r := process.PidRecord.read(p)) and r.process()]
+        if running:
+            raise UsageError(f"a stack is already running in {self.workdir}; `splitaudit stack down` it first")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        state = {
+            "kafka": {"port": process.free_port(), "controller_port": process.free_port()},
+            "flink": {"rest_port": process.free_port(), "rpc_port": process.free_port()},
+        }
+        # Written before anything starts, so `down` finds whatever did start if we die half way.
+        self.state_file.write_text(json.dumps(state, indent=2))
+        kafka, flink = self._components()
+        try:
+            with progress.step(f"Kafka broker (KRaft) on {kafka.bootstrap}"):
+                kafka.start()
+            with progress.step(f"Flink {flink.version} cluster, REST {flink.rest_url}"):
+                flink.start()
+        except BaseException:
+            self.down(Progress())
+            raise
+        return self.status()
+
+    def status(self) -> StackStatus:
+        """Each process of the stack: pid, alive, address, health."""
+        kafka, flink = self._components()
+        services = []
+        for name, pid_file, address, healthy in (
+            ("kafka", kafka.pid_file, kafka.bootstrap, kafka.healthy),
+            ("flink-jobmanager", flink.pid_file("jobmanager"), flink.rest_url, flink.healthy),
+            ("flink-taskmanager", flink.pid_file("taskmanager"), flink.rest_url, flink.healthy),
+        ):
+            record = process.PidRecord.read(pid_file)
+            alive = record is not None and record.process() is not None
+            detail = ("healthy" if healthy() else "not answering") if alive else "not running"
+            services.append(ServiceStatus(name, record.pid if record else None, alive, address, detail))
+        return StackStatus(str(self.workdir), tuple(services))
+
+    def down(self, progress: Progress) -> StackStatus:
+        """Stop the processes this stack started, by the pid files it wrote; leave the data in place."""
+        stopped = []
+        for pid_file in self._pid_files():
+            with progress.step(f"stop {pid_file.stem}"):
+                record = process.stop(pid_file)
+            if record is not None:
+                stopped.append(ServiceStatus(record.name, record.pid, False, "", "stopped"))
+        return StackStatus(str(self.workdir), tuple(stopped))
