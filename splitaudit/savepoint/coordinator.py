@@ -1,4 +1,4 @@
-"""Operator-coordinator state of a FLIP-27 source: `SourceCoordinatorSerdeUtils` / `SourceCoordinator.toBytes`.
+"""Coordinator state of a FLIP-27 source: `SourceCoordinatorSerdeUtils` / `SourceCoordinator.toBytes`.
 
 Stored inline in `_metadata` (a tag-1 handle named with the operator id): `int coordinatorSerdeVersion`
 (VERSION_1 = 1 from Flink 1.14 to 2.3; VERSION_0 came before), `int enumeratorSerializerVersion`,

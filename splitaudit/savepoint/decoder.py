@@ -76,7 +76,7 @@ class DataInput:
         return chunk
 
     def read_bytes(self, n: int, what: str = "byte array") -> bytes:
-        """`n` raw bytes; `n` comes from the file, so a negative or too-large value is reported, not obeyed."""
+        """`n` raw bytes; `n` comes from the file: a negative or too-large value is reported, not obeyed."""
         if n < 0:
             raise self.error(f"negative length {n} for {what}")
         return bytes(self._take(n, what))

@@ -1,9 +1,9 @@
-"""State handles as `MetadataV2V3SerializerBase` writes them (Flink 1.11 – 2.3), one type per handle tag.
+"""State handles as `MetadataV2V3SerializerBase` writes them (Flink 1.11 - 2.3), one type per handle tag.
 
 Stream handles (tags 0, 1, 2, 3, 6, 15, 16) and the operator-state handles (4, 17) are read into frozen
-dataclasses; keyed-state handles (tags 3, 5, 7–14) are skipped byte-exactly and only their tag is kept;
-channel-state handles of unaligned checkpoints (`ChannelStateHandleSerializer` V1 for metadata V3–V5 and
-`ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: notes/flink-savepoint-format.md §1.6–§1.9.
+dataclasses; keyed-state handles (tags 3, 5, 7-14) are skipped byte-exactly and only their tag is kept;
+channel-state handles of unaligned checkpoints (`ChannelStateHandleSerializer` V1 for metadata V3-V5 and
+`ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: notes/flink-savepoint-format.md §1.6-§1.9.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from splitaudit.savepoint.decoder import DataInput
 
-# Tags of MetadataV2V3SerializerBase (unchanged 1.17 → 2.3; 15–17 since 1.20).
+# Tags of MetadataV2V3SerializerBase (unchanged 1.17 → 2.3; 15-17 since 1.20).
 NULL_HANDLE = 0
 BYTE_STREAM_HANDLE = 1
 FILE_STREAM_STATE_HANDLE = 2
@@ -41,7 +41,7 @@ DISTRIBUTION_MODES = ("SPLIT_DISTRIBUTE", "UNION", "BROADCAST")
 
 @dataclass(frozen=True)
 class ByteStreamStateHandle:
-    """Tag 1, `ByteStreamStateHandle`: bytes stored inline in `_metadata`; `data_offset` is where they start."""
+    """Tag 1, `ByteStreamStateHandle`: bytes inline in `_metadata`; `data_offset` is where they start."""
 
     name: str
     data: bytes

@@ -1,19 +1,15 @@
 """The checkpoint/savepoint `_metadata` container: `Checkpoints` header + `MetadataV2V3SerializerBase` body.
 
-Mirrors `MetadataV3Serializer` (Flink 1.11–1.15), `MetadataV4Serializer` (1.16–1.20: V3 + a Java-serialized
+Mirrors `MetadataV3Serializer` (Flink 1.11-1.15), `MetadataV4Serializer` (1.16-1.20: V3 + a Java-serialized
 `CheckpointProperties` trailer), `MetadataV5Serializer` (2.0: operator name and uid in clear text),
-`MetadataV6Serializer` (2.1–2.3: typed channel-state handles) and tolerates `MetadataV7Serializer` (unreleased:
-an optional reference checkpoint id per subtask). Layouts: notes/flink-savepoint-format.md §1.
+`MetadataV6Serializer` (2.1-2.3: typed channel-state handles) and tolerates `MetadataV7Serializer`
+(unreleased: an optional reference checkpoint id per subtask). Layouts: notes/flink-savepoint-format.md §1.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 from dataclasses import dataclass
-from typing import Any
 
-import javaobj.v1 as javaobj  # type: ignore[import-untyped]
 import mmh3
 
 from splitaudit.savepoint.decoder import DataInput
@@ -26,14 +22,11 @@ from splitaudit.savepoint.handles import (
     read_stream_handle,
     skip_channel_state_handle,
 )
+from splitaudit.savepoint.javaser import STREAM_MAGIC, class_name, read_java_object
 
 HEADER_MAGIC_NUMBER = 0x4960672D
 MASTER_STATE_MAGIC_NUMBER = 0xC96B1696 - (1 << 32)  # read as a signed Java int
 SUPPORTED_VERSIONS = (3, 4, 5, 6, 7)
-JAVA_STREAM_MAGIC = b"\xac\xed\x00\x05"
-
-# javaobj logs a warning for every stream it does not read to the end; the trailer check below does that job.
-logging.getLogger("javaobj").setLevel(logging.CRITICAL)
 
 
 def operator_id_from_uid(uid: str) -> str:
@@ -68,7 +61,7 @@ class OperatorSubtaskState:
 
 @dataclass(frozen=True)
 class OperatorState:
-    """`OperatorState`: one operator of the job graph. `name`/`uid` are in the file from V5 (Flink 2.0) only."""
+    """`OperatorState`: one operator of the job graph; `name`/`uid` are in the file from V5 (Flink 2.0)."""
 
     operator_id: str
     name: str | None
@@ -106,7 +99,9 @@ def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
     inp = DataInput(data, path)
     magic = inp.read_int("magic number")
     if magic != HEADER_MAGIC_NUMBER:
-        raise inp.error(f"not a Flink checkpoint/savepoint metadata file (magic {magic & 0xFFFFFFFF:#010x})", 0)
+        raise inp.error(
+            f"not a Flink checkpoint/savepoint metadata file (magic {magic & 0xFFFFFFFF:#010x})", 0
+        )
     version_at = inp.tell()
     version = inp.read_int("metadata version")
     if version not in SUPPORTED_VERSIONS:
@@ -162,7 +157,9 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
     coordinator = read_stream_handle(inp)
     if coordinator is not None and not isinstance(coordinator, ByteStreamStateHandle):
         # deserializeAndCheckByteStreamStateHandle: coordinator state is always inline.
-        raise inp.error(f"operator {operator_id}: coordinator state is not an inline byte handle", coordinator_at)
+        raise inp.error(
+            f"operator {operator_id}: coordinator state is not an inline byte handle", coordinator_at
+        )
     count_at = inp.tell()
     count = inp.read_int("number of subtask states")
     if count == -1:  # FullyFinishedOperatorState
@@ -180,7 +177,9 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
         index = inp.read_int("subtask index")
         subtask = index if index >= 0 else -index - 1
         if subtask >= parallelism:
-            raise inp.error(f"operator {operator_id}: subtask {subtask} >= parallelism {parallelism}", index_at)
+            raise inp.error(
+                f"operator {operator_id}: subtask {subtask} >= parallelism {parallelism}", index_at
+            )
         if index < 0:
             finished.append(subtask)
         else:
@@ -227,34 +226,25 @@ def _read_optional_operator_handle(inp: DataInput, what: str) -> OperatorStateHa
 
 
 def _read_properties(inp: DataInput) -> CheckpointProperties:
-    """The V4+ trailer: `ObjectOutputStream.writeObject(CheckpointProperties)`, read as data by javaobj.
+    """The V4+ trailer: `ObjectOutputStream.writeObject(CheckpointProperties)`, read as data.
 
     Only `checkpointType` matters: a `SavepointType` (with `formatType` CANONICAL/NATIVE) or a
     `CheckpointType`. A missing, truncated or foreign trailer is corruption.
     """
     at = inp.tell()
-    if inp.remaining() < len(JAVA_STREAM_MAGIC) or inp.read_bytes(4, "trailer") != JAVA_STREAM_MAGIC:
+    if inp.remaining() < len(STREAM_MAGIC) or inp.read_bytes(4, "trailer") != STREAM_MAGIC:
         raise inp.error("missing CheckpointProperties trailer (Java serialization stream)", at)
     inp.seek(at)
-    stream = io.BytesIO(inp.read_bytes(inp.remaining(), "trailer"))
-    try:
-        properties: Any = javaobj.JavaObjectUnmarshaller(stream).readObject()
-        checkpoint_type: Any = properties.checkpointType
-        type_class: str = checkpoint_type.classdesc.name
-        format_type: str | None = None
-        if type_class.endswith(".SavepointType"):
-            format_type = str(checkpoint_type.formatType.constant)
-    except Exception as ex:  # noqa: BLE001 - javaobj raises anything from bad bytes; all of it is corruption
-        raise inp.error(f"unreadable CheckpointProperties trailer ({type(ex).__name__})", at) from None
-    if stream.tell() != len(stream.getbuffer()):
-        raise inp.error(
-            f"{len(stream.getbuffer()) - stream.tell()} unexpected bytes after the CheckpointProperties trailer",
-            at + stream.tell(),
-        )
+    properties = read_java_object(inp, "the CheckpointProperties trailer")
+    if class_name(properties) != "org.apache.flink.runtime.checkpoint.CheckpointProperties":
+        raise inp.error(f"the trailer holds a {class_name(properties)}, not CheckpointProperties", at)
+    checkpoint_type = getattr(properties, "checkpointType", None)
+    type_class = class_name(checkpoint_type)
     if type_class == "org.apache.flink.runtime.checkpoint.SavepointType":
+        format_type = getattr(getattr(checkpoint_type, "formatType", None), "constant", None)
         if format_type not in ("CANONICAL", "NATIVE"):
             raise inp.error(f"unknown savepoint format {format_type!r} in the trailer", at)
-        return CheckpointProperties("savepoint", format_type)
+        return CheckpointProperties("savepoint", str(format_type))
     if type_class == "org.apache.flink.runtime.checkpoint.CheckpointType":
         return CheckpointProperties("checkpoint", None)
     raise inp.error(f"unknown snapshot type {type_class!r} in the trailer", at)

@@ -2,10 +2,11 @@
 
 Layout (notes/flink-savepoint-format.md §2b): `OperatorBackendSerializationProxy` (version 5 in 1.17, 6 from
 1.18: a `bool usingStateCompression` follows the version), the `StateMetaInfoSnapshot` section (meta-info
-version 6/7, `StateMetaInfoSnapshotReadersWriters`), then the list elements that `PartitionableListState.write`
-put at the absolute offsets `_metadata` records. With compression on, everything after the meta section is
-xerial Snappy *framed* (`SnappyFramedOutputStream`, 64 KiB blocks) and each offset is the start of a chunk
-(1.18 opens a new framed stream per state, 1.19+ one for all; both are read the same way).
+version 6/7, `StateMetaInfoSnapshotReadersWriters`), then the list elements that
+`PartitionableListState.write` put at the absolute offsets `_metadata` records. With compression on,
+everything after the meta section is xerial Snappy *framed* (`SnappyFramedOutputStream`, 64 KiB blocks)
+and each offset is the start of a chunk (1.18 opens a new framed stream per state, 1.19+ one for all;
+both are read the same way).
 """
 
 from __future__ import annotations
@@ -85,13 +86,17 @@ class OperatorStateStream:
     def element_region(self, offset: int) -> DataInput:
         """The bytes from `offset` to the next element (decompressed when the stream is compressed)."""
         if not 0 <= offset < len(self.stream):
-            raise self.stream.error(f"state element offset {offset} lies outside the {len(self.stream)}-byte stream")
+            raise self.stream.error(
+                f"state element offset {offset} lies outside the {len(self.stream)}-byte stream"
+            )
         end = next(e for e in self._ends if e > offset)
         self.stream.seek(offset)
         region = self.stream.sub(end - offset, "state element")
         if not self.header.compressed:
             return region
-        return DataInput(_snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})")
+        return DataInput(
+            _snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})"
+        )
 
     def byte_array_element(self, offset: int) -> DataInput:
         """A `BytePrimitiveArraySerializer` element (`int len, byte[len]`), as `SourceReaderState` stores."""
@@ -142,7 +147,9 @@ def _read_meta_info(stream: DataInput) -> tuple[StateMetaInfoSnapshot, bool]:
         if proxy_version != 2:
             raise stream.error(f"serializer snapshot proxy version {proxy_version} (expected 2)", proxy_at)
         snapshot_class = stream.read_utf("serializer snapshot class")
-        serializers.append(SerializerSnapshot(key, snapshot_class, stream.read_int("serializer snapshot version")))
+        serializers.append(
+            SerializerSnapshot(key, snapshot_class, stream.read_int("serializer snapshot version"))
+        )
         if snapshot_class not in EMPTY_BODY_SNAPSHOTS:
             complete = False
             break
@@ -171,7 +178,7 @@ def _snappy_framed(region: DataInput) -> bytes:
             out += _snappy_raw(data, region, at) if kind == 0x00 else data
         elif kind <= 0x7F:
             raise region.error(f"unskippable Snappy chunk type {kind:#04x}", at)
-        # 0x80–0xFE: skippable (padding and reserved) chunks.
+        # 0x80-0xFE: skippable (padding and reserved) chunks.
     return bytes(out)
 
 
@@ -188,7 +195,9 @@ def _snappy_raw(data: bytes, region: DataInput, at: int) -> bytes:
         if not byte & 0x80:
             break
     if size > SNAPPY_MAX_BLOCK:
-        raise region.error(f"Snappy block declares {size} bytes, more than the {SNAPPY_MAX_BLOCK} allowed", at)
+        raise region.error(
+            f"Snappy block declares {size} bytes, more than the {SNAPPY_MAX_BLOCK} allowed", at
+        )
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except cramjam.DecompressionError as ex:

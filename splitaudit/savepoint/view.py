@@ -172,8 +172,12 @@ def _source_state(operator: OperatorState, files: SavepointFiles) -> SourceState
                     version = element.read_int("split serializer version")
                     payload = element.sub(element.read_length("split length"), "split")
                     element.expect_end("the SourceReaderState element")
-                    splits.append(ReaderSplit(subtask.subtask, version, registry.decode_reader_split(version, payload)))
-            elif state.name == registry.UNBOUNDED_WRAPPER_STATE and _beam_wrapper_evidence(stream, state.name):
+                    splits.append(
+                        ReaderSplit(subtask.subtask, version, registry.decode_reader_split(version, payload))
+                    )
+            elif state.name == registry.UNBOUNDED_WRAPPER_STATE and _beam_wrapper_evidence(
+                stream, state.name
+            ):
                 is_source = True
                 for offset in state.offsets:
                     decoded = registry.decode_unbounded_wrapper_element(stream.element_region(offset))
@@ -222,7 +226,11 @@ def _open_operator_stream(handle: OperatorStateHandle, files: SavepointFiles) ->
         path, data = files.read_absolute(delegate.physical_path, files.metadata_path, at)
         end = delegate.start_pos + delegate.state_size
         if end > len(data):
-            raise InputError(files.metadata_path, at, f"segment [{delegate.start_pos}, {end}) exceeds the {len(data)}-byte {path}")
+            raise InputError(
+                files.metadata_path,
+                at,
+                f"segment [{delegate.start_pos}, {end}) exceeds the {len(data)}-byte {path}",
+            )
         stream = DataInput(data[delegate.start_pos : end], path, delegate.start_pos)
     else:
         raise InputError(files.metadata_path, at, f"a {type(delegate).__name__} cannot hold operator state")

@@ -3,15 +3,16 @@
 Java serialization is parsed AS DATA with javaobj-py3's v1 unmarshaller; no class is ever loaded or run.
 
 - Reader split (`SourceReaderState` element, Beam `SerdeUtils.getNaiveObjectSerializer()`, version 0):
-  `ObjectOutputStream` of `org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit`
-  (Beam 2.52+; fields `int splitIndex`, `Source beamSplitSource`, `byte[] splitState`) whose `splitState` is the
-  source's checkpoint-mark coder output (notes/beam-flink-source.md §2.3–§2.4).
-- Enumerator checkpoint (coordinator payload, version 0): `HashMap<Integer, List<FlinkSourceSplit>>` of pending
-  splits per subtask (§2.5).
+  `ObjectOutputStream` of
+  `org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit`
+  (Beam 2.52+; fields `int splitIndex`, `Source beamSplitSource`, `byte[] splitState`) whose `splitState` is
+  the source's checkpoint-mark coder output (notes/beam-flink-source.md §2.3-§2.4).
+- Enumerator checkpoint (coordinator payload, version 0): `HashMap<Integer, List<FlinkSourceSplit>>` of
+  pending splits per subtask (§2.5).
 - Legacy/portable `UnboundedSourceWrapper`: operator list state `_default_`, each element a Java-serialized
   split source immediately followed by its checkpoint-mark coder bytes, no length prefix (§2.6).
 - Kafka: `org.apache.beam.sdk.io.kafka.KafkaUnboundedSource` (`id`, `spec.topicPartitions` of
-  `org.apache.kafka.common.TopicPartition`) and `KafkaCheckpointMark` (AvroCoder, reflect schema, via fastavro).
+  `org.apache.kafka.common.TopicPartition`) and `KafkaCheckpointMark` (AvroCoder reflect schema, fastavro).
   Other Beam sources come out with their class name and the checkpoint bytes as hex.
 
 Verification status: the `_default_` layout and the javaobj v1 reading of `KafkaUnboundedSource` were verified
@@ -22,16 +23,14 @@ written from Beam's sources and NOT yet verified on a real Beam 2.62 savepoint i
 from __future__ import annotations
 
 import io
-import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import fastavro
-import javaobj.v1 as javaobj  # type: ignore[import-untyped]
 
 from splitaudit.savepoint.decoder import DataInput
+from splitaudit.savepoint.javaser import STREAM_MAGIC, class_name, read_java_object
 
-JAVA_STREAM_MAGIC = b"\xac\xed\x00\x05"
 FLINK_SOURCE_SPLIT = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit"
 KAFKA_UNBOUNDED_SOURCE = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"
 UNBOUNDED_WRAPPER_STATE = "_default_"  # DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME
@@ -62,8 +61,6 @@ KAFKA_CHECKPOINT_MARK_SCHEMA = fastavro.parse_schema(
         ],
     }
 )
-
-logging.getLogger("javaobj").setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -147,7 +144,8 @@ class FlinkSourceEnumeratorState:
     def to_json(self) -> dict[str, Any]:
         return {
             "pending": [
-                {"subtask": p.subtask, "splits": [split.to_json() for split in p.splits]} for p in self.pending
+                {"subtask": p.subtask, "splits": [split.to_json() for split in p.splits]}
+                for p in self.pending
             ]
         }
 
@@ -164,30 +162,12 @@ class UnboundedWrapperSplit:
 
 
 def is_java_serialization(data: bytes) -> bool:
-    return data.startswith(JAVA_STREAM_MAGIC)
-
-
-def _load(inp: DataInput, what: str) -> Any:
-    """One Java object from the rest of `inp`; `inp` is left right after it."""
-    at = inp.tell()
-    stream = io.BytesIO(inp.read_bytes(inp.remaining(), what))
-    try:
-        value = javaobj.JavaObjectUnmarshaller(stream).readObject()
-    except Exception as ex:  # noqa: BLE001 - javaobj raises anything from bad bytes; all of it is corruption
-        raise inp.error(f"unreadable Java serialization of {what} ({type(ex).__name__})", at) from None
-    inp.seek(at + stream.tell())
-    return value
-
-
-def _class_name(value: Any) -> str:
-    classdesc = getattr(value, "classdesc", None)
-    name = getattr(classdesc, "name", None)
-    return name if isinstance(name, str) else type(value).__name__
+    return data.startswith(STREAM_MAGIC)
 
 
 def _field(inp: DataInput, value: Any, name: str, at: int) -> Any:
     if not hasattr(value, name):
-        raise inp.error(f"{_class_name(value)} has no field {name!r}", at)
+        raise inp.error(f"{class_name(value)} has no field {name!r}", at)
     return getattr(value, name)
 
 
@@ -204,7 +184,7 @@ def _as_list(inp: DataInput, value: Any, what: str, at: int) -> list[Any]:
     elements = getattr(value, "elements", None)  # Guava ImmutableList$SerializedForm (vendored or not)
     if isinstance(elements, list):
         return list(elements)
-    raise inp.error(f"{what} is a {_class_name(value)}, not a list", at)
+    raise inp.error(f"{what} is a {class_name(value)}, not a list", at)
 
 
 def _as_bytes(inp: DataInput, value: Any, what: str, at: int) -> bytes:
@@ -221,7 +201,9 @@ def _topic_partitions(inp: DataInput, source: Any, at: int) -> tuple[TopicPartit
         topic = _field(inp, tp, "topic", at)
         if not isinstance(topic, str):
             raise inp.error("TopicPartition.topic is not a string", at)
-        partitions.append(TopicPartition(topic, _as_int(inp, _field(inp, tp, "partition", at), "partition", at)))
+        partitions.append(
+            TopicPartition(topic, _as_int(inp, _field(inp, tp, "partition", at), "partition", at))
+        )
     return tuple(partitions)
 
 
@@ -230,17 +212,18 @@ def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[Partit
     stream = io.BytesIO(data)
     try:
         record: Any = fastavro.schemaless_reader(stream, KAFKA_CHECKPOINT_MARK_SCHEMA, None)
-    except Exception as ex:  # noqa: BLE001 - fastavro raises EOFError, ValueError, … on bad bytes
+    except Exception as ex:
         raise inp.error(f"unreadable KafkaCheckpointMark ({type(ex).__name__})", at) from None
     if stream.tell() != len(data):
         raise inp.error(f"{len(data) - stream.tell()} unexpected bytes after the KafkaCheckpointMark", at)
     return tuple(
-        PartitionMark(m["topic"], m["partition"], m["nextOffset"], m["watermarkMillis"]) for m in record["partitions"]
+        PartitionMark(m["topic"], m["partition"], m["nextOffset"], m["watermarkMillis"])
+        for m in record["partitions"]
     )
 
 
 def _beam_source(inp: DataInput, source: Any, mark: bytes | None, at: int) -> BeamSource:
-    source_class = _class_name(source)
+    source_class = class_name(source)
     if source_class != KAFKA_UNBOUNDED_SOURCE:
         return BeamSource(source_class, (), None, mark)
     checkpoint = None if mark is None else _kafka_checkpoint_mark(inp, mark, at)
@@ -248,8 +231,8 @@ def _beam_source(inp: DataInput, source: Any, mark: bytes | None, at: int) -> Be
 
 
 def _flink_source_split(inp: DataInput, value: Any, at: int) -> FlinkSourceSplit:
-    if _class_name(value) != FLINK_SOURCE_SPLIT:
-        raise inp.error(f"expected a FlinkSourceSplit, found {_class_name(value)}", at)
+    if class_name(value) != FLINK_SOURCE_SPLIT:
+        raise inp.error(f"expected a FlinkSourceSplit, found {class_name(value)}", at)
     index = _as_int(inp, _field(inp, value, "splitIndex", at), "FlinkSourceSplit.splitIndex", at)
     state = _field(inp, value, "splitState", at)
     mark = None if state is None else _as_bytes(inp, state, "FlinkSourceSplit.splitState", at)
@@ -259,7 +242,7 @@ def _flink_source_split(inp: DataInput, value: Any, at: int) -> FlinkSourceSplit
 def decode_split(inp: DataInput) -> FlinkSourceSplit:
     """A `SourceReaderState` payload written by Beam's naive object serializer."""
     at = inp.tell()
-    value = _load(inp, "FlinkSourceSplit")
+    value = read_java_object(inp, "FlinkSourceSplit")
     inp.expect_end("the FlinkSourceSplit")
     return _flink_source_split(inp, value, at)
 
@@ -267,14 +250,16 @@ def decode_split(inp: DataInput) -> FlinkSourceSplit:
 def decode_enumerator(inp: DataInput) -> FlinkSourceEnumeratorState:
     """The coordinator payload: a serialized `HashMap<Integer, List<FlinkSourceSplit>>`."""
     at = inp.tell()
-    value = _load(inp, "FlinkSource enumerator checkpoint")
+    value = read_java_object(inp, "FlinkSource enumerator checkpoint")
     inp.expect_end("the FlinkSource enumerator checkpoint")
     if not isinstance(value, dict):
-        raise inp.error(f"expected a java.util.HashMap, found {_class_name(value)}", at)
+        raise inp.error(f"expected a java.util.HashMap, found {class_name(value)}", at)
     pending = [
         PendingSplits(
             _as_int(inp, key, "subtask id", at),
-            tuple(_flink_source_split(inp, split, at) for split in _as_list(inp, splits, "pending splits", at)),
+            tuple(
+                _flink_source_split(inp, split, at) for split in _as_list(inp, splits, "pending splits", at)
+            ),
         )
         for key, splits in value.items()
     ]
@@ -284,7 +269,7 @@ def decode_enumerator(inp: DataInput) -> FlinkSourceEnumeratorState:
 def decode_unbounded_wrapper_element(inp: DataInput) -> UnboundedWrapperSplit:
     """A `_default_` element: a Java-serialized `UnboundedSource`, then its checkpoint mark to the end."""
     at = inp.tell()
-    source = _load(inp, "UnboundedSource")
+    source = read_java_object(inp, "UnboundedSource")
     mark = inp.read_bytes(inp.remaining(), "checkpoint mark")
     return UnboundedWrapperSplit(_beam_source(inp, source, mark, at))
 
@@ -292,4 +277,3 @@ def decode_unbounded_wrapper_element(inp: DataInput) -> UnboundedWrapperSplit:
 def looks_like_beam_split(data: bytes) -> bool:
     """Evidence in the bytes: a Java stream whose first class descriptor is Beam's FlinkSourceSplit."""
     return is_java_serialization(data) and FLINK_SOURCE_SPLIT.encode() in data[:128]
-

@@ -1,9 +1,9 @@
 """Flink's `KafkaSource` (apache/flink-connector-kafka): reader splits and enumerator checkpoints.
 
 `KafkaPartitionSplitSerializer` (CURRENT_VERSION 0 in every release v3.0.0 … v5.0.0) and
-`KafkaSourceEnumStateSerializer` versions 0–3 (0: connector-base `SerdeUtils.serializeSplitAssignments`;
-1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts from the connector sources (notes §4.1); NOT yet verified on
-a real KafkaSource savepoint.
+`KafkaSourceEnumStateSerializer` versions 0-3 (0: connector-base `SerdeUtils.serializeSplitAssignments`;
+1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts from the connector sources (notes §4.1); NOT yet
+verified on a real KafkaSource savepoint.
 """
 
 from __future__ import annotations
@@ -79,7 +79,9 @@ class KafkaEnumeratorState:
 def _read_split(inp: DataInput) -> KafkaPartitionSplit:
     topic = inp.read_utf("topic")
     partition = inp.read_int("partition")
-    return KafkaPartitionSplit(topic, partition, inp.read_long("starting offset"), inp.read_long("stopping offset"))
+    return KafkaPartitionSplit(
+        topic, partition, inp.read_long("starting offset"), inp.read_long("stopping offset")
+    )
 
 
 def decode_split(inp: DataInput) -> KafkaPartitionSplit:
@@ -126,7 +128,9 @@ def decode_enumerator(inp: DataInput, version: int) -> KafkaEnumeratorState:
         split_version = inp.read_int("split serializer version")
         for _ in range(count):
             split = _read_split_bytes(inp, split_version)
-            partitions.append(KafkaPartitionAssignment(split.topic, split.partition, _read_status(inp), split))
+            partitions.append(
+                KafkaPartitionAssignment(split.topic, split.partition, _read_status(inp), split)
+            )
         finished = inp.read_bool("initial discovery finished")
     else:
         raise inp.error(f"KafkaSourceEnumState serializer version {version} is unknown", 0)

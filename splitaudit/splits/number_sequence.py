@@ -2,7 +2,7 @@
 
 Private `SplitSerializer` and `CheckpointSerializer` of
 `flink-core/.../api/connector/source/lib/NumberSequenceSource.java`, both `CURRENT_VERSION = 1` and identical
-from Flink 1.17.2 to 2.3.0. Verified on real savepoints and checkpoints of 1.19–2.3 (fixtures/flink/).
+from Flink 1.17.2 to 2.3.0. Verified on real savepoints and checkpoints of 1.19-2.3 (fixtures/flink/).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class NumberSequenceSplit:
 
 @dataclass(frozen=True)
 class NumberSequenceEnumeratorState:
-    """`IteratorSourceEnumerator` checkpoint: the splits not yet assigned, `int n; n × split`."""
+    """`IteratorSourceEnumerator` checkpoint: the splits not yet assigned, `int n; n x split`."""
 
     type: ClassVar[str] = "number_sequence"
     splits: tuple[NumberSequenceSplit, ...]
