@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from splitaudit.errors import SplitauditError
@@ -55,10 +56,12 @@ class ConsoleOutput(Output):
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
             self.errors.print("".join(traceback.format_exception(ex)), markup=False)
+        # One line whatever the terminal width (soft_wrap), and file names with [brackets] stay literal.
         if isinstance(ex, SplitauditError):
-            self.errors.print(f"[red]error:[/red] {ex}")
+            self.errors.print(f"[red]error:[/red] {escape(str(ex))}", soft_wrap=True)
         else:
-            self.errors.print(f"[red]internal error:[/red] {type(ex).__name__}: {ex} (run with --debug)")
+            message = escape(f"{type(ex).__name__}: {ex}")
+            self.errors.print(f"[red]internal error:[/red] {message} (run with --debug)", soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:
         table = Table(title=f"splitaudit setup → {report.stack_home}")

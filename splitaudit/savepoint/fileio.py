@@ -61,7 +61,12 @@ class SavepointFiles:
 
     def read_relative(self, relative_path: str, referenced_from: str, offset: int) -> tuple[str, bytes]:
         """A tag-6 handle: a file name inside the savepoint directory, never outside it."""
-        if not relative_path or posixpath.isabs(relative_path) or "\\" in relative_path:
+        if (
+            not relative_path
+            or posixpath.isabs(relative_path)
+            or "\\" in relative_path
+            or "\0" in relative_path
+        ):
             raise InputError(
                 referenced_from, offset, f"relative state path {relative_path!r} is not relative"
             )
@@ -76,6 +81,8 @@ class SavepointFiles:
 
     def read_absolute(self, uri: str, referenced_from: str, offset: int) -> tuple[str, bytes]:
         """A tag-2/15 handle: a full path or URI; outside the savepoint dir only with allow_external_state."""
+        if "\0" in uri:
+            raise InputError(referenced_from, offset, f"state path {uri!r} contains a NUL character")
         fs, path = self._filesystem(uri) if ("://" in uri or uri.startswith("file:")) else (None, uri)
         same_fs = fs is None or type(fs) is type(self.fs)
         inside = same_fs and posixpath.isabs(path) and self._inside(posixpath.normpath(path))

@@ -21,10 +21,21 @@ STREAM_MAGIC = b"\xac\xed\x00\x05"
 logging.getLogger("javaobj").setLevel(logging.CRITICAL)
 
 
+class _StrictStream(io.BytesIO):
+    """javaobj reads strings and byte arrays with `read(n)` and accepts short reads; a truncated stream
+    must fail instead of yielding a shortened value."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        if size is not None and size >= 0 and len(data) < size:
+            raise EOFError(f"{size} bytes wanted, {len(data)} left")
+        return data
+
+
 def read_java_object(inp: DataInput, what: str) -> Any:
     """One object from the rest of `inp`, which is left right after it. Bad bytes are an `InputError`."""
     at = inp.tell()
-    stream = io.BytesIO(inp.read_bytes(inp.remaining(), what))
+    stream = _StrictStream(inp.read_bytes(inp.remaining(), what))
     try:
         value = JavaObjectUnmarshaller(stream).readObject()  # type: ignore[no-untyped-call]
     except Exception as ex:  # javaobj raises anything from bad bytes (IOError, KeyError, struct.error, ...)
