@@ -11,6 +11,7 @@ import io
 import logging
 from typing import Any
 
+from javaobj.v1.transformers import DefaultObjectTransformer
 from javaobj.v1.unmarshaller import JavaObjectUnmarshaller
 
 from splitaudit.savepoint.decoder import DataInput
@@ -37,7 +38,10 @@ def read_java_object(inp: DataInput, what: str) -> Any:
     at = inp.tell()
     stream = _StrictStream(inp.read_bytes(inp.remaining(), what))
     try:
-        value = JavaObjectUnmarshaller(stream).readObject()  # type: ignore[no-untyped-call]
+        unmarshaller = JavaObjectUnmarshaller(stream)  # type: ignore[no-untyped-call]
+        # java.util collections (ArrayList, HashMap, Integer, …) become Python lists, dicts and ints.
+        unmarshaller.add_transformer(DefaultObjectTransformer())  # type: ignore[no-untyped-call]
+        value = unmarshaller.readObject()  # type: ignore[no-untyped-call]
     except Exception as ex:  # javaobj raises anything from bad bytes (IOError, KeyError, struct.error, ...)
         raise inp.error(f"unreadable Java serialization of {what} ({type(ex).__name__})", at) from None
     inp.seek(at + stream.tell())

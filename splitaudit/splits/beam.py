@@ -35,31 +35,41 @@ FLINK_SOURCE_SPLIT = "org.apache.beam.runners.flink.translation.wrappers.streami
 KAFKA_UNBOUNDED_SOURCE = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"
 UNBOUNDED_WRAPPER_STATE = "_default_"  # DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME
 
-# KafkaCheckpointMark under AvroCoder (ReflectData): partitions is a non-null array of PartitionMark.
-KAFKA_CHECKPOINT_MARK_SCHEMA = fastavro.parse_schema(
-    {
-        "type": "record",
-        "name": "KafkaCheckpointMark",
-        "namespace": "org.apache.beam.sdk.io.kafka",
-        "fields": [
-            {
-                "name": "partitions",
-                "type": {
-                    "type": "array",
-                    "items": {
-                        "type": "record",
-                        "name": "PartitionMark",
-                        "fields": [
-                            {"name": "topic", "type": "string"},
-                            {"name": "partition", "type": "int"},
-                            {"name": "nextOffset", "type": "long"},
-                            {"name": "watermarkMillis", "type": "long"},
-                        ],
+# KafkaCheckpointMark under AvroCoder (ReflectData): a non-null array of PartitionMark records. Beam 2.62.0
+# writes the PartitionMark fields in name order (nextOffset, partition, topic, watermarkMillis: seen in the
+# bytes its own AvroCoder wrote); declaration order (topic, partition, nextOffset, watermarkMillis) is tried
+# too.
+_PARTITION_MARK_FIELDS = {
+    "nextOffset": {"name": "nextOffset", "type": "long"},
+    "partition": {"name": "partition", "type": "int"},
+    "topic": {"name": "topic", "type": "string"},
+    "watermarkMillis": {"name": "watermarkMillis", "type": "long"},
+}
+KAFKA_CHECKPOINT_MARK_SCHEMAS = tuple(
+    fastavro.parse_schema(
+        {
+            "type": "record",
+            "name": "KafkaCheckpointMark",
+            "namespace": "org.apache.beam.sdk.io.kafka",
+            "fields": [
+                {
+                    "name": "partitions",
+                    "type": {
+                        "type": "array",
+                        "items": {
+                            "type": "record",
+                            "name": "PartitionMark",
+                            "fields": [_PARTITION_MARK_FIELDS[name] for name in order],
+                        },
                     },
-                },
-            }
-        ],
-    }
+                }
+            ],
+        }
+    )
+    for order in (
+        ("nextOffset", "partition", "topic", "watermarkMillis"),
+        ("topic", "partition", "nextOffset", "watermarkMillis"),
+    )
 )
 
 
@@ -208,18 +218,21 @@ def _topic_partitions(inp: DataInput, source: Any, at: int) -> tuple[TopicPartit
 
 
 def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[PartitionMark, ...]:
-    """`AvroCoder.of(KafkaCheckpointMark.class)` bytes, which must be consumed exactly."""
-    stream = io.BytesIO(data)
-    try:
-        record: Any = fastavro.schemaless_reader(stream, KAFKA_CHECKPOINT_MARK_SCHEMA, None)
-    except Exception as ex:
-        raise inp.error(f"unreadable KafkaCheckpointMark ({type(ex).__name__})", at) from None
-    if stream.tell() != len(data):
-        raise inp.error(f"{len(data) - stream.tell()} unexpected bytes after the KafkaCheckpointMark", at)
-    return tuple(
-        PartitionMark(m["topic"], m["partition"], m["nextOffset"], m["watermarkMillis"])
-        for m in record["partitions"]
-    )
+    """`AvroCoder.of(KafkaCheckpointMark.class)` bytes; one of the known schemas must consume them exactly."""
+    for schema in KAFKA_CHECKPOINT_MARK_SCHEMAS:
+        stream = io.BytesIO(data)
+        try:
+            record: Any = fastavro.schemaless_reader(stream, schema, None)
+        except (
+            Exception
+        ):  # fastavro raises EOFError, ValueError, UnicodeDecodeError, … on bytes that do not fit
+            continue
+        if stream.tell() == len(data):
+            return tuple(
+                PartitionMark(m["topic"], m["partition"], m["nextOffset"], m["watermarkMillis"])
+                for m in record["partitions"]
+            )
+    raise inp.error("the split state is not a KafkaCheckpointMark (Avro)", at)
 
 
 def _beam_source(inp: DataInput, source: Any, mark: bytes | None, at: int) -> BeamSource:

@@ -135,4 +135,6 @@ def decode_enumerator(inp: DataInput, version: int) -> KafkaEnumeratorState:
     else:
         raise inp.error(f"KafkaSourceEnumState serializer version {version} is unknown", 0)
     inp.expect_end("the KafkaSourceEnumState")
+    # The connector writes a HashSet/HashMap in hash order; sorted, two states of one job compare as equal.
+    partitions.sort(key=lambda p: (p.topic, p.partition))
     return KafkaEnumeratorState(version, tuple(partitions), finished)

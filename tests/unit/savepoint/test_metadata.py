@@ -12,8 +12,12 @@ FIXTURES = flink_fixtures()
 
 
 def test_fixtures_are_present() -> None:
-    # 4 cases for each of Flink 1.19, 1.20, 2.0, 2.1, 2.3 (fixtures/generate_flink.py).
-    assert len(FIXTURES) == 20
+    # 4 cases for each of Flink 1.17, 1.18, 1.19, 1.20, 2.0, 2.1, 2.2, 2.3 (fixtures/generate_flink.py) and
+    # one KafkaSource savepoint per connector release 3.0.2, 3.3.0, 3.4.0, 4.0.1, 5.0.0 (generate_kafka.py).
+    assert len(flink_fixtures("flink")) == 32
+    assert len(flink_fixtures("kafka")) == 5
+    versions = {case.expected["inspect"]["format_version"] for case in FIXTURES}
+    assert versions == {4, 5, 6}
 
 
 def test_operator_id_from_uid_matches_flink() -> None:

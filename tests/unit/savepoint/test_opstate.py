@@ -86,3 +86,19 @@ def test_corrupt_snappy_chunk() -> None:
     with pytest.raises(InputError) as error:
         stream.byte_array_element(offsets[0])
     assert (error.value.offset, error.value.message) == (offsets[0], "unskippable Snappy chunk type 0x02")
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "compressed"),
+    [
+        ("1.17.2-savepoint-native-files-snappy", 5, False),  # proxy v5: no compression flag, never compressed
+        ("1.18.1-savepoint-native-files-snappy", 6, True),  # 1.18: a framed Snappy stream per state
+        ("1.19.3-savepoint-native-files-snappy", 6, True),  # 1.19+: one framed stream for all states
+    ],
+)
+def test_proxy_versions_and_compression(name: str, version: int, compressed: bool) -> None:
+    stream, offsets = _stream(name, "seq-source")
+    assert (stream.header.version, stream.header.compressed) == (version, compressed)
+    element = stream.byte_array_element(offsets[0])
+    assert element.read_int() == 1
+    assert element.read_int() == element.remaining()
