@@ -125,7 +125,9 @@ def main() -> None:
     results: dict[str, Any] = {"fixtures": {}}
 
     print(f"{'fixture':55} {'inspect ms':>10}")
-    for expected in sorted(REPO.glob("fixtures/*/*/expected.json")):
+    for expected in sorted(
+        [*REPO.glob("fixtures/flink/*/expected.json"), *REPO.glob("fixtures/kafka/*/expected.json")]
+    ):
         snapshot = expected.parent / json.loads(expected.read_text())["snapshot_dir"]
         seconds = median_seconds(lambda s=snapshot: inspect_savepoint(str(s)), options.repeat)
         results["fixtures"][expected.parent.name] = seconds
@@ -136,7 +138,7 @@ def main() -> None:
     in_process = median_seconds(lambda: inspect_savepoint(str(snapshot)), options.repeat)
     cli_command = [str(REPO / ".venv" / "bin" / "splitaudit"), "--json", "inspect", str(snapshot)]
     cli = median_seconds(lambda: subprocess.run(cli_command, check=True, capture_output=True), options.repeat)
-    ours = checksum(inspect_savepoint(str(snapshot)), "seq-source")
+    ours = checksum(inspect_savepoint(str(snapshot), uids=["seq-source"]), "seq-source")
     jvm_wall, jvm = state_processor_read(snapshot, "seq-source")
     if (jvm["splits"], jvm["remaining"]) != ours:
         raise SystemExit(f"the two readers disagree: State Processor API {jvm}, splitaudit {ours}")
