@@ -1,9 +1,10 @@
 """Property test: mutated real `_metadata` files only ever produce `InputError`.
 
-Mutations of the 37 real fixtures: truncations, flipped bytes, extensions, absurd lengths (counts and UTF
-lengths overwritten anywhere), and relative state handles rewritten to point outside the directory. For each,
-`inspect` must return normally or raise `InputError`: never another exception, never a hang (a deadline per
-example), never a read outside the savepoint directory (every read is recorded and checked).
+Mutations of the 42 real `_metadata` fixtures (Flink 1.17-2.3, KafkaSource, file merging): truncations,
+flipped bytes, extensions, absurd lengths (counts and UTF lengths overwritten anywhere), and relative state
+handles rewritten to point outside the directory. For each, `inspect` must return normally or raise
+`InputError`: never another exception, never a hang (a deadline per example), never a read outside the
+savepoint directory (every read is recorded and checked).
 
 The default run is modest. For the issue's 100,000 cases:
 
@@ -30,6 +31,7 @@ from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.view import inspect_savepoint
 from tests.unit.conftest import flink_fixtures
 
+CORPUS = flink_fixtures("flink", "kafka", "flink-file-merging")
 EXAMPLES = int(os.environ.get("SPLITAUDIT_FUZZ_EXAMPLES", "3000"))
 UUID_NAME = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 ESCAPES = (b"../" * 10 + b"secret", b"/" + b"a" * 28 + b"/secret", b"..", b".", b"")
@@ -42,7 +44,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tupl
     root = tmp_path_factory.mktemp("fuzz")
     (root / "secret").write_bytes(b"outside the savepoint")
     copies = []
-    for case in flink_fixtures():
+    for case in CORPUS:
         target = root / case.name / case.snapshot.name
         shutil.copytree(case.snapshot, target)
         copies.append((target, case.metadata.read_bytes()))
@@ -129,7 +131,7 @@ def test_mutated_metadata_only_raises_input_error(
 
 def test_fuzz_fixture_covers_every_case(workspace: tuple[Path, list[tuple[Path, bytes]]]) -> None:
     _, copies = workspace
-    assert len(copies) == len(flink_fixtures()) == 37
+    assert len(copies) == len(CORPUS) == 42
     assert all(
         UUID_NAME.search(data) for _, data in copies
     )  # every fixture has a name the escape can rewrite

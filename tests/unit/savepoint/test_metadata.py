@@ -5,7 +5,9 @@ import struct
 import pytest
 
 from splitaudit.errors import InputError
+from splitaudit.savepoint.handles import EmptySegmentFileStateHandle, SegmentFileStateHandle
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
+from splitaudit.savepoint.view import inspect_savepoint
 from tests.unit.conftest import FlinkFixture, fixture, flink_fixtures
 
 FIXTURES = flink_fixtures()
@@ -121,3 +123,51 @@ def test_missing_trailer_is_corruption() -> None:
         read_metadata(data[:trailer], "m")
     assert error.value.offset == trailer
     assert "missing CheckpointProperties trailer" in error.value.message
+
+
+FILE_MERGING = flink_fixtures("flink-file-merging")
+
+
+def test_file_merging_fixtures_are_present() -> None:
+    assert [case.name for case in FILE_MERGING] == [
+        f"{v}-checkpoint-file-merging" for v in ("1.20.3", "2.0.1", "2.1.1", "2.2.1", "2.3.0")
+    ]
+
+
+@pytest.mark.parametrize("case", FILE_MERGING, ids=lambda f: f.name)
+def test_file_merging_handles(case: FlinkFixture) -> None:
+    """Tags 17 (FileMergingOperatorStreamStateHandle), 15 (segment) and 16 (empty segment) on real files."""
+    expected = case.expected["metadata"]
+    metadata = read_metadata(case.metadata.read_bytes(), str(case.metadata))
+    assert (metadata.version, metadata.checkpoint_id) == (
+        expected["format_version"],
+        expected["checkpoint_id"],
+    )
+    assert metadata.properties is not None
+    assert metadata.properties.kind == expected["kind"]
+    for operator in metadata.operators:
+        want = expected["operator_state_handles"][operator.operator_id]
+        for subtask in operator.subtask_states:
+            handle = subtask.managed_operator_state
+            assert handle is not None
+            assert handle.tag == want["tag"]
+            if want["delegate"] == "segment":
+                assert isinstance(handle.delegate, SegmentFileStateHandle)
+                assert handle.delegate.physical_path.startswith("file:/")
+                assert not handle.is_empty
+                assert all(0 <= o < handle.delegate.state_size for s in handle.states for o in s.offsets)
+            else:
+                assert isinstance(handle.delegate, EmptySegmentFileStateHandle)
+                assert handle.is_empty
+                assert handle.states == ()
+
+
+@pytest.mark.parametrize("case", FILE_MERGING, ids=lambda f: f.name)
+def test_file_merging_segments_outside_the_directory_are_refused(case: FlinkFixture) -> None:
+    # Segments live in the checkpoint's taskowned/ folder, outside chk-N, under absolute paths.
+    with pytest.raises(InputError) as error:
+        inspect_savepoint(str(case.snapshot))
+    assert error.value.path == str(case.metadata)
+    assert "--allow-external-state" in error.value.message
+    data = case.metadata.read_bytes()
+    assert data[error.value.offset] == 15  # the offset is the segment handle's tag byte
