@@ -7,6 +7,8 @@ operator coordinator. `to_json` is the `inspect` contract of DESIGN.md.
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -102,7 +104,7 @@ class SavepointView:
     path: str
     format_version: int
     checkpoint_id: int
-    kind: str | None  # None only for V3 metadata, which has no properties trailer
+    kind: str | None  # V3 metadata has no properties trailer: then from the folder name, or None
     savepoint_format: str | None
     operators: tuple[OperatorView, ...]
 
@@ -145,10 +147,21 @@ def inspect_savepoint(
         path=files.metadata_path,
         format_version=metadata.version,
         checkpoint_id=metadata.checkpoint_id,
-        kind=None if properties is None else properties.kind,
+        kind=_kind_from_directory(files.directory) if properties is None else properties.kind,
         savepoint_format=None if properties is None else properties.savepoint_format,
         operators=tuple(operators),
     )
+
+
+def _kind_from_directory(directory: str) -> str | None:
+    """V3 metadata (Flink <= 1.15) has no properties trailer; the folder name Flink gave is the only evidence:
+    `savepoint-<job id prefix>-<random>` or `chk-<checkpoint id>`. A renamed folder gives None."""
+    name = posixpath.basename(directory.rstrip("/"))
+    if re.fullmatch(r"savepoint-[0-9a-f]{6}-[0-9a-f]{12}", name):
+        return "savepoint"
+    if re.fullmatch(r"chk-\d+", name):
+        return "checkpoint"
+    return None
 
 
 def _source_state(operator: OperatorState, files: SavepointFiles) -> SourceState | None:

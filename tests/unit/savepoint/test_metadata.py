@@ -14,12 +14,12 @@ FIXTURES = flink_fixtures()
 
 
 def test_fixtures_are_present() -> None:
-    # 4 cases for each of Flink 1.17, 1.18, 1.19, 1.20, 2.0, 2.1, 2.2, 2.3 (fixtures/generate_flink.py) and
-    # one KafkaSource savepoint per connector release 3.0.2, 3.3.0, 3.4.0, 4.0.1, 5.0.0 (generate_kafka.py).
-    assert len(flink_fixtures("flink")) == 32
+    # 4 cases for each of Flink 1.15, 1.17, 1.18, 1.19, 1.20, 2.0, 2.1, 2.2, 2.3 (fixtures/generate_flink.py)
+    # and a KafkaSource savepoint per connector release 3.0.2, 3.3.0, 3.4.0, 4.0.1, 5.0.0 (generate_kafka.py).
+    assert len(flink_fixtures("flink")) == 36
     assert len(flink_fixtures("kafka")) == 5
     versions = {case.expected["inspect"]["format_version"] for case in FIXTURES}
-    assert versions == {4, 5, 6}
+    assert versions == {3, 4, 5, 6}
 
 
 def test_operator_id_from_uid_matches_flink() -> None:
@@ -34,9 +34,12 @@ def test_container_fields(case: FlinkFixture) -> None:
     metadata = read_metadata(case.metadata.read_bytes(), str(case.metadata))
     assert metadata.version == expected["format_version"]
     assert metadata.checkpoint_id == expected["checkpoint_id"]
-    assert metadata.properties is not None
-    assert metadata.properties.kind == expected["kind"]
-    assert metadata.properties.savepoint_format == expected["savepoint_format"]
+    if metadata.version == 3:  # Flink <= 1.15: no CheckpointProperties trailer
+        assert metadata.properties is None
+    else:
+        assert metadata.properties is not None
+        assert metadata.properties.kind == expected["kind"]
+        assert metadata.properties.savepoint_format == expected["savepoint_format"]
     assert metadata.master_states == ()
     by_id = {op.operator_id: op for op in metadata.operators}
     assert sorted(by_id) == [op["id"] for op in expected["operators"]]
@@ -170,4 +173,5 @@ def test_file_merging_segments_outside_the_directory_are_refused(case: FlinkFixt
     assert error.value.path == str(case.metadata)
     assert "--allow-external-state" in error.value.message
     data = case.metadata.read_bytes()
+    assert error.value.offset is not None
     assert data[error.value.offset] == 15  # the offset is the segment handle's tag byte

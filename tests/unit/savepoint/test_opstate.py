@@ -91,7 +91,8 @@ def test_corrupt_snappy_chunk() -> None:
 @pytest.mark.parametrize(
     ("name", "version", "compressed"),
     [
-        ("1.17.2-savepoint-native-files-snappy", 5, False),  # proxy v5: no compression flag, never compressed
+        ("1.15.4-savepoint-native-files-snappy", 5, False),  # proxy v5: no compression flag, never compressed
+        ("1.17.2-savepoint-native-files-snappy", 5, False),
         ("1.18.1-savepoint-native-files-snappy", 6, True),  # 1.18: a framed Snappy stream per state
         ("1.19.3-savepoint-native-files-snappy", 6, True),  # 1.19+: one framed stream for all states
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,17 @@ def test_kafka_reader_and_enumerator_state_match_the_topic() -> None:
     topic = case.expected["job"]["topic"]
     partitions = {(s.state.to_json()["topic"], s.state.to_json()["partition"]) for s in source.reader_splits}
     assert partitions == {(topic, p) for p in range(case.expected["job"]["partitions"])}
+
+
+def test_v3_kind_comes_from_the_folder_name(tmp_path: Path) -> None:
+    # Flink 1.15 writes metadata V3, without the CheckpointProperties trailer.
+    case = fixture("1.15.4-savepoint-canonical-inline")
+    assert inspect_savepoint(str(case.snapshot)).kind == "savepoint"
+    assert inspect_savepoint(str(fixture("1.15.4-checkpoint-retained-inline").snapshot)).kind == "checkpoint"
+    renamed = tmp_path / "my-backup"
+    shutil.copytree(case.snapshot, renamed)
+    view = inspect_savepoint(str(renamed))
+    assert (view.kind, view.savepoint_format, view.format_version) == (None, None, 3)
 
 
 def test_metadata_file_path_is_accepted() -> None:
