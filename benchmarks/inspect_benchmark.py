@@ -26,18 +26,14 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "fixtures"))
 
-from generate_flink import Case, compile_job, java_opts, run_case, snapshot_dir  # noqa: E402
-
+from fixtures.generate_flink import Case, compile_job, java_opts, run_case, snapshot_dir  # noqa: E402
 from splitaudit.savepoint.view import SavepointView, inspect_savepoint  # noqa: E402
 from splitaudit.stack.home import flink_home, maven_repo  # noqa: E402
 
 FLINK = "1.19.3"
 STATE_PROCESSOR = ("org.apache.flink", "flink-state-processor-api", "1.19.1")
-READER_SOURCE = (
-    REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/StateProcessorRead.java"
-)
+READER_SOURCE = REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/StateProcessorRead.java"
 OUT = REPO / "benchmarks" / "out"
 
 
@@ -116,9 +112,7 @@ def state_processor_read(snapshot: Path, uid: str) -> tuple[float, dict[str, Any
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parallelism", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()

@@ -11,6 +11,8 @@ from typing import NoReturn
 
 import click
 
+from splitaudit.audit.run import AuditRequest, run_audit
+from splitaudit.audit.sink import SINK_FORMATS, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
@@ -58,9 +60,7 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     Exit codes: 0 clean, 1 findings of severity error, 2 bad input or usage (the message names the file and
     byte offset), 3 the environment failed (a download, a server start, a remote call).
     """
-    ctx.obj = Context(
-        output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug
-    )
+    ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
 
 
 @main.command()
@@ -108,8 +108,13 @@ def stack_up(ctx: click.Context, workdir: Path) -> None:
 
 @stack.command("status")
 @WORKDIR
-@click.option("--spark", "spark_master", metavar="MASTER", default=None,
-              help="Also start a Spark session on MASTER (e.g. 'local[*]') and run a query, as a health check.")  # fmt: skip
+@click.option(
+    "--spark",
+    "spark_master",
+    metavar="MASTER",
+    default=None,
+    help="Also start a Spark session on MASTER (e.g. 'local[*]') and run a query, as a health check.",
+)
 @click.pass_context
 def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) -> None:
     """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
@@ -117,9 +122,7 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
     def action(context: Context) -> int:
         status = Stack(workdir.resolve()).status()
         if spark_master is not None:
-            status = StackStatus(
-                status.workdir, (*status.services, spark_check(spark_master, workdir.resolve()))
-            )
+            status = StackStatus(status.workdir, (*status.services, spark_check(spark_master, workdir.resolve())))
         context.output.stack_status(status)
         return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
 
@@ -135,14 +138,16 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
 
 
 @main.command()
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.")  # fmt: skip
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.",
+)
 @click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
 @click.option("--records", default=10_000, show_default=True, help="Records to produce.")
 @click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Flink job.")
-@click.option(
-    "--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`)."
-)
+@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
 @click.pass_context
 def demo(
     ctx: click.Context,
@@ -172,6 +177,64 @@ def demo(
             )
         ),
     )
+
+
+@main.command()
+@click.option("--sink", required=True, metavar="PATH", help="The job's output: a directory or file of sink records.")
+@click.option(
+    "--sink-format",
+    type=click.Choice(SINK_FORMATS),
+    default="parquet",
+    show_default=True,
+    help="How the sink is stored (JSON means JSON lines; CSV needs a header row).",
+)
+@click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
+@click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
+@click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
+@click.option(
+    "--exactly-once",
+    is_flag=True,
+    help="Declare the sink exactly-once: replays after a restore become errors instead of warnings.",
+)
+@click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
+)
+@click.pass_context
+def audit(
+    ctx: click.Context,
+    sink: str,
+    sink_format: str,
+    topic_col: str,
+    partition_col: str,
+    offset_col: str,
+    exactly_once: bool,
+    master: str,
+) -> None:
+    """Audit a Kafka consumer's sink on Spark: duplicate records and missing offsets per partition.
+
+    Duplicates are (topic, partition, offset) keys present more than once. When the sink has the lineage
+    columns reader_id and attempt, each is classified: double assignment (two readers within one attempt, an
+    error), or replay (a later attempt after a restore, a warning unless --exactly-once). Missing records are
+    offsets between a partition's lowest and highest sink offset that the sink lacks (dense offsets assumed).
+    Exit 0 clean, 1 findings of severity error, 2 bad input.
+    """
+    request = AuditRequest(
+        sink=sink,
+        sink_format=sink_format,
+        columns=SinkColumns(topic_col, partition_col, offset_col),
+        exactly_once=exactly_once,
+        master=master,
+    )
+
+    def action(context: Context) -> int:
+        findings = run_audit(request, context.progress)
+        context.output.findings(findings)
+        return findings.exit_code
+
+    run(ctx, action)
 
 
 @main.command()

@@ -35,7 +35,7 @@ class InputError(SplitauditError):
         super().__init__(f"{where}: {message}")
 
 
-class EnvironmentFailure(SplitauditError):
+class ExternalError(SplitauditError):
     """Something outside the input failed: a download, a server start, a remote call."""
 
     exit_code = EXIT_ENVIRONMENT

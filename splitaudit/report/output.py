@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from splitaudit.audit.findings import Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.savepoint.view import SavepointView
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
@@ -45,6 +46,10 @@ class Output(ABC):
     def savepoint_view(self, view: SavepointView) -> None:
         """Show what `splitaudit inspect` read: operators, subtasks, splits, offsets."""
 
+    @abstractmethod
+    def findings(self, findings: Findings) -> None:
+        """Show what an audit found: summary, findings, per-partition coverage, notes."""
+
 
 class ConsoleOutput(Output):
     """Rich tables on stdout, errors on stderr."""
@@ -56,7 +61,7 @@ class ConsoleOutput(Output):
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
             self.errors.print("".join(traceback.format_exception(ex)), markup=False)
-        # One line whatever the terminal width (soft_wrap), and file names with [brackets] stay literal.
+        # One line whatever the terminal width (soft_wrap); [brackets] in file names stay literal (escape).
         if isinstance(ex, SplitauditError):
             self.errors.print(f"[red]error:[/red] {escape(str(ex))}", soft_wrap=True)
         else:
@@ -89,6 +94,52 @@ class ConsoleOutput(Output):
         self.console.print(table)
         self.console.print(f"savepoint: {report.savepoint_path}")
         self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
+
+    def findings(self, findings: Findings) -> None:
+        summary = Table(title="audit summary")
+        for name in findings.summary.__dict__:
+            summary.add_column(name.replace("_", " "))
+        summary.add_row(*(str(v) for v in findings.summary.__dict__.values()))
+        self.console.print(summary)
+        if findings.findings:
+            table = Table(title="findings")
+            for column in ("severity", "kind", "topic", "partition", "count", "offsets", "detail"):
+                table.add_column(column)
+            for f in findings.findings:
+                colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+                ranges = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in f.offset_ranges[:6])
+                if len(f.offset_ranges) > 6 or f.ranges_truncated:
+                    ranges += ", …"
+                partition = "-" if f.partition is None else str(f.partition)
+                table.add_row(
+                    f"[{colour}]{f.severity}[/{colour}]",
+                    f.kind,
+                    f.topic or "-",
+                    partition,
+                    str(f.count),
+                    ranges,
+                    f.detail,
+                )
+            self.console.print(table)
+        else:
+            self.console.print("[green]no findings[/green]")
+        coverage = Table(title="sink coverage per partition")
+        for column in ("topic", "partition", "rows", "distinct offsets", "first", "last", "duplicates", "missing"):
+            coverage.add_column(column)
+        for c in findings.coverage:
+            coverage.add_row(
+                c.topic,
+                str(c.partition),
+                str(c.rows),
+                str(c.distinct),
+                str(c.first_offset),
+                str(c.last_offset),
+                str(c.duplicates),
+                str(c.missing),
+            )
+        self.console.print(coverage)
+        for note in findings.notes:
+            self.console.print(f"[dim]note: {note}[/dim]", soft_wrap=True)
 
     def savepoint_view(self, view: SavepointView) -> None:
         kind = view.kind or "snapshot"
@@ -161,6 +212,9 @@ class JsonOutput(Output):
 
     def smoke_report(self, report: SmokeReport) -> None:
         self._print(report.to_json())
+
+    def findings(self, findings: Findings) -> None:
+        self._print(findings.to_json())
 
     def savepoint_view(self, view: SavepointView) -> None:
         self._print(view.to_json())

@@ -123,9 +123,7 @@ class DataInput:
         if n < 0:
             raise self.error(f"negative {what} {n}", at)
         if n * element_size > self.remaining():
-            raise self.error(
-                f"{what} {n} needs at least {n * element_size} bytes, only {self.remaining()} left", at
-            )
+            raise self.error(f"{what} {n} needs at least {n * element_size} bytes, only {self.remaining()} left", at)
         return n
 
     def read_utf(self, what: str = "string") -> str:

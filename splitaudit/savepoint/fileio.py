@@ -13,7 +13,7 @@ import os
 import posixpath
 from urllib.parse import urlparse
 
-import pyarrow.fs as pafs  # type: ignore[import-untyped]
+import pyarrow.fs as pafs
 
 from splitaudit.errors import InputError
 
@@ -38,9 +38,7 @@ class SavepointFiles:
         else:
             self.directory = posixpath.dirname(path)
             if posixpath.basename(path) != METADATA_FILE:
-                raise InputError(
-                    location, None, f"expected a savepoint directory or its {METADATA_FILE} file"
-                )
+                raise InputError(location, None, f"expected a savepoint directory or its {METADATA_FILE} file")
         self.metadata_path = posixpath.join(self.directory, METADATA_FILE)
         self._local = isinstance(self.fs, pafs.LocalFileSystem)
         if self._local:
@@ -61,15 +59,8 @@ class SavepointFiles:
 
     def read_relative(self, relative_path: str, referenced_from: str, offset: int) -> tuple[str, bytes]:
         """A tag-6 handle: a file name inside the savepoint directory, never outside it."""
-        if (
-            not relative_path
-            or posixpath.isabs(relative_path)
-            or "\\" in relative_path
-            or "\0" in relative_path
-        ):
-            raise InputError(
-                referenced_from, offset, f"relative state path {relative_path!r} is not relative"
-            )
+        if not relative_path or posixpath.isabs(relative_path) or "\\" in relative_path or "\0" in relative_path:
+            raise InputError(referenced_from, offset, f"relative state path {relative_path!r} is not relative")
         resolved = posixpath.normpath(posixpath.join(self.directory, relative_path))
         if not self._inside(resolved):
             raise InputError(
@@ -90,8 +81,7 @@ class SavepointFiles:
             raise InputError(
                 referenced_from,
                 offset,
-                f"state file {uri} lies outside the savepoint directory; "
-                "pass --allow-external-state to read it",
+                f"state file {uri} lies outside the savepoint directory; pass --allow-external-state to read it",
             )
         if inside or fs is None:
             return posixpath.normpath(path), self._read(posixpath.normpath(path), referenced_from, offset)
@@ -117,9 +107,7 @@ class SavepointFiles:
                 with fs.open_input_stream(path) as stream:
                     self._cache[key] = stream.read()
             except (OSError, ValueError) as ex:
-                where = (
-                    "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
-                )
+                where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
                 raise InputError(shown, None, f"cannot read state file{where}: {_one_line(ex)}") from None
         return self._cache[key]
 

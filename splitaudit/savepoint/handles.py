@@ -198,9 +198,7 @@ def read_operator_state_handle(inp: DataInput) -> OperatorStateHandle | None:
         mode = inp.read_unsigned_byte("distribution mode")
         if mode >= len(DISTRIBUTION_MODES):
             raise inp.error(f"unknown distribution mode {mode} of state {name!r}", mode_at)
-        offsets = tuple(
-            inp.read_long("state element offset") for _ in range(inp.read_length("number of offsets", 8))
-        )
+        offsets = tuple(inp.read_long("state element offset") for _ in range(inp.read_length("number of offsets", 8)))
         states.append(StateMetaInfo(name, DISTRIBUTION_MODES[mode], offsets))
     is_empty = False
     if tag == SEGMENT_PARTITIONABLE_OPERATOR_STATE_HANDLE:

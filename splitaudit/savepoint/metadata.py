@@ -99,9 +99,7 @@ def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
     inp = DataInput(data, path)
     magic = inp.read_int("magic number")
     if magic != HEADER_MAGIC_NUMBER:
-        raise inp.error(
-            f"not a Flink checkpoint/savepoint metadata file (magic {magic & 0xFFFFFFFF:#010x})", 0
-        )
+        raise inp.error(f"not a Flink checkpoint/savepoint metadata file (magic {magic & 0xFFFFFFFF:#010x})", 0)
     version_at = inp.tell()
     version = inp.read_int("metadata version")
     if version not in SUPPORTED_VERSIONS:
@@ -113,9 +111,7 @@ def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
     checkpoint_id = inp.read_long("checkpoint id")
     if checkpoint_id < 0:
         raise inp.error(f"negative checkpoint id {checkpoint_id}", 8)
-    master_states = tuple(
-        _read_master_state(inp) for _ in range(inp.read_length("number of master states", 8))
-    )
+    master_states = tuple(_read_master_state(inp) for _ in range(inp.read_length("number of master states", 8)))
     # An operator entry is at least 16 (id) + 4 + 4 + 1 (coordinator tag) + 4 (subtask count) bytes.
     operators = tuple(
         _read_operator_state(inp, version) for _ in range(inp.read_length("number of operator states", 29))
@@ -149,17 +145,14 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
     max_parallelism = inp.read_int("max parallelism")
     if not 0 < parallelism <= max_parallelism:
         raise inp.error(
-            f"operator {operator_id}: parallelism {parallelism} / max parallelism {max_parallelism} "
-            "is impossible",
+            f"operator {operator_id}: parallelism {parallelism} / max parallelism {max_parallelism} is impossible",
             parallelism_at,
         )
     coordinator_at = inp.tell()
     coordinator = read_stream_handle(inp)
     if coordinator is not None and not isinstance(coordinator, ByteStreamStateHandle):
         # deserializeAndCheckByteStreamStateHandle: coordinator state is always inline.
-        raise inp.error(
-            f"operator {operator_id}: coordinator state is not an inline byte handle", coordinator_at
-        )
+        raise inp.error(f"operator {operator_id}: coordinator state is not an inline byte handle", coordinator_at)
     count_at = inp.tell()
     count = inp.read_int("number of subtask states")
     if count == -1:  # FullyFinishedOperatorState
@@ -167,9 +160,7 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
             raise inp.error(f"operator {operator_id}: fully finished but has coordinator state", count_at)
         return OperatorState(operator_id, name, uid, parallelism, max_parallelism, None, (), (), True)
     if count < 0 or count > parallelism:
-        raise inp.error(
-            f"operator {operator_id}: {count} subtask states for parallelism {parallelism}", count_at
-        )
+        raise inp.error(f"operator {operator_id}: {count} subtask states for parallelism {parallelism}", count_at)
     subtasks = []
     finished = []
     for _ in range(count):
@@ -177,9 +168,7 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
         index = inp.read_int("subtask index")
         subtask = index if index >= 0 else -index - 1
         if subtask >= parallelism:
-            raise inp.error(
-                f"operator {operator_id}: subtask {subtask} >= parallelism {parallelism}", index_at
-            )
+            raise inp.error(f"operator {operator_id}: subtask {subtask} >= parallelism {parallelism}", index_at)
         if index < 0:
             finished.append(subtask)
         else:

@@ -86,17 +86,13 @@ class OperatorStateStream:
     def element_region(self, offset: int) -> DataInput:
         """The bytes from `offset` to the next element (decompressed when the stream is compressed)."""
         if not 0 <= offset < len(self.stream):
-            raise self.stream.error(
-                f"state element offset {offset} lies outside the {len(self.stream)}-byte stream"
-            )
+            raise self.stream.error(f"state element offset {offset} lies outside the {len(self.stream)}-byte stream")
         end = next(e for e in self._ends if e > offset)
         self.stream.seek(offset)
         region = self.stream.sub(end - offset, "state element")
         if not self.header.compressed:
             return region
-        return DataInput(
-            _snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})"
-        )
+        return DataInput(_snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})")
 
     def byte_array_element(self, offset: int) -> DataInput:
         """A `BytePrimitiveArraySerializer` element (`int len, byte[len]`), as `SourceReaderState` stores."""
@@ -147,9 +143,7 @@ def _read_meta_info(stream: DataInput) -> tuple[StateMetaInfoSnapshot, bool]:
         if proxy_version != 2:
             raise stream.error(f"serializer snapshot proxy version {proxy_version} (expected 2)", proxy_at)
         snapshot_class = stream.read_utf("serializer snapshot class")
-        serializers.append(
-            SerializerSnapshot(key, snapshot_class, stream.read_int("serializer snapshot version"))
-        )
+        serializers.append(SerializerSnapshot(key, snapshot_class, stream.read_int("serializer snapshot version")))
         if snapshot_class not in EMPTY_BODY_SNAPSHOTS:
             complete = False
             break
@@ -195,9 +189,7 @@ def _snappy_raw(data: bytes, region: DataInput, at: int) -> bytes:
         if not byte & 0x80:
             break
     if size > SNAPPY_MAX_BLOCK:
-        raise region.error(
-            f"Snappy block declares {size} bytes, more than the {SNAPPY_MAX_BLOCK} allowed", at
-        )
+        raise region.error(f"Snappy block declares {size} bytes, more than the {SNAPPY_MAX_BLOCK} allowed", at)
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except cramjam.DecompressionError as ex:

@@ -119,9 +119,7 @@ class SavepointView:
         }
 
 
-def inspect_savepoint(
-    location: str, uids: Iterable[str] = (), allow_external_state: bool = False
-) -> SavepointView:
+def inspect_savepoint(location: str, uids: Iterable[str] = (), allow_external_state: bool = False) -> SavepointView:
     """Read a savepoint/checkpoint directory (or its `_metadata`). `uids` name operators of 1.x files, which
     store only ids; when given, only the operators with those uids are shown."""
     files = SavepointFiles(location, allow_external_state)
@@ -185,12 +183,8 @@ def _source_state(operator: OperatorState, files: SavepointFiles) -> SourceState
                     version = element.read_int("split serializer version")
                     payload = element.sub(element.read_length("split length"), "split")
                     element.expect_end("the SourceReaderState element")
-                    splits.append(
-                        ReaderSplit(subtask.subtask, version, registry.decode_reader_split(version, payload))
-                    )
-            elif state.name == registry.UNBOUNDED_WRAPPER_STATE and _beam_wrapper_evidence(
-                stream, state.name
-            ):
+                    splits.append(ReaderSplit(subtask.subtask, version, registry.decode_reader_split(version, payload)))
+            elif state.name == registry.UNBOUNDED_WRAPPER_STATE and _beam_wrapper_evidence(stream, state.name):
                 is_source = True
                 for offset in state.offsets:
                     decoded = registry.decode_unbounded_wrapper_element(stream.element_region(offset))

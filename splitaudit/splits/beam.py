@@ -153,10 +153,7 @@ class FlinkSourceEnumeratorState:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "pending": [
-                {"subtask": p.subtask, "splits": [split.to_json() for split in p.splits]}
-                for p in self.pending
-            ]
+            "pending": [{"subtask": p.subtask, "splits": [split.to_json() for split in p.splits]} for p in self.pending]
         }
 
 
@@ -211,9 +208,7 @@ def _topic_partitions(inp: DataInput, source: Any, at: int) -> tuple[TopicPartit
         topic = _field(inp, tp, "topic", at)
         if not isinstance(topic, str):
             raise inp.error("TopicPartition.topic is not a string", at)
-        partitions.append(
-            TopicPartition(topic, _as_int(inp, _field(inp, tp, "partition", at), "partition", at))
-        )
+        partitions.append(TopicPartition(topic, _as_int(inp, _field(inp, tp, "partition", at), "partition", at)))
     return tuple(partitions)
 
 
@@ -223,9 +218,7 @@ def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[Partit
         stream = io.BytesIO(data)
         try:
             record: Any = fastavro.schemaless_reader(stream, schema, None)
-        except (
-            Exception
-        ):  # fastavro raises EOFError, ValueError, UnicodeDecodeError, … on bytes that do not fit
+        except Exception:  # fastavro raises EOFError, ValueError, UnicodeDecodeError, … on bytes that do not fit
             continue
         if stream.tell() == len(data):
             return tuple(
@@ -270,9 +263,7 @@ def decode_enumerator(inp: DataInput) -> FlinkSourceEnumeratorState:
     pending = [
         PendingSplits(
             _as_int(inp, key, "subtask id", at),
-            tuple(
-                _flink_source_split(inp, split, at) for split in _as_list(inp, splits, "pending splits", at)
-            ),
+            tuple(_flink_source_split(inp, split, at) for split in _as_list(inp, splits, "pending splits", at)),
         )
         for key, splits in value.items()
     ]

@@ -79,9 +79,7 @@ class KafkaEnumeratorState:
 def _read_split(inp: DataInput) -> KafkaPartitionSplit:
     topic = inp.read_utf("topic")
     partition = inp.read_int("partition")
-    return KafkaPartitionSplit(
-        topic, partition, inp.read_long("starting offset"), inp.read_long("stopping offset")
-    )
+    return KafkaPartitionSplit(topic, partition, inp.read_long("starting offset"), inp.read_long("stopping offset"))
 
 
 def decode_split(inp: DataInput) -> KafkaPartitionSplit:
@@ -128,9 +126,7 @@ def decode_enumerator(inp: DataInput, version: int) -> KafkaEnumeratorState:
         split_version = inp.read_int("split serializer version")
         for _ in range(count):
             split = _read_split_bytes(inp, split_version)
-            partitions.append(
-                KafkaPartitionAssignment(split.topic, split.partition, _read_status(inp), split)
-            )
+            partitions.append(KafkaPartitionAssignment(split.topic, split.partition, _read_status(inp), split))
         finished = inp.read_bool("initial discovery finished")
     else:
         raise inp.error(f"KafkaSourceEnumState serializer version {version} is unknown", 0)

@@ -14,12 +14,12 @@ from typing import Any
 
 import requests
 
-from splitaudit.errors import EnvironmentFailure
+from splitaudit.errors import ExternalError
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
 
 
-class FlinkRestError(EnvironmentFailure):
+class FlinkRestError(ExternalError):
     """Flink answered a REST call with an error; the message carries Flink's own text."""
 
     def __init__(self, method: str, url: str, status: int, flink_errors: list[str]) -> None:
@@ -103,7 +103,7 @@ class FlinkRestClient:
         try:
             response = self.session.request(method, url, timeout=self.timeout, **kwargs)
         except requests.RequestException as ex:
-            raise EnvironmentFailure(f"Flink REST {method} {url} failed: {ex}") from ex
+            raise ExternalError(f"Flink REST {method} {url} failed: {ex}") from ex
         if response.status_code >= 400:
             try:
                 errors = [str(e) for e in response.json().get("errors", [])]
@@ -169,12 +169,12 @@ class FlinkRestClient:
             if state in states:
                 return state
             if state in TERMINAL_STATES:
-                raise EnvironmentFailure(
+                raise ExternalError(
                     f"Flink job {job_id} ended {state} while waiting for {sorted(states)}:\n"
                     f"{self.job_exceptions(job_id)}"
                 )
             time.sleep(0.5)
-        raise EnvironmentFailure(f"Flink job {job_id} still {state} after {timeout:.0f} s (wanted {sorted(states)})")
+        raise ExternalError(f"Flink job {job_id} still {state} after {timeout:.0f} s (wanted {sorted(states)})")
 
     def wait_all_running(self, job_id: str, timeout: float = 120.0) -> None:
         """Wait until the job and every one of its vertices run (sources can be checkpointed from then on)."""
@@ -185,10 +185,15 @@ class FlinkRestClient:
             if vertices and all(v.get("status") == "RUNNING" for v in vertices):
                 return
             time.sleep(0.5)
-        raise EnvironmentFailure(f"Flink job {job_id}: not all vertices RUNNING after {timeout:.0f} s")
+        raise ExternalError(f"Flink job {job_id}: not all vertices RUNNING after {timeout:.0f} s")
 
     def trigger_savepoint(
-        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", cancel: bool = False
+        self,
+        job_id: str,
+        target_directory: str | None = None,
+        *,
+        format_type: str = "CANONICAL",
+        cancel: bool = False,
     ) -> str:
         """POST /jobs/:id/savepoints; return the trigger id to wait on."""
         body: dict[str, Any] = {"cancel-job": cancel, "formatType": format_type}
@@ -197,7 +202,12 @@ class FlinkRestClient:
         return str(self._call("POST", f"/jobs/{job_id}/savepoints", json=body)["request-id"])
 
     def stop_with_savepoint(
-        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", drain: bool = False
+        self,
+        job_id: str,
+        target_directory: str | None = None,
+        *,
+        format_type: str = "CANONICAL",
+        drain: bool = False,
     ) -> str:
         """POST /jobs/:id/stop (stop with a savepoint); return the trigger id to wait on."""
         body: dict[str, Any] = {"drain": drain, "formatType": format_type}
@@ -215,14 +225,19 @@ class FlinkRestClient:
                 if "location" in operation:
                     return str(operation["location"])
                 cause = operation.get("failure-cause", {})
-                raise EnvironmentFailure(
+                raise ExternalError(
                     f"savepoint of job {job_id} failed: {cause.get('stack-trace') or cause or document}"
                 )
             time.sleep(0.3)
-        raise EnvironmentFailure(f"savepoint of job {job_id} not complete after {timeout:.0f} s")
+        raise ExternalError(f"savepoint of job {job_id} not complete after {timeout:.0f} s")
 
     def savepoint(
-        self, job_id: str, target_directory: str | None = None, *, format_type: str = "CANONICAL", timeout: float = 120.0
+        self,
+        job_id: str,
+        target_directory: str | None = None,
+        *,
+        format_type: str = "CANONICAL",
+        timeout: float = 120.0,
     ) -> str:
         """Trigger a savepoint and wait for it; return its location."""
         request_id = self.trigger_savepoint(job_id, target_directory, format_type=format_type)
@@ -236,7 +251,7 @@ class FlinkRestClient:
         deadline = time.monotonic() + timeout
         while self.job_state(job_id) not in TERMINAL_STATES:
             if time.monotonic() > deadline:
-                raise EnvironmentFailure(f"Flink job {job_id} not canceled after {timeout:.0f} s")
+                raise ExternalError(f"Flink job {job_id} not canceled after {timeout:.0f} s")
             time.sleep(0.3)
 
     def checkpoints(self, job_id: str) -> CheckpointHistory:
@@ -251,7 +266,7 @@ class FlinkRestClient:
             if latest is not None and latest.id > after:
                 return latest
             time.sleep(0.5)
-        raise EnvironmentFailure(f"no completed checkpoint of job {job_id} after {timeout:.0f} s")
+        raise ExternalError(f"no completed checkpoint of job {job_id} after {timeout:.0f} s")
 
     def vertex_metric(self, job_id: str, vertex_name_prefix: str, metric: str) -> float:
         """Sum of one aggregated subtask metric (e.g. numRecordsIn) over the vertex whose name starts with a prefix."""
@@ -263,4 +278,4 @@ class FlinkRestClient:
                     params={"get": metric, "agg": "sum"},
                 )
                 return float(values[0]["sum"]) if values else 0.0
-        raise EnvironmentFailure(f"job {job_id} has no vertex named {vertex_name_prefix}…")
+        raise ExternalError(f"job {job_id} has no vertex named {vertex_name_prefix}…")

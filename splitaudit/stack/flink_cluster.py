@@ -14,11 +14,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from splitaudit.errors import EnvironmentFailure
+from splitaudit.errors import ExternalError
 from splitaudit.stack import process
 from splitaudit.stack.flink import FlinkRestClient
 from splitaudit.stack.home import FLINK_VERSION, flink_home
 from splitaudit.stack.kafka import java_executable
+
 
 @dataclass(frozen=True)
 class FlinkCluster:
@@ -67,7 +68,7 @@ class FlinkCluster:
         """Start the JobManager, then the TaskManager; wait until REST shows all slots registered."""
         home = flink_home(self.version)
         if not (home / "bin" / "jobmanager.sh").exists():
-            raise EnvironmentFailure(f"Flink {self.version} not found in {home}; run `splitaudit setup`")
+            raise ExternalError(f"Flink {self.version} not found in {home}; run `splitaudit setup`")
         self._write_conf(home)
         env = dict(os.environ)
         env.update(
@@ -112,7 +113,7 @@ class FlinkCluster:
     def _rest_up(self) -> bool:
         try:
             self.client().overview()
-        except EnvironmentFailure:
+        except ExternalError:
             return False
         return True
 
@@ -120,14 +121,19 @@ class FlinkCluster:
         """True when REST answers and the TaskManager's slots are registered."""
         try:
             overview = self.client().overview()
-        except EnvironmentFailure:
+        except ExternalError:
             return False
         return int(overview.get("taskmanagers", 0)) >= 1 and int(overview.get("slots-total", 0)) >= self.slots
 
     def _write_conf(self, home: Path) -> None:
         for folder in (self.conf_dir, self.savepoints_dir, self.checkpoints_dir, self.tmp_dir, self.log_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        for name in ("log4j.properties", "log4j-console.properties", "log4j-cli.properties", "logback-console.xml"):
+        for name in (
+            "log4j.properties",
+            "log4j-console.properties",
+            "log4j-cli.properties",
+            "logback-console.xml",
+        ):
             shutil.copyfile(home / "conf" / name, self.conf_dir / name)
         settings = {
             "env.java.opts.all": f"{_distribution_java_opts(home)} -Djava.io.tmpdir={self.tmp_dir}",

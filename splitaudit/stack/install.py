@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from splitaudit.errors import EnvironmentFailure
+from splitaudit.errors import ExternalError
 from splitaudit.report.progress import Progress
 from splitaudit.stack.home import (
     FLINK_VERSION,
@@ -51,18 +51,19 @@ def components() -> list[Component]:
     smoke = JAVA_ROOT / "smoke-job"
     return [
         Component(
-            "flink", FLINK_VERSION, flink_home(), lambda: f"flink-{FLINK_VERSION}", lambda p, log: _flink(p, log)
+            "flink",
+            FLINK_VERSION,
+            flink_home(),
+            lambda: f"flink-{FLINK_VERSION}",
+            lambda p, log: _flink(p, log),
         ),
         Component(
             "kafka-broker",
             KAFKA_VERSION,
             kafka_libs(),
             lambda: _tree_hash(kafka_pom),
-            lambda p, log: _maven(
-                p, log, kafka_pom, "dependency:copy-dependencies", f"-DoutputDirectory={kafka_libs()}",
-                "-DincludeScope=runtime",
-            ),
-        ),  # fmt: skip
+            lambda p, log: _kafka_broker(p, log, kafka_pom),
+        ),
         Component(
             "smoke-job",
             "1",
@@ -86,12 +87,18 @@ def setup(progress: Progress) -> SetupReport:
         if _stamp_key(stamp) == key and component.path.exists():
             states.append(ComponentState(component.name, component.version, "present", str(component.path), 0.0))
             continue
+        log = home / "logs" / f"{component.name}.log"
+        log.unlink(missing_ok=True)
         with progress.step(f"install {component.name} {component.version}"):
-            component.build(progress, home / "logs" / f"{component.name}.log")
+            component.build(progress, log)
         stamp.write_text(json.dumps({"key": key}))
         states.append(
             ComponentState(
-                component.name, component.version, "installed", str(component.path), time.monotonic() - started
+                component.name,
+                component.version,
+                "installed",
+                str(component.path),
+                time.monotonic() - started,
             )
         )
     return SetupReport(str(home), tuple(states))
@@ -117,7 +124,7 @@ def _tree_hash(path: Path) -> str:
 def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
     """Run a download/build command with its output in `log`; on failure name the artifact and the log."""
     progress.info(" ".join(argv))
-    with log.open("w") as out:
+    with log.open("a") as out:
         result = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
     if result.returncode != 0:
         text = log.read_text(errors="replace")
@@ -127,7 +134,7 @@ def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
             text,
         )
         detail = "\n  ".join(dict.fromkeys(culprits)) or "\n  ".join(text.splitlines()[-15:])
-        raise EnvironmentFailure(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
+        raise ExternalError(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
 
 
 def _flink(progress: Progress, log: Path) -> None:
@@ -136,37 +143,62 @@ def _flink(progress: Progress, log: Path) -> None:
     Both go into one --target prefix in ONE pip command (two --target installs collide on pyflink/), and
     with --no-deps, so PyFlink's own pin of apache-beam never enters the Python environment.
     """
-    downloads = stack_home() / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"), None)
-    if libraries is None:
-        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                             "-d", str(downloads), f"apache-flink-libraries=={FLINK_VERSION}"],
-             f"download of apache-flink-libraries {FLINK_VERSION} from PyPI")  # fmt: skip
-        libraries = next(downloads.glob(f"apache-flink-libraries-{FLINK_VERSION}.tar.gz"))
-    wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"), None)
-    if wheel is None:
-        _run(progress, log, [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-                             "-d", str(downloads), f"apache-flink=={FLINK_VERSION}"],
-             f"download of apache-flink {FLINK_VERSION} from PyPI")  # fmt: skip
-        wheel = next(downloads.glob(f"apache_flink-{FLINK_VERSION}-*.whl"))
+    libraries = _pypi_download(progress, log, f"apache-flink-libraries=={FLINK_VERSION}", sdist=True)
+    wheel = _pypi_download(progress, log, f"apache-flink=={FLINK_VERSION}", sdist=False)
     target = flink_home().parent
     shutil.rmtree(target, ignore_errors=True)
-    _run(progress, log, [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target),
-                         str(libraries), str(wheel)],
-         f"install of the Flink {FLINK_VERSION} distribution into {target}")  # fmt: skip
+    _run(
+        progress,
+        log,
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(libraries), str(wheel)],
+        f"install of the Flink {FLINK_VERSION} distribution into {target}",
+    )
     for script in (flink_home() / "bin").glob("*.sh"):
         script.chmod(0o755)
     (flink_home() / "bin" / "flink").chmod(0o755)
+
+
+def _pypi_download(progress: Progress, log: Path, requirement: str, *, sdist: bool) -> Path:
+    """One file from PyPI (its sdist, or the wheel for this interpreter) into .stack/downloads, once."""
+    downloads = stack_home() / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    name, version = requirement.split("==")
+    pattern = f"{name}-{version}.tar.gz" if sdist else f"{name.replace('-', '_')}-{version}-*.whl"
+    found = next(downloads.glob(pattern), None)
+    if found is None:
+        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        argv = [sys.executable, "-m", "pip", "download", "--no-deps", *kind, "-d", str(downloads), requirement]
+        _run(progress, log, argv, f"download of {requirement} from PyPI")
+        found = next(downloads.glob(pattern), None)
+    if found is None:
+        raise ExternalError(f"pip downloaded {requirement} but no {pattern} is in {downloads}")
+    return found
 
 
 def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
     """Run Maven on one pom, batch mode, with the stack home's own local repository."""
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise EnvironmentFailure("Maven (`mvn`) is not on PATH; install it (Debian: apt-get install maven)")
-    _run(progress, log, [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
-         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}")  # fmt: skip
+        raise ExternalError("Maven (`mvn`) is not on PATH; install it (Debian: apt-get install maven)")
+    _run(
+        progress,
+        log,
+        [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
+        f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}",
+    )
+
+
+def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
+    """The broker's classpath: the runtime dependencies of kafka_2.13, copied into a fresh libs/ folder."""
+    shutil.rmtree(kafka_libs(), ignore_errors=True)
+    _maven(
+        progress,
+        log,
+        pom,
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={kafka_libs()}",
+        "-DincludeScope=runtime",
+    )
 
 
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:

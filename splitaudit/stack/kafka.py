@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from splitaudit.errors import EnvironmentFailure, UsageError
+from splitaudit.errors import ExternalError, UsageError
 from splitaudit.stack import process
 from splitaudit.stack.home import KAFKA_VERSION, kafka_libs
 
@@ -53,36 +53,60 @@ class KafkaBroker:
         """Format the storage (first start only), start the broker and wait until it serves metadata."""
         libs = kafka_libs()
         if not libs.is_dir():
-            raise EnvironmentFailure(f"Kafka {KAFKA_VERSION} jars not found in {libs}; run `splitaudit setup`")
+            raise ExternalError(f"Kafka {KAFKA_VERSION} jars not found in {libs}; run `splitaudit setup`")
         java = java_executable()
         classpath = f"{libs}/*"
         self._write_config()
         if not (self.workdir / "data" / "meta.properties").exists():
             cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
             formatted = subprocess.run(
-                [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id,
-                 "-c", str(self.config_file)],
-                capture_output=True, text=True, check=False,
-            )  # fmt: skip
+                [
+                    java,
+                    "-cp",
+                    classpath,
+                    "kafka.tools.StorageTool",
+                    "format",
+                    # `=` form: a random id may start with "-", which argparse would take for an option
+                    f"--cluster-id={cluster_id}",
+                    f"--config={self.config_file}",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if formatted.returncode != 0:
-                raise EnvironmentFailure(f"kafka storage format failed:\n{formatted.stdout}{formatted.stderr}")
+                raise ExternalError(f"kafka storage format failed:\n{formatted.stdout}{formatted.stderr}")
         record = process.spawn(
             "kafka",
-            [java, "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", f"-Djava.io.tmpdir={self.workdir / 'tmp'}",
-             f"-Dlog4j.configuration=file:{self.workdir / 'config' / 'log4j.properties'}",
-             f"-Dkafka.logs.dir={self.workdir / 'logs'}", "-cp", classpath, "kafka.Kafka", str(self.config_file)],
+            [
+                java,
+                "-Xms256m",
+                "-Xmx512m",
+                "-XX:+UseG1GC",
+                f"-Djava.io.tmpdir={self.workdir / 'tmp'}",
+                f"-Dlog4j.configuration=file:{self.workdir / 'config' / 'log4j.properties'}",
+                f"-Dkafka.logs.dir={self.workdir / 'logs'}",
+                "-cp",
+                classpath,
+                "kafka.Kafka",
+                str(self.config_file),
+            ],
             pid_file=self.pid_file,
             log_file=self.log_file,
-        )  # fmt: skip
+        )
         process.wait_until(
-            f"the Kafka broker on {self.bootstrap}", self.healthy, timeout=timeout, alive=record, log=self.log_file
+            f"the Kafka broker on {self.bootstrap}",
+            self.healthy,
+            timeout=timeout,
+            alive=record,
+            log=self.log_file,
         )
         return record
 
     def healthy(self) -> bool:
         """True when the broker answers a metadata request."""
         try:
-            metadata = admin(self.bootstrap).list_topics(timeout=2)
+            metadata = admin(self.bootstrap, quiet=True).list_topics(timeout=2)
         except KafkaException:
             return False
         return len(metadata.brokers) == 1
@@ -132,18 +156,23 @@ def java_executable() -> str:
     home = os.environ.get("JAVA_HOME")
     candidate = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not candidate or not Path(candidate).exists():
-        raise EnvironmentFailure("no `java` found (set JAVA_HOME or put Java 17 on PATH)")
+        raise ExternalError("no `java` found (set JAVA_HOME or put Java 17 on PATH)")
     return candidate
 
 
-def admin(bootstrap: str) -> AdminClient:
-    """An admin client; short timeouts so a dead broker fails fast instead of hanging."""
-    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000})
+def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:
+    """An admin client; short timeouts so a dead broker fails fast. `quiet` silences librdkafka's connection
+    errors, for health checks that expect them while a broker starts."""
+    config: dict[str, str | int | float | bool] = {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000}
+    if quiet:
+        config["log_level"] = 0
+    return AdminClient(config)
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
     """Create a topic with `partitions` partitions (replication 1); an existing topic is an error."""
-    futures = admin(bootstrap).create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    client = admin(bootstrap)  # must outlive the future: a collected client cancels its requests
+    futures = client.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
     try:
         futures[topic].result(timeout)
     except KafkaException as ex:
@@ -174,7 +203,7 @@ def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int 
         sent[partition] += 1
     remaining = producer.flush(60)
     if remaining or errors:
-        raise EnvironmentFailure(f"producing to {topic}: {remaining} undelivered, errors: {errors[:3]}")
+        raise ExternalError(f"producing to {topic}: {remaining} undelivered, errors: {errors[:3]}")
     return sent
 
 
@@ -193,7 +222,11 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
     """Read every record of the topic from the beginning; return the offsets seen per partition."""
     ends = end_offsets(bootstrap, topic, range(partitions))
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"splitaudit-read-{uuid.uuid4()}", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"splitaudit-read-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+        }
     )
     seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
     try:
@@ -201,8 +234,9 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
         deadline = time.monotonic() + timeout
         while any(len(seen[p]) < ends[p][1] - ends[p][0] for p in seen) and time.monotonic() < deadline:
             for message in consumer.consume(num_messages=10_000, timeout=1.0):
-                if message.error() is None:
-                    seen[message.partition()].append(message.offset())
+                partition, offset = message.partition(), message.offset()
+                if message.error() is None and partition is not None and offset is not None:
+                    seen[partition].append(offset)
     finally:
         consumer.close()
     return seen

@@ -6,6 +6,7 @@ reused the pid after a crash or a reboot.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from splitaudit.errors import EnvironmentFailure, UsageError
+from splitaudit.errors import ExternalError, UsageError
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,17 @@ def stop(pid_file: Path, timeout: float = 30.0) -> PidRecord | None:
 
 def reap(pid: int) -> None:
     """Collect the exit status if the process was our own child, so it does not linger as a zombie."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def wait_until(
-    what: str, check: Callable[[], bool], *, timeout: float, alive: PidRecord | None = None, log: Path | None = None
+    what: str,
+    check: Callable[[], bool],
+    *,
+    timeout: float,
+    alive: PidRecord | None = None,
+    log: Path | None = None,
 ) -> None:
     """Poll `check` until it is true; fail early if the process `alive` died, naming its log."""
     deadline = time.monotonic() + timeout
@@ -129,9 +133,9 @@ def wait_until(
             return
         if alive is not None and alive.process() is None:
             reap(alive.pid)
-            raise EnvironmentFailure(f"{alive.name} exited before {what}; see {log or 'its log'}{tail(log)}")
+            raise ExternalError(f"{alive.name} exited before {what}; see {log or 'its log'}{tail(log)}")
         time.sleep(0.5)
-    raise EnvironmentFailure(f"timed out after {timeout:.0f} s waiting for {what}; see {log or 'its log'}{tail(log)}")
+    raise ExternalError(f"timed out after {timeout:.0f} s waiting for {what}; see {log or 'its log'}{tail(log)}")
 
 
 def tail(log: Path | None, lines: int = 12) -> str:

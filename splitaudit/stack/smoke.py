@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from splitaudit.errors import EnvironmentFailure
+from splitaudit.errors import ExternalError, UsageError
 from splitaudit.report.progress import Progress
 from splitaudit.stack import kafka as kafka_client
-from splitaudit.stack.install import SMOKE_JOB
 from splitaudit.stack.home import jobs_dir
+from splitaudit.stack.install import SMOKE_JOB
 from splitaudit.stack.results import SmokeReport, SmokeStep
 from splitaudit.stack.stack import Stack
 
@@ -48,10 +48,10 @@ def run_smoke(
 ) -> SmokeReport:
     """Run the smoke scenario in `run_dir` (which must not hold an earlier run) and report each step."""
     if (run_dir / "stack").exists():
-        raise EnvironmentFailure(f"{run_dir} already holds a run; choose a new --workdir (nothing is overwritten)")
+        raise UsageError(f"{run_dir} already holds a run; choose a new --workdir (nothing is overwritten)")
     jar = jobs_dir() / SMOKE_JOB
     if not jar.exists():
-        raise EnvironmentFailure(f"{jar} is missing; run `splitaudit setup`")
+        raise ExternalError(f"{jar} is missing; run `splitaudit setup`")
     steps = _Steps(progress)
     stack = Stack(run_dir / "stack")
     topic = "smoke"
@@ -81,7 +81,7 @@ def run_smoke(
             flink.wait_all_running(restored_id)
             restored = flink.checkpoints(restored_id).latest_restored
             if restored is None or restored.external_path != savepoint:
-                raise EnvironmentFailure(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
+                raise ExternalError(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
             out.append(f"job {restored_id} restored from checkpoint {restored.id} (savepoint)")
         with steps.step("checkpoint the restored job, then cancel") as out:
             after = flink.wait_for_checkpoint(restored_id, after=restored.id)

@@ -29,7 +29,9 @@ class Stack:
         try:
             state = json.loads(self.state_file.read_text())
         except FileNotFoundError:
-            raise UsageError(f"no stack in {self.workdir} (no stack.json); start one with `splitaudit stack up`")
+            raise UsageError(
+                f"no stack in {self.workdir} (no stack.json); start one with `splitaudit stack up`"
+            ) from None
         except ValueError as ex:
             raise UsageError(f"{self.state_file}: not a stack state file ({ex})") from ex
         kafka = KafkaBroker(self.workdir / "kafka", state["kafka"]["port"], state["kafka"]["controller_port"])
@@ -44,7 +46,7 @@ class Stack:
     def flink(self) -> FlinkCluster:
         return self._components()[1]
 
-    def _pid_files(self) -> list[Path]:
+    def pid_files(self) -> list[Path]:
         """Every pid file of this stack, in stopping order (Flink before the broker it reads from)."""
         return [
             self.workdir / "flink" / "pids" / "taskmanager.pid",
@@ -54,7 +56,7 @@ class Stack:
 
     def up(self, progress: Progress) -> StackStatus:
         """Start Kafka and Flink on free 127.0.0.1 ports; refuse if this run directory's stack is running."""
-        running = [p for p in self._pid_files() if (r := process.PidRecord.read(p)) and r.process()]
+        running = [p for p in self.pid_files() if (r := process.PidRecord.read(p)) and r.process()]
         if running:
             raise UsageError(f"a stack is already running in {self.workdir}; `splitaudit stack down` it first")
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -93,7 +95,7 @@ class Stack:
     def down(self, progress: Progress) -> StackStatus:
         """Stop the processes this stack started, by the pid files it wrote; leave the data in place."""
         stopped = []
-        for pid_file in self._pid_files():
+        for pid_file in self.pid_files():
             with progress.step(f"stop {pid_file.stem}"):
                 record = process.stop(pid_file)
             if record is not None:

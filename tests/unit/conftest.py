@@ -43,9 +43,7 @@ def normalized(document: dict[str, Any]) -> dict[str, Any]:
     document["operators"].sort(key=lambda op: op["id"])
     for op in document["operators"]:
         if op["source"] is not None:
-            op["source"]["reader_splits"].sort(
-                key=lambda s: (s["subtask"], json.dumps(s["split"], sort_keys=True))
-            )
+            op["source"]["reader_splits"].sort(key=lambda s: (s["subtask"], json.dumps(s["split"], sort_keys=True)))
     return document
 
 

@@ -57,9 +57,7 @@ def mutation(draw: st.DrawFn, size: int) -> tuple[str, Any]:
     if kind == "truncate":
         return kind, draw(st.integers(0, size - 1))
     if kind == "flip":
-        return kind, draw(
-            st.lists(st.tuples(st.integers(0, size - 1), st.integers(1, 255)), min_size=1, max_size=8)
-        )
+        return kind, draw(st.lists(st.tuples(st.integers(0, size - 1), st.integers(1, 255)), min_size=1, max_size=8))
     if kind == "extend":
         return kind, draw(st.binary(min_size=1, max_size=64))
     if kind == "absurd":
@@ -132,6 +130,4 @@ def test_mutated_metadata_only_raises_input_error(
 def test_fuzz_fixture_covers_every_case(workspace: tuple[Path, list[tuple[Path, bytes]]]) -> None:
     _, copies = workspace
     assert len(copies) == len(CORPUS) == 46
-    assert all(
-        UUID_NAME.search(data) for _, data in copies
-    )  # every fixture has a name the escape can rewrite
+    assert all(UUID_NAME.search(data) for _, data in copies)  # every fixture has a name the escape can rewrite

@@ -59,9 +59,7 @@ def test_container_fields(case: FlinkFixture) -> None:
 def test_unaligned_checkpoints_carry_channel_state(case: FlinkFixture) -> None:
     metadata = read_metadata(case.metadata.read_bytes(), str(case.metadata))
     channels = sum(
-        s.input_channel_handles + s.output_channel_handles
-        for o in metadata.operators
-        for s in o.subtask_states
+        s.input_channel_handles + s.output_channel_handles for o in metadata.operators for s in o.subtask_states
     )
     assert channels > 0  # the handles were stepped over, V1 layout (1.x, 2.0) or typed V2 (2.1+)
 

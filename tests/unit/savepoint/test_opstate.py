@@ -41,9 +41,7 @@ def test_snappy_stream_header_and_meta_info() -> None:
     assert state.backend_state_type == "OPERATOR"
     assert state.options == (("OPERATOR_STATE_DISTRIBUTION_MODE", "SPLIT_DISTRIBUTE"),)
     [serializer] = state.serializers
-    assert serializer.snapshot_class.endswith(
-        "BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot"
-    )
+    assert serializer.snapshot_class.endswith("BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot")
     assert serializer.snapshot_version == 3
     # The element sits right after the 10-byte Snappy stream identifier that follows the meta section.
     element = stream.byte_array_element(offsets[0])
@@ -77,9 +75,7 @@ def test_unknown_proxy_version() -> None:
 
 def test_corrupt_snappy_chunk() -> None:
     data, _, offsets = _state_file(SNAPPY, "seq-source", 0)
-    assert (
-        data[offsets[0] - 10 : offsets[0]] == b"\xff\x06\x00\x00sNaPpY"
-    )  # 1.19+: one identifier, then chunks
+    assert data[offsets[0] - 10 : offsets[0]] == b"\xff\x06\x00\x00sNaPpY"  # 1.19+: one identifier, then chunks
     broken = bytearray(data)
     broken[offsets[0]] = 0x02  # a reserved, unskippable chunk type
     stream = OperatorStateStream(DataInput(bytes(broken), "state"), offsets)

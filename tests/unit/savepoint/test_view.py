@@ -63,9 +63,7 @@ def test_metadata_file_path_is_accepted() -> None:
 def test_uid_names_operators_of_1x_files_and_filters() -> None:
     case = fixture("1.19.3-savepoint-canonical-inline")
     view = inspect_savepoint(str(case.snapshot), uids=["seq-source"])
-    assert [(op.operator_id, op.uid) for op in view.operators] == [
-        ("7a0e22450c7ff084b745556dd9e4a928", "seq-source")
-    ]
+    assert [(op.operator_id, op.uid) for op in view.operators] == [("7a0e22450c7ff084b745556dd9e4a928", "seq-source")]
     assert inspect_savepoint(str(case.snapshot), uids=["no-such-uid"]).operators == ()
 
 

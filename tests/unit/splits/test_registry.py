@@ -28,9 +28,7 @@ def test_empty_enumerator_checkpoint_follows_the_readers() -> None:
     assert registry.decode_enumerator(1, DataInput(empty, "c"), {"number_sequence"}) == (
         NumberSequenceEnumeratorState(())
     )
-    assert registry.decode_enumerator(1, DataInput(empty, "c"), {"kafka"}) == KafkaEnumeratorState(
-        1, (), None
-    )
+    assert registry.decode_enumerator(1, DataInput(empty, "c"), {"kafka"}) == KafkaEnumeratorState(1, (), None)
 
 
 def test_non_beam_java_object_in_default_state_is_unknown() -> None:

@@ -1,0 +1,182 @@
+"""Sink-audit benchmark: splitaudit's one-pass bitmap audit against a bare scan and a naive audit, same run.
+
+Generates a Parquet sink of N rows (12 partitions of dense offsets, lineage columns subtask and attempt) with
+1,000 duplicate rows planted in partition 3 and a 100-offset gap in partition 7, then times on one Spark
+session: a bare scan of the key columns (count, max offset), splitaudit's `audit_sink`, and the naive audit
+(groupBy(topic, partition, offset).count() for duplicates, lag() over a window ordered by offset for gaps).
+Every approach must find exactly the planted anomalies. Prints JSON with the times, the ratios to the bare
+scan, and the peak RSS of the Spark driver JVM and of this Python driver.
+
+    .venv/bin/python benchmarks/sink_audit.py --rows 10000000 [--rows 100000000] [--master local[2]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession, Window
+from pyspark.sql import functions as F
+
+from splitaudit.audit.findings import DUPLICATE, MISSING
+from splitaudit.audit.sink import SinkColumns, audit_sink, read_sink
+from splitaudit.stack.spark import spark_session
+
+PARTITIONS = 12
+DUPLICATES = 1_000
+DUPLICATE_PARTITION = 3
+GAP = 100
+GAP_PARTITION = 7
+FILE_ROWS = 2_000_000
+
+
+def generate(directory: Path, rows: int) -> None:
+    """Write the sink: partition p holds offsets 0..rows/12-1, with the planted duplicates and gap."""
+    if (directory / "_SUCCESS").exists():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    per_partition = rows // PARTITIONS
+    file_index = 0
+    for partition in range(PARTITIONS):
+        offsets = np.arange(per_partition, dtype=np.int64)
+        if partition == GAP_PARTITION:
+            middle = per_partition // 2
+            offsets = np.concatenate((offsets[:middle], offsets[middle + GAP :]))
+        if partition == DUPLICATE_PARTITION:
+            start = per_partition // 3
+            offsets = np.concatenate((offsets, offsets[start : start + DUPLICATES]))
+        for chunk in range(0, len(offsets), FILE_ROWS):
+            part = offsets[chunk : chunk + FILE_ROWS]
+            table = pa.table(
+                {
+                    "topic": pa.array(["events"] * len(part), pa.string()),
+                    "partition": pa.array(np.full(len(part), partition, dtype=np.int32)),
+                    "offset": pa.array(part),
+                    "subtask": pa.array(np.full(len(part), partition % 2, dtype=np.int32)),
+                    "attempt": pa.array(np.zeros(len(part), dtype=np.int32)),
+                }
+            )
+            pq.write_table(table, directory / f"part-{file_index:05d}.parquet")
+            file_index += 1
+    (directory / "_SUCCESS").touch()
+
+
+class PeakRss(threading.Thread):
+    """Peak RSS of this process and of its JVM children (the Spark driver), sampled every 0.2 s."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.python = 0
+        self.jvm = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        me = psutil.Process()
+        while not self.done.wait(0.2):
+            self.python = max(self.python, me.memory_info().rss)
+            for child in me.children(recursive=True):
+                try:
+                    if "java" in child.name():
+                        self.jvm = max(self.jvm, child.memory_info().rss)
+                except psutil.NoSuchProcess:
+                    continue
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+def bare_scan(spark: SparkSession, path: str) -> tuple[int, int]:
+    row = spark.read.parquet(path).select("topic", "partition", "offset").agg(F.count("*"), F.max("offset")).first()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def naive(spark: SparkSession, path: str) -> tuple[int, int]:
+    frame = spark.read.parquet(path).select("topic", "partition", "offset")
+    duplicates = (
+        frame.groupBy("topic", "partition", "offset")
+        .count()
+        .filter("count > 1")
+        .agg(F.coalesce(F.sum(F.col("count") - 1), F.lit(0)))
+        .first()
+    )
+    window = Window.partitionBy("topic", "partition").orderBy("offset")
+    gaps = (
+        frame.distinct()
+        .withColumn("previous", F.lag("offset").over(window))
+        .filter(F.col("offset") > F.col("previous") + 1)
+        .agg(F.coalesce(F.sum(F.col("offset") - F.col("previous") - 1), F.lit(0)))
+        .first()
+    )
+    assert duplicates is not None
+    assert gaps is not None
+    return int(duplicates[0]), int(gaps[0])
+
+
+def splitaudit_audit(spark: SparkSession, path: str) -> tuple[int, int]:
+    result = audit_sink(read_sink(spark, path, "parquet", SinkColumns()))
+    duplicates = sum(f.count for f in result.findings if f.kind == DUPLICATE)
+    missing = sum(f.count for f in result.findings if f.kind == MISSING)
+    return duplicates, missing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, action="append", help="sink size(s) to run (default 10,000,000)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--data", type=Path, default=Path("benchmarks/out/sinks"))
+    parser.add_argument("--skip-naive", action="store_true", help="omit the naive audit (it is ~100x a scan)")
+    args = parser.parse_args()
+    sizes = args.rows or [10_000_000]
+
+    peak = PeakRss()
+    peak.start()
+    spark = spark_session(
+        args.master,
+        app_name="splitaudit-bench",
+        config={"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    report: dict[str, Any] = {"master": args.master, "cpus": os.cpu_count(), "sizes": {}}
+    for rows in sizes:
+        path = args.data / f"sink-{rows}"
+        generate(path, rows)
+        expected = (DUPLICATES, GAP)
+        entry: dict[str, Any] = {}
+        scan_seconds, (count, _) = timed(partial(bare_scan, spark, str(path)))
+        assert count == (rows // PARTITIONS) * PARTITIONS - GAP + DUPLICATES, count
+        entry["bare_scan_s"] = round(scan_seconds, 2)
+        audit_seconds, found = timed(partial(splitaudit_audit, spark, str(path)))
+        assert found == expected, found
+        entry["splitaudit_s"] = round(audit_seconds, 2)
+        entry["splitaudit_over_scan"] = round(audit_seconds / scan_seconds, 2)
+        if not args.skip_naive:
+            naive_seconds, found = timed(partial(naive, spark, str(path)))
+            assert found == expected, found
+            entry["naive_s"] = round(naive_seconds, 2)
+            entry["naive_over_scan"] = round(naive_seconds / scan_seconds, 2)
+            entry["speedup_over_naive"] = round(naive_seconds / audit_seconds, 2)
+        entry["peak_rss_mib_so_far"] = {"spark_driver_jvm": peak.jvm >> 20, "python_driver": peak.python >> 20}
+        report["sizes"][str(rows)] = entry
+        print(json.dumps({str(rows): entry}), flush=True)
+    spark.stop()
+    peak.done.set()
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

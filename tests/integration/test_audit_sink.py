@@ -1,0 +1,157 @@
+"""The sink audit on a real Spark session, on sinks with anomalies planted at known offsets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, INVALID, MISSING, REPLAY, WARNING
+from splitaudit.audit.sink import SinkColumns, audit_sink, read_sink
+
+pytestmark = pytest.mark.integration
+
+
+def _rows(topic: str, partition: int, offsets: range | list[int], reader: str, attempt: int) -> dict[str, list[object]]:
+    n = len(offsets)
+    return {
+        "topic": [topic] * n,
+        "partition": [partition] * n,
+        "offset": list(offsets),
+        "reader_id": [reader] * n,
+        "attempt": [attempt] * n,
+    }
+
+
+def _planted() -> pa.Table:
+    """Topic t: 4 partitions of offsets 0..9999, with anomalies; topic u: one partition across 4 buckets."""
+    parts = [
+        _rows("t", 0, range(10_000), "r0", 0),
+        _rows("t", 1, range(10_000), "r1a", 0),
+        _rows("t", 1, range(100, 200), "r1b", 0),  # a second reader of attempt 0: double assignment
+        _rows("t", 2, [o for o in range(10_000) if not 5_000 <= o < 5_050], "r2", 0),  # 50 lost
+        _rows("t", 3, range(10_000), "r3a", 0),
+        _rows("t", 3, range(9_000, 9_100), "r3c", 1),  # attempt 1 re-reads 100: replay
+        # u/0: 0..131071 minus 32760..32780 (crosses a bucket edge) and all of bucket 2 (65536..98303)
+        _rows("u", 0, [o for o in range(131_072) if not (32_760 <= o <= 32_780 or 65_536 <= o <= 98_303)], "u0", 0),
+    ]
+    columns = {name: [value for p in parts for value in p[name]] for name in parts[0]}
+    return pa.table(columns)
+
+
+@pytest.fixture(scope="module")
+def planted_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("sink") / "parquet"
+    directory.mkdir()
+    table = _planted()
+    # several files, as a parallel sink writes them
+    for i, start in enumerate(range(0, table.num_rows, 40_000)):
+        pq.write_table(table.slice(start, 40_000), directory / f"part-{i:04d}.parquet")
+    return directory
+
+
+def _by_kind(findings: tuple[object, ...]) -> dict[tuple[str, str | None, int | None], object]:
+    return {(f.kind, f.topic, f.partition): f for f in findings}  # type: ignore[attr-defined]
+
+
+def test_planted_anomalies_are_found_with_exact_counts_and_ranges(spark: SparkSession, planted_parquet: Path) -> None:
+    result = audit_sink(read_sink(spark, str(planted_parquet), "parquet", SinkColumns()))
+    found = _by_kind(result.findings)
+
+    assert set(found) == {
+        (DOUBLE_ASSIGNMENT, "t", 1),
+        (MISSING, "t", 2),
+        (REPLAY, "t", 3),
+        (MISSING, "u", 0),
+    }
+    double = found[(DOUBLE_ASSIGNMENT, "t", 1)]
+    assert (double.severity, double.count, double.offset_ranges) == (ERROR, 100, ((100, 199),))  # type: ignore[attr-defined]
+    assert {row["reader_id"] for row in double.sample} == {"r1a", "r1b"}  # type: ignore[attr-defined]
+    replay = found[(REPLAY, "t", 3)]
+    assert (replay.severity, replay.count, replay.offset_ranges) == (WARNING, 100, ((9_000, 9_099),))  # type: ignore[attr-defined]
+    lost = found[(MISSING, "t", 2)]
+    assert (lost.severity, lost.count, lost.offset_ranges) == (ERROR, 50, ((5_000, 5_049),))  # type: ignore[attr-defined]
+    lost_u = found[(MISSING, "u", 0)]
+    assert lost_u.count == 21 + 32_768  # type: ignore[attr-defined]
+    assert lost_u.offset_ranges == ((32_760, 32_780), (65_536, 98_303))  # type: ignore[attr-defined]
+
+    coverage = {(c.topic, c.partition): (c.rows, c.distinct, c.first_offset, c.last_offset) for c in result.coverage}
+    assert coverage == {
+        ("t", 0): (10_000, 10_000, 0, 9_999),
+        ("t", 1): (10_100, 10_000, 0, 9_999),
+        ("t", 2): (9_950, 9_950, 0, 9_999),
+        ("t", 3): (10_100, 10_000, 0, 9_999),
+        ("u", 0): (131_072 - 32_789, 131_072 - 32_789, 0, 131_071),
+    }
+
+
+def test_without_lineage_duplicates_are_unclassified_errors(spark: SparkSession, planted_parquet: Path) -> None:
+    sink = read_sink(spark, str(planted_parquet), "parquet", SinkColumns()).drop("reader_id", "attempt")
+    result = audit_sink(sink)
+    duplicates = {(f.topic, f.partition): (f.severity, f.count) for f in result.findings if f.kind == DUPLICATE}
+    assert duplicates == {("t", 1): (ERROR, 100), ("t", 3): (ERROR, 100)}
+    assert not result.classified
+
+
+def test_exactly_once_makes_replays_errors(spark: SparkSession, planted_parquet: Path) -> None:
+    result = audit_sink(read_sink(spark, str(planted_parquet), "parquet", SinkColumns()), exactly_once=True)
+    assert [f.severity for f in result.findings if f.kind == REPLAY] == [ERROR]
+
+
+def test_mapped_columns_json_lines_and_invalid_rows(spark: SparkSession, tmp_path: Path) -> None:
+    rows = [{"t": "x", "p": 0, "o": o} for o in (0, 1, 2, 2, 4)] + [
+        {"t": "x", "p": 0, "o": -1},
+        {"t": None, "p": 0, "o": 7},
+    ]
+    path = tmp_path / "sink.json"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = audit_sink(read_sink(spark, str(path), "json", SinkColumns("t", "p", "o")))
+    found = {(f.kind, f.partition): (f.count, f.offset_ranges) for f in result.findings}
+    assert found == {(MISSING, 0): (1, ((3, 3),)), (DUPLICATE, 0): (1, ((2, 2),)), (INVALID, None): (2, ())}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "splitaudit", *args], capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_cli_json_and_exit_codes(planted_parquet: Path, tmp_path: Path) -> None:
+    audit = _cli("--json", "audit", "--sink", str(planted_parquet), "--master", "local[2]")
+    assert audit.returncode == 1, audit.stderr
+    document = json.loads(audit.stdout)
+    assert document["summary"] == {
+        "duplicate_records": 200,
+        "missing_records": 50 + 32_789,
+        "double_assigned_partitions": 1,
+        "missing_partitions": 0,
+        "rewound_partitions": 0,
+    }
+    assert {(f["kind"], f["topic"], f["partition"], f["count"]) for f in document["findings"]} == {
+        (DOUBLE_ASSIGNMENT, "t", 1, 100),
+        (MISSING, "t", 2, 50),
+        (REPLAY, "t", 3, 100),
+        (MISSING, "u", 0, 32_789),
+    }
+
+    clean = tmp_path / "clean.csv"
+    pacsv.write_csv(pa.table({"topic": ["a"] * 3, "partition": [0] * 3, "offset": [5, 6, 7]}), clean)
+    ok = _cli("--json", "audit", "--sink", str(clean), "--sink-format", "csv", "--master", "local[1]")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["findings"] == []
+
+    wrong_column = _cli("audit", "--sink", str(clean), "--sink-format", "csv", "--offset-col", "pos")
+    assert wrong_column.returncode == 2
+    assert "no column pos (--offset-col)" in wrong_column.stderr
+    assert "Traceback" not in wrong_column.stderr
+
+    absent = _cli("audit", "--sink", str(tmp_path / "nothing-here"))
+    assert absent.returncode == 2
+    assert "nothing-here" in absent.stderr
