@@ -1,6 +1,6 @@
 """Property test: mutated real `_metadata` files only ever produce `InputError`.
 
-Mutations of the 46 real `_metadata` fixtures (Flink 1.15-2.3, KafkaSource, file merging): truncations,
+Mutations of the 48 real `_metadata` fixtures (Flink 1.15-2.3, KafkaSource, file merging): truncations,
 flipped bytes, extensions, absurd lengths (counts and UTF lengths overwritten anywhere), and relative state
 handles rewritten to point outside the directory. For each, `inspect` must return normally or raise
 `InputError`: never another exception, never a hang (a deadline per example), never a read outside the
@@ -129,5 +129,5 @@ def test_mutated_metadata_only_raises_input_error(
 
 def test_fuzz_fixture_covers_every_case(workspace: tuple[Path, list[tuple[Path, bytes]]]) -> None:
     _, copies = workspace
-    assert len(copies) == len(CORPUS) == 46
+    assert len(copies) == len(CORPUS) == 48
     assert all(UUID_NAME.search(data) for _, data in copies)  # every fixture has a name the escape can rewrite

@@ -16,7 +16,8 @@ FIXTURES = flink_fixtures()
 def test_fixtures_are_present() -> None:
     # 4 cases for each of Flink 1.15, 1.17, 1.18, 1.19, 1.20, 2.0, 2.1, 2.2, 2.3 (fixtures/generate_flink.py)
     # and a KafkaSource savepoint per connector release 3.0.2, 3.3.0, 3.4.0, 4.0.1, 5.0.0 (generate_kafka.py).
-    assert len(flink_fixtures("flink")) == 36
+    # Plus the same job on a real standalone cluster (JobManager + TaskManager processes) of 1.19.3 and 2.1.1.
+    assert len(flink_fixtures("flink")) == 38
     assert len(flink_fixtures("kafka")) == 5
     versions = {case.expected["inspect"]["format_version"] for case in FIXTURES}
     assert versions == {3, 4, 5, 6}
