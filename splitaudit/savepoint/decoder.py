@@ -89,10 +89,6 @@ class DataInput:
     def read_unsigned_byte(self, what: str = "byte") -> int:
         return self._take(1, what)[0]
 
-    def read_byte(self, what: str = "byte") -> int:
-        value = self._take(1, what)[0]
-        return value - 256 if value > 127 else value
-
     def read_bool(self, what: str = "boolean") -> bool:
         at = self._pos
         value = self._take(1, what)[0]

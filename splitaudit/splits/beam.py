@@ -15,9 +15,11 @@ Java serialization is parsed AS DATA with javaobj-py3's v1 unmarshaller; no clas
   `org.apache.kafka.common.TopicPartition`) and `KafkaCheckpointMark` (AvroCoder reflect schema, fastavro).
   Other Beam sources come out with their class name and the checkpoint bytes as hex.
 
-Verification status: the `_default_` layout and the javaobj v1 reading of `KafkaUnboundedSource` were verified
-on real Beam 2.31 / Flink 1.12 savepoints by the notes' author; `FlinkSourceSplit` and the enumerator map are
-written from Beam's sources and NOT yet verified on a real Beam 2.62 savepoint in this repository.
+Verification status: every layout here was checked on bytes written by Beam 2.62.0's own classes
+(fixtures/beam/serialization-2.62.0: `FlinkSourceSplit.serializer()`, the enumerator checkpoint serializer,
+`UnboundedSourceWrapper`'s checkpoint coder), which showed that AvroCoder writes `PartitionMark` fields in name
+order. The `_default_` layout was also seen in real Beam 2.31 / Flink 1.12 savepoints by the notes' author.
+NOT yet verified: a whole Beam-on-Flink savepoint (the pipeline issue's runs will provide one).
 """
 
 from __future__ import annotations
