@@ -91,3 +91,11 @@ def test_not_a_savepoint(tmp_path: Path) -> None:
     (tmp_path / "other").write_bytes(b"")
     with pytest.raises(InputError):
         SavepointFiles(str(tmp_path / "other"))
+
+
+def test_file_uri_reads_like_a_local_path() -> None:
+    case = fixture(FILE_BACKED)
+    by_uri = inspect_savepoint(case.snapshot.as_uri())
+    by_path = inspect_savepoint(str(case.snapshot))
+    assert by_uri.operators == by_path.operators
+    assert by_uri.path == by_path.path == str(case.metadata)
