@@ -8,7 +8,7 @@ savepoint directory (every read is recorded and checked).
 
 The default run is modest. For the issue's 100,000 cases:
 
-    SPLITAUDIT_FUZZ_EXAMPLES=100000 .venv/bin/pytest tests/unit/savepoint/test_fuzz.py -p no:timeout
+    SPLITAUDIT_FUZZ_EXAMPLES=100000 .venv/bin/pytest tests/unit/savepoint/test_fuzz.py --timeout 3600
 """
 
 from __future__ import annotations
