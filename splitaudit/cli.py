@@ -11,8 +11,7 @@ from typing import NoReturn
 
 import click
 
-from splitaudit.audit.run import AuditRequest, run_audit
-from splitaudit.audit.sink import SINK_FORMATS, SinkColumns
+from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
@@ -20,7 +19,6 @@ from splitaudit.savepoint.view import inspect_savepoint
 from splitaudit.stack import install
 from splitaudit.stack.results import StackStatus
 from splitaudit.stack.smoke import run_smoke
-from splitaudit.stack.spark import spark_check
 from splitaudit.stack.stack import Stack
 
 
@@ -122,6 +120,8 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
     def action(context: Context) -> int:
         status = Stack(workdir.resolve()).status()
         if spark_master is not None:
+            from splitaudit.stack.spark import spark_check  # imports pyspark: only when asked for
+
             status = StackStatus(status.workdir, (*status.services, spark_check(spark_master, workdir.resolve())))
         context.output.stack_status(status)
         return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
@@ -230,6 +230,8 @@ def audit(
     )
 
     def action(context: Context) -> int:
+        from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
+
         findings = run_audit(request, context.progress)
         context.output.findings(findings)
         return findings.exit_code

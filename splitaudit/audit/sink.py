@@ -27,22 +27,13 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
+from splitaudit.audit.request import SINK_FORMATS, SinkColumns
 from splitaudit.errors import UsageError
 
-SINK_FORMATS = ("parquet", "json", "csv", "orc")
 LINEAGE_COLUMNS = ("reader_id", "attempt")
 MAX_RANGES = 100  # offset ranges listed per finding; the count is always exact
 MAX_BITMAP_BUCKETS = 4096  # gap buckets whose bitmaps are read (16 MiB); beyond, counts only
 SAMPLE_ROWS = 5
-
-
-@dataclass(frozen=True)
-class SinkColumns:
-    """Which sink columns hold the Kafka coordinates of each record."""
-
-    topic: str = "topic"
-    partition: str = "partition"
-    offset: str = "offset"
 
 
 @dataclass(frozen=True)
