@@ -30,7 +30,8 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from splitaudit.audit.findings import DUPLICATE, MISSING
-from splitaudit.audit.sink import SinkColumns, audit_sink, read_sink
+from splitaudit.audit.request import SinkColumns
+from splitaudit.audit.sink import audit_sink, read_sink
 from splitaudit.stack.spark import spark_session
 
 PARTITIONS = 12

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, Findings, Summary
-from splitaudit.audit.sink import SinkColumns, audit_sink, read_sink
+from splitaudit.audit.request import AuditRequest
+from splitaudit.audit.sink import audit_sink, read_sink
 from splitaudit.errors import UsageError
 from splitaudit.report.progress import Progress
 from splitaudit.stack.spark import spark_session
-
-
-@dataclass(frozen=True)
-class AuditRequest:
-    """What the user asked to audit, and how to run Spark."""
-
-    sink: str
-    sink_format: str = "parquet"
-    columns: SinkColumns = field(default_factory=SinkColumns)
-    exactly_once: bool = False
-    master: str = "local[*]"
 
 
 def run_audit(request: AuditRequest, progress: Progress) -> Findings:

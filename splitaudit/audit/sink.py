@@ -1,9 +1,11 @@
 """The sink checks: duplicate (topic, partition, offset) keys, classified, and offsets missing from the sink.
 
-One pass of aggregations over the sink: Arrow batches become per-bucket offset bitmaps in the Python workers
-(`bitmaps.map_batches`), Spark ORs them per (topic, partition, bucket) and counts bits. Only those bucket rows
-(a few KB per 32,768 offsets) reach the driver; the bitmaps of buckets with gaps are read to name the exact
-missing ranges. Duplicates are classified in a second pass restricted to the buckets that have any.
+Pass 1 is one scan of codegen'd aggregates: per (topic, partition, 32,768-offset bucket), rows, first and last
+offset, and a fingerprint of the offsets (`fingerprint`). A bucket whose row count and fingerprint equal those
+of the offsets it should hold is clean. Pass 2 reads only the suspect buckets again, as offset bitmaps built in
+the Python workers (`bitmaps`) and ORed by Spark, to count their distinct offsets exactly and name the missing
+ones; a third step classifies the duplicates of the buckets that have any. Only per-bucket rows and the
+bitmaps of buckets with gaps reach the driver: no global sort, no row collect.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit import bitmaps
+from splitaudit.audit import bitmaps, fingerprint
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
@@ -25,22 +27,13 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
+from splitaudit.audit.request import SINK_FORMATS, SinkColumns
 from splitaudit.errors import UsageError
 
-SINK_FORMATS = ("parquet", "json", "csv", "orc")
 LINEAGE_COLUMNS = ("reader_id", "attempt")
 MAX_RANGES = 100  # offset ranges listed per finding; the count is always exact
 MAX_BITMAP_BUCKETS = 4096  # gap buckets whose bitmaps are read (16 MiB); beyond, counts only
 SAMPLE_ROWS = 5
-
-
-@dataclass(frozen=True)
-class SinkColumns:
-    """Which sink columns hold the Kafka coordinates of each record."""
-
-    topic: str = "topic"
-    partition: str = "partition"
-    offset: str = "offset"
 
 
 @dataclass(frozen=True)
@@ -77,36 +70,27 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
 
 
 def audit_sink(sink: DataFrame, *, exactly_once: bool = False) -> SinkAudit:
-    """Count duplicates and dense-offset gaps per (topic, partition) in one pass; classify duplicates."""
-    buckets = (
-        sink.select("topic", "partition", "offset")
-        .mapInArrow(bitmaps.map_batches, bitmaps.BUCKET_DDL)
-        .groupBy("topic", "partition", "bucket")
-        .agg(
-            F.sum("rows").alias("rows"),
-            F.min("lo").alias("lo"),
-            F.max("hi").alias("hi"),
-            F.bitmap_or_agg("bitmap").alias("bitmap"),
-        )
-        .withColumn("distinct", F.when(F.col("bucket") >= 0, F.bitmap_count("bitmap")).otherwise(F.lit(0)))
-        .persist()
-    )
-    try:
-        stats = [
-            BucketStats(r["topic"], r["partition"], r["bucket"], r["rows"], r["distinct"], r["lo"], r["hi"])
-            for r in buckets.drop("bitmap").collect()
-        ]
-        valid = [b for b in stats if b.bucket != bitmaps.INVALID_BUCKET]
-        coverage = _coverage(valid)
-        gaps = _gap_buckets(valid, coverage)
-        findings = _missing_findings(buckets, coverage, gaps)
-    finally:
-        buckets.unpersist()
+    """Duplicates and dense-offset gaps per (topic, partition), exact, in one pass plus work on suspects only.
+
+    Pass 1 fingerprints every 32,768-offset bucket with codegen'd aggregates (`fingerprint`). Buckets whose
+    fingerprint matches the offsets they should hold are clean; only the others are read again, as bitmaps,
+    to count their distinct offsets and name the missing ones; only buckets with duplicates are classified.
+    """
+    stats, invalid = _fingerprints(sink)
+    bounds = _bounds(stats)
+    suspects = [b for b in stats if not _clean(b, bounds[b.key[:2]])]
+    exact = _bitmaps(sink, suspects, bounds)
+    distinct = {b.key: exact[b.key][0] if b.key in exact else b.rows for b in stats}
+    coverage = {}
+    for key, (lo, hi) in sorted(bounds.items()):
+        held = sum(n for bucket, n in distinct.items() if bucket[:2] == key)
+        rows = sum(b.rows for b in stats if b.key[:2] == key)
+        coverage[key] = PartitionCoverage(key[0], key[1], rows, held, lo, hi, (hi - lo + 1) - held)
+    findings = _missing_findings(coverage, distinct, exact)
     classified = all(c in sink.columns for c in LINEAGE_COLUMNS)
-    duplicate_buckets = [(b.topic, b.partition, b.bucket) for b in valid if b.rows > b.distinct]
+    duplicate_buckets = [b.key for b in stats if b.rows > distinct[b.key]]
     if duplicate_buckets:
         findings += _duplicate_findings(sink, duplicate_buckets, classified, exactly_once)
-    invalid = sum(b.rows for b in stats if b.bucket == bitmaps.INVALID_BUCKET)
     if invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, invalid, detail=detail))
@@ -115,76 +99,127 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False) -> SinkAudit:
 
 @dataclass(frozen=True)
 class BucketStats:
-    """One (topic, partition, bucket) after the first pass: rows, distinct offsets, partition extremes seen."""
+    """One (topic, partition, bucket) after pass 1: rows, offset extremes, and the xxhash64 half sums."""
 
     topic: str
     partition: int
     bucket: int
     rows: int
-    distinct: int
     lo: int
     hi: int
+    hash_high: int
+    hash_low: int
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return self.topic, self.partition, self.bucket
 
 
-def _coverage(stats: list[BucketStats]) -> dict[tuple[str, int], PartitionCoverage]:
-    """Per (topic, partition): rows, distinct offsets, first and last offset, missing (dense)."""
-    totals: dict[tuple[str, int], tuple[int, int, int, int]] = {}
+def _fingerprints(sink: DataFrame) -> tuple[list[BucketStats], int]:
+    """Pass 1: per (topic, partition, bucket), count, min, max and the two xxhash64 half sums; and the number of
+    invalid rows (null key, negative offset), which land in groups with a null or negative bucket."""
+    hashed = F.xxhash64("offset")
+    rows = (
+        sink.groupBy("topic", "partition", F.shiftright("offset", bitmaps.BUCKET_BITS).alias("bucket"))
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.min("offset").alias("lo"),
+            F.max("offset").alias("hi"),
+            F.sum(F.shiftright(hashed, 32)).alias("hash_high"),
+            F.sum(hashed.bitwiseAND(0xFFFFFFFF)).alias("hash_low"),
+        )
+        .collect()
+    )
+    valid = [r for r in rows if None not in (r["topic"], r["partition"], r["bucket"]) and r["bucket"] >= 0]
+    stats = [
+        BucketStats(r["topic"], r["partition"], r["bucket"], r["rows"], r["lo"], r["hi"], r["hash_high"], r["hash_low"])
+        for r in valid
+    ]
+    return stats, sum(r["rows"] for r in rows) - sum(b.rows for b in stats)
+
+
+def _bounds(stats: list[BucketStats]) -> dict[tuple[str, int], tuple[int, int]]:
+    """First and last offset of every (topic, partition)."""
+    bounds: dict[tuple[str, int], tuple[int, int]] = {}
     for b in stats:
-        rows, distinct, lo, hi = totals.get((b.topic, b.partition), (0, 0, b.lo, b.hi))
-        totals[(b.topic, b.partition)] = (rows + b.rows, distinct + b.distinct, min(lo, b.lo), max(hi, b.hi))
-    return {
-        key: PartitionCoverage(key[0], key[1], rows, distinct, lo, hi, (hi - lo + 1) - distinct)
-        for key, (rows, distinct, lo, hi) in sorted(totals.items())
-    }
+        lo, hi = bounds.get((b.topic, b.partition), (b.lo, b.hi))
+        bounds[(b.topic, b.partition)] = (min(lo, b.lo), max(hi, b.hi))
+    return bounds
 
 
-def _bucket_span(bucket: int, part: PartitionCoverage) -> tuple[int, int]:
+def _bucket_span(bucket: int, bounds: tuple[int, int]) -> tuple[int, int]:
     """The offsets of `bucket` that lie within the partition's first..last offset."""
-    start = max(part.first_offset, bucket * bitmaps.BUCKET_SIZE)
-    return start, min(part.last_offset, (bucket + 1) * bitmaps.BUCKET_SIZE - 1)
+    start = max(bounds[0], bucket * bitmaps.BUCKET_SIZE)
+    return start, min(bounds[1], (bucket + 1) * bitmaps.BUCKET_SIZE - 1)
 
 
-def _gap_buckets(
-    stats: list[BucketStats], coverage: dict[tuple[str, int], PartitionCoverage]
-) -> dict[tuple[str, int], list[tuple[int, bool]]]:
-    """Per partition with gaps: each bucket short of offsets, and whether the sink has any row in it."""
-    distinct = {(b.topic, b.partition, b.bucket): b.distinct for b in stats}
-    gaps: dict[tuple[str, int], list[tuple[int, bool]]] = {}
-    for key, part in coverage.items():
-        if part.missing == 0:
-            continue
-        first, last = part.first_offset >> bitmaps.BUCKET_BITS, part.last_offset >> bitmaps.BUCKET_BITS
-        for bucket in range(first, last + 1):
-            start, end = _bucket_span(bucket, part)
-            seen = distinct.get((*key, bucket))
-            if seen is None or seen < end - start + 1:
-                gaps.setdefault(key, []).append((bucket, seen is not None))
-    return gaps
+def _span_size(bucket: int, bounds: tuple[int, int]) -> int:
+    """How many offsets the bucket holds when nothing is missing (dense offsets)."""
+    start, end = _bucket_span(bucket, bounds)
+    return end - start + 1
+
+
+def _clean(b: BucketStats, bounds: tuple[int, int]) -> bool:
+    """True when the bucket holds every offset of its span exactly once (count and fingerprint agree)."""
+    if b.rows != _span_size(b.bucket, bounds):
+        return False
+    return (b.hash_high, b.hash_low) == fingerprint.range_fingerprint(*_bucket_span(b.bucket, bounds))
+
+
+def _bitmaps(
+    sink: DataFrame, suspects: list[BucketStats], bounds: dict[tuple[str, int], tuple[int, int]]
+) -> dict[tuple[str, int, int], tuple[int, bytes | None]]:
+    """Pass 2, suspect buckets only: each one's distinct offsets, and the bitmap of those with gaps (of at most
+    MAX_BITMAP_BUCKETS of them; None beyond)."""
+    if not suspects:
+        return {}
+    keys = sink.sparkSession.createDataFrame([b.key for b in suspects], "topic string, partition int, bucket bigint")
+    exact = (
+        sink.withColumn("bucket", F.shiftright("offset", bitmaps.BUCKET_BITS))
+        .join(F.broadcast(keys), ["topic", "partition", "bucket"])
+        .select("topic", "partition", "offset")
+        .mapInArrow(bitmaps.map_batches, bitmaps.BUCKET_DDL)
+        .groupBy("topic", "partition", "bucket")
+        .agg(F.bitmap_or_agg("bitmap").alias("bitmap"))
+        .withColumn("distinct", F.bitmap_count("bitmap"))
+        .persist()
+    )
+    try:
+        counts = {(r["topic"], r["partition"], r["bucket"]): r["distinct"] for r in exact.drop("bitmap").collect()}
+        gapped = [key for key, n in counts.items() if n < _span_size(key[2], bounds[key[:2]])][:MAX_BITMAP_BUCKETS]
+        fetched: dict[tuple[str, int, int], bytes] = {}
+        if gapped:
+            wanted = sink.sparkSession.createDataFrame(gapped, "topic string, partition int, bucket bigint")
+            for r in exact.join(F.broadcast(wanted), ["topic", "partition", "bucket"]).collect():
+                fetched[(r["topic"], r["partition"], r["bucket"])] = bytes(r["bitmap"])
+    finally:
+        exact.unpersist()
+    return {key: (n, fetched.get(key)) for key, n in counts.items()}
 
 
 def _missing_findings(
-    buckets: DataFrame,
     coverage: dict[tuple[str, int], PartitionCoverage],
-    gaps: dict[tuple[str, int], list[tuple[int, bool]]],
+    distinct: dict[tuple[str, int, int], int],
+    exact: dict[tuple[str, int, int], tuple[int, bytes | None]],
 ) -> list[Finding]:
-    """One finding per partition with gaps, with the exact missing ranges read from the gap buckets' bitmaps."""
-    wanted = [(t, p, b) for (t, p), found in gaps.items() for b, present in found if present][:MAX_BITMAP_BUCKETS]
-    fetched: dict[tuple[str, int, int], bytes] = {}
-    if wanted:
-        keys = buckets.sparkSession.createDataFrame(wanted, "topic string, partition int, bucket bigint")
-        for row in buckets.join(F.broadcast(keys), ["topic", "partition", "bucket"]).collect():
-            fetched[(row["topic"], row["partition"], row["bucket"])] = bytes(row["bitmap"])
+    """One finding per partition with gaps, with the exact missing ranges: whole absent buckets, and the unset
+    bits of suspect buckets' bitmaps."""
     findings = []
-    for key, found in gaps.items():
-        part = coverage[key]
+    for key, part in coverage.items():
+        if part.missing == 0:
+            continue
+        bounds = (part.first_offset, part.last_offset)
         ranges: list[tuple[int, int]] = []
         truncated = False
-        for bucket, present in found:
-            bitmap = fetched.get((*key, bucket))
-            if present and bitmap is None:
+        for bucket in range(part.first_offset >> bitmaps.BUCKET_BITS, (part.last_offset >> bitmaps.BUCKET_BITS) + 1):
+            seen = distinct.get((*key, bucket))
+            if seen == _span_size(bucket, bounds):
+                continue
+            bitmap = exact[(*key, bucket)][1] if seen is not None else None
+            if seen is not None and bitmap is None:
                 truncated = True  # beyond MAX_BITMAP_BUCKETS: the count stays exact, the ranges are partial
                 continue
-            for first, last in bitmaps.missing_ranges(bucket, bitmap, *_bucket_span(bucket, part)):
+            for first, last in bitmaps.missing_ranges(bucket, bitmap, *_bucket_span(bucket, bounds)):
                 if ranges and first == ranges[-1][1] + 1:  # a run that continues across a bucket edge
                     ranges[-1] = (ranges[-1][0], last)
                 else:

@@ -14,11 +14,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from splitaudit.audit.findings import Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
+from splitaudit.savepoint.view import SavepointView
 from splitaudit.scenario.results import DemoReport, ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
@@ -55,6 +57,10 @@ class Output(ABC):
         """Show the stock and the patched restore scenario side by side, per partition."""
 
     @abstractmethod
+    def savepoint_view(self, view: SavepointView) -> None:
+        """Show what `splitaudit inspect` read: operators, subtasks, splits, offsets."""
+
+    @abstractmethod
     def findings(self, findings: Findings) -> None:
         """Show what an audit found: summary, findings, per-partition coverage, notes."""
 
@@ -69,12 +75,12 @@ class ConsoleOutput(Output):
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
             self.errors.print("".join(traceback.format_exception(ex)), markup=False)
+        # One line whatever the terminal width (soft_wrap); [brackets] in file names stay literal (escape).
         if isinstance(ex, SplitauditError):
-            self.errors.print(f"[red]error:[/red] {ex}", soft_wrap=True)
+            self.errors.print(f"[red]error:[/red] {escape(str(ex))}", soft_wrap=True)
         else:
-            self.errors.print(
-                f"[red]internal error:[/red] {type(ex).__name__}: {ex} (run with --debug)", soft_wrap=True
-            )
+            message = escape(f"{type(ex).__name__}: {ex}")
+            self.errors.print(f"[red]internal error:[/red] {message} (run with --debug)", soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:
         table = Table(title=f"splitaudit setup → {report.stack_home}")
@@ -225,6 +231,52 @@ class ConsoleOutput(Output):
         for note in findings.notes:
             self.console.print(f"[dim]note: {note}[/dim]", soft_wrap=True)
 
+    def savepoint_view(self, view: SavepointView) -> None:
+        kind = view.kind or "snapshot"
+        if view.savepoint_format:
+            kind += f" ({view.savepoint_format})"
+        self.console.print(
+            f"{view.path}: {kind}, checkpoint {view.checkpoint_id}, metadata version {view.format_version}, "
+            f"{len(view.operators)} operators"
+        )
+        operators = Table(title="operators")
+        operators.add_column("id", no_wrap=True)
+        for column in ("uid", "name", "parallelism", "max parallelism", "source"):
+            operators.add_column(column)
+        for op in view.operators:
+            source = "-"
+            if op.source is not None:
+                types = sorted({split.state.type for split in op.source.reader_splits})
+                if op.source.enumerator is not None:
+                    types = sorted({*types, op.source.enumerator.state.type})
+                source = f"{len(op.source.reader_splits)} splits ({', '.join(types) or 'none'})"
+            operators.add_row(
+                op.operator_id,
+                op.uid or "-",
+                op.name or "-",
+                str(op.parallelism),
+                str(op.max_parallelism),
+                source,
+            )
+        self.console.print(operators)
+        for op in view.operators:
+            if op.source is None:
+                continue
+            splits = Table(title=f"source {op.uid or op.operator_id}: reader splits")
+            for column in ("subtask", "type", "split"):
+                splits.add_column(column)
+            for split in op.source.reader_splits:
+                splits.add_row(str(split.subtask), split.state.type, _compact(split.state.to_json()))
+            self.console.print(splits)
+            enumerator = op.source.enumerator
+            if enumerator is not None:
+                self.console.print(
+                    f"enumerator ({enumerator.state.type}, "
+                    f"serializer version {enumerator.serializer_version}): "
+                    f"{_compact(enumerator.state.to_json())}",
+                    markup=False,
+                )
+
 
 class JsonOutput(Output):
     """One JSON document on stdout per command; errors as {"error": …} on stdout and exit code."""
@@ -262,3 +314,14 @@ class JsonOutput(Output):
 
     def findings(self, findings: Findings) -> None:
         self._print(findings.to_json())
+
+    def savepoint_view(self, view: SavepointView) -> None:
+        self._print(view.to_json())
+
+
+def _compact(document: dict[str, Any]) -> str:
+    """One line of `key=value` for a table cell; nested values as compact JSON."""
+    return ", ".join(
+        f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
+        for key, value in document.items()
+    )

@@ -14,7 +14,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, INVALID, MISSING, REPLAY, WARNING
-from splitaudit.audit.sink import SinkColumns, audit_sink, read_sink
+from splitaudit.audit.request import SinkColumns
+from splitaudit.audit.sink import audit_sink, read_sink
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,167 @@
+"""Benchmark `splitaudit inspect` against Flink's own State Processor API.
+
+    .venv/bin/python benchmarks/inspect_benchmark.py [--parallelism 128] [--repeat 5]
+
+1. `inspect` (in-process, median of --repeat runs) on every fixture under fixtures/*/.
+2. A savepoint of a real NumberSequenceSource job with high parallelism (made once by the fixture job on a
+   Flink 1.19.3 MiniCluster, kept in .stack/bench/), read three ways in the same run:
+   - `inspect_savepoint` in-process, and the `splitaudit inspect --json` CLI as a fresh process;
+   - `StateProcessorRead.java` (beam_pipelines/java/benchmarks): `SavepointReader.readListState(forUid,
+     "SourceReaderState", byte[])` with flink-state-processor-api 1.19.1 (the newest 1.19 release on Maven
+     Central here) on the 1.19.3 distribution, as a fresh JVM.
+   Both sides compute the number of splits and the sum of their remaining values; they must agree.
+Prints a table and writes benchmarks/out/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from fixtures.generate_flink import Case, compile_job, java_opts, run_case, snapshot_dir  # noqa: E402
+from splitaudit.savepoint.view import SavepointView, inspect_savepoint  # noqa: E402
+from splitaudit.stack.home import flink_home, maven_repo  # noqa: E402
+
+FLINK = "1.19.3"
+STATE_PROCESSOR = ("org.apache.flink", "flink-state-processor-api", "1.19.1")
+READER_SOURCE = REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/StateProcessorRead.java"
+OUT = REPO / "benchmarks" / "out"
+
+
+def median_seconds(action: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def checksum(view: SavepointView, uid: str) -> tuple[int, int]:
+    """(number of splits, sum of to - from + 1) of the source with this uid."""
+    source = next(op.source for op in view.operators if op.uid == uid)
+    assert source is not None
+    splits = [split.state.to_json() for split in source.reader_splits]
+    return len(splits), sum(s["to"] - s["from"] + 1 for s in splits)
+
+
+def high_parallelism_savepoint(parallelism: int) -> Path:
+    target = REPO / ".stack" / "bench" / f"p{parallelism}"
+    existing = sorted(target.glob("savepoints/savepoint-*"))
+    if existing:
+        return existing[0]
+    home = flink_home(FLINK)
+    classes = compile_job(home, REPO / ".stack" / "fixture-jobs" / FLINK)
+    case = Case(
+        f"bench-p{parallelism}",
+        "savepoint-CANONICAL",
+        parallelism,
+        # Room for parallelism² network channels; every slot in one MiniCluster TaskManager.
+        {
+            "taskmanager.memory.segment-size": "4kb",
+            "taskmanager.memory.network.max": "1gb",
+            "taskmanager.memory.network.fraction": "0.4",
+            "taskmanager.numberOfTaskSlots": str(parallelism),
+        },
+        wait_millis=20_000,
+    )
+    target.mkdir(parents=True, exist_ok=True)
+    job = run_case(FLINK, home, classes, case, target)
+    snapshot, _ = snapshot_dir(target, case, job)
+    return snapshot
+
+
+def state_processor_read(snapshot: Path, uid: str) -> tuple[float, dict[str, Any]]:
+    group, artifact, version = STATE_PROCESSOR
+    subprocess.run(
+        [
+            "mvn",
+            "-q",
+            f"-Dmaven.repo.local={maven_repo()}",
+            "dependency:get",
+            f"-Dartifact={group}:{artifact}:{version}",
+            "-Dtransitive=false",
+        ],
+        check=True,
+    )
+    jar = maven_repo() / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
+    home = flink_home(FLINK)
+    classes = compile_job(home, REPO / ".stack" / "bench" / "state-processor", (READER_SOURCE,), str(jar))
+    command = [
+        "java",
+        *java_opts(home),
+        "-cp",
+        f"{classes}:{home}/lib/*:{jar}",
+        "dev.splitaudit.benchmarks.StateProcessorRead",
+        str(snapshot),
+        uid,
+    ]
+    started = time.perf_counter()
+    result = subprocess.run(command, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    return wall, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parallelism", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args()
+    results: dict[str, Any] = {"fixtures": {}}
+
+    print(f"{'fixture':55} {'inspect ms':>10}")
+    for expected in sorted(
+        [*REPO.glob("fixtures/flink/*/expected.json"), *REPO.glob("fixtures/kafka/*/expected.json")]
+    ):
+        snapshot = expected.parent / json.loads(expected.read_text())["snapshot_dir"]
+        seconds = median_seconds(lambda s=snapshot: inspect_savepoint(str(s)), options.repeat)
+        results["fixtures"][expected.parent.name] = seconds
+        print(f"{expected.parent.name:55} {seconds * 1000:10.2f}")
+
+    snapshot = high_parallelism_savepoint(options.parallelism)
+    size = sum(p.stat().st_size for p in snapshot.rglob("*") if p.is_file())
+    in_process = median_seconds(lambda: inspect_savepoint(str(snapshot)), options.repeat)
+    cli_command = [str(REPO / ".venv" / "bin" / "splitaudit"), "--json", "inspect", str(snapshot)]
+    cli = median_seconds(lambda: subprocess.run(cli_command, check=True, capture_output=True), options.repeat)
+    ours = checksum(inspect_savepoint(str(snapshot), uids=["seq-source"]), "seq-source")
+    jvm_wall, jvm = state_processor_read(snapshot, "seq-source")
+    if (jvm["splits"], jvm["remaining"]) != ours:
+        raise SystemExit(f"the two readers disagree: State Processor API {jvm}, splitaudit {ours}")
+    results["high_parallelism"] = {
+        "parallelism": options.parallelism,
+        "snapshot": str(snapshot),
+        "bytes": size,
+        "splits": ours[0],
+        "remaining_values": ours[1],
+        "inspect_in_process_s": in_process,
+        "inspect_cli_s": cli,
+        "state_processor_jvm_wall_s": jvm_wall,
+        "state_processor_in_jvm_s": jvm["jvm_millis"] / 1000,
+        "ratio_wall": jvm_wall / cli,
+        "ratio_in_process": jvm["jvm_millis"] / 1000 / in_process,
+    }
+    high = results["high_parallelism"]
+    print(
+        f"\nparallelism {options.parallelism}: {ours[0]} splits, {size} bytes; both readers agree "
+        f"(remaining values {ours[1]})\n"
+        f"  splitaudit inspect in-process {in_process * 1000:.1f} ms, CLI process {cli * 1000:.0f} ms\n"
+        f"  State Processor API in JVM {high['state_processor_in_jvm_s'] * 1000:.0f} ms, "
+        f"JVM process {jvm_wall * 1000:.0f} ms\n"
+        f"  ratio (State Processor API / splitaudit): {high['ratio_wall']:.1f}x process wall, "
+        f"{high['ratio_in_process']:.0f}x in-process"
+    )
+    OUT.mkdir(exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

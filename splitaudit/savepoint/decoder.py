@@ -1,0 +1,146 @@
+"""One decoder of Java `DataOutputStream` primitives; every format layer above speaks only through it.
+
+Big-endian `int`/`long`/`short`, bytes, and `writeUTF` strings (an unsigned 16-bit byte length followed by
+Java's *modified* UTF-8), exactly as `java.io.DataOutputStream` and Flink's `DataOutputSerializer` write them.
+Every length is checked against what is left before anything is allocated, and every failure is an
+`InputError` that names the file and the absolute byte offset where the bad value starts.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from splitaudit.errors import InputError
+
+_INT = struct.Struct(">i")
+_LONG = struct.Struct(">q")
+_SHORT = struct.Struct(">h")
+_USHORT = struct.Struct(">H")
+
+
+def decode_modified_utf8(raw: bytes) -> str:
+    """Java modified UTF-8 → str: NUL is `C0 80`, supplementary characters are CESU-8 surrogate pairs.
+
+    Raises `UnicodeDecodeError` for bytes that are not modified UTF-8; `DataInput.read_utf` turns that into
+    an `InputError`.
+    """
+    text = raw.replace(b"\xc0\x80", b"\0").decode("utf-8", "surrogatepass")
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        # Re-join the CESU-8 surrogate halves into real code points.
+        text = text.encode("utf-16-be", "surrogatepass").decode("utf-16-be")
+    return text
+
+
+class DataInput:
+    """A `java.io.DataInput` over an in-memory buffer.
+
+    `path` names the file in errors; `base` is the absolute offset of `data[0]` within that file, so that a
+    buffer cut out of a bigger file (an inline handle inside `_metadata`, a segment of a merged file) still
+    reports offsets in the file's own terms.
+    """
+
+    def __init__(self, data: bytes, path: str, base: int = 0) -> None:
+        self._data = memoryview(data)
+        self._pos = 0
+        self.path = path
+        self.base = base
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def tell(self) -> int:
+        """Position relative to the start of this buffer."""
+        return self._pos
+
+    def offset(self) -> int:
+        """Absolute position in the underlying file, for error messages."""
+        return self.base + self._pos
+
+    def remaining(self) -> int:
+        return len(self._data) - self._pos
+
+    def error(self, message: str, at: int | None = None) -> InputError:
+        """An InputError at `at` (a buffer position) or at the current position."""
+        return InputError(self.path, self.base + (self._pos if at is None else at), message)
+
+    def seek(self, position: int) -> None:
+        if not 0 <= position <= len(self._data):
+            raise self.error(f"offset {position} lies outside the {len(self._data)}-byte stream")
+        self._pos = position
+
+    def _take(self, n: int, what: str) -> memoryview:
+        if n > self.remaining():
+            raise self.error(f"truncated: {what} needs {n} bytes, {self.remaining()} left")
+        chunk = self._data[self._pos : self._pos + n]
+        self._pos += n
+        return chunk
+
+    def read_bytes(self, n: int, what: str = "byte array") -> bytes:
+        """`n` raw bytes; `n` comes from the file: a negative or too-large value is reported, not obeyed."""
+        if n < 0:
+            raise self.error(f"negative length {n} for {what}")
+        return bytes(self._take(n, what))
+
+    def skip(self, n: int, what: str = "bytes") -> None:
+        if n < 0:
+            raise self.error(f"negative length {n} for {what}")
+        self._take(n, what)
+
+    def read_unsigned_byte(self, what: str = "byte") -> int:
+        return self._take(1, what)[0]
+
+    def read_bool(self, what: str = "boolean") -> bool:
+        at = self._pos
+        value = self._take(1, what)[0]
+        if value > 1:
+            raise self.error(f"{what}: expected a boolean (0 or 1), found {value}", at)
+        return value == 1
+
+    def read_short(self, what: str = "short") -> int:
+        value: int = _SHORT.unpack(self._take(2, what))[0]
+        return value
+
+    def read_unsigned_short(self, what: str = "unsigned short") -> int:
+        value: int = _USHORT.unpack(self._take(2, what))[0]
+        return value
+
+    def read_int(self, what: str = "int") -> int:
+        value: int = _INT.unpack(self._take(4, what))[0]
+        return value
+
+    def read_long(self, what: str = "long") -> int:
+        value: int = _LONG.unpack(self._take(8, what))[0]
+        return value
+
+    def read_length(self, what: str, element_size: int = 1) -> int:
+        """An `int` count of elements that must fit in what is left (each at least `element_size` bytes)."""
+        at = self._pos
+        n = self.read_int(what)
+        if n < 0:
+            raise self.error(f"negative {what} {n}", at)
+        if n * element_size > self.remaining():
+            raise self.error(f"{what} {n} needs at least {n * element_size} bytes, only {self.remaining()} left", at)
+        return n
+
+    def read_utf(self, what: str = "string") -> str:
+        """`DataInput.readUTF`: u16 byte length + modified UTF-8."""
+        at = self._pos
+        n = self.read_unsigned_short(f"{what} length")
+        raw = bytes(self._take(n, what))
+        try:
+            return decode_modified_utf8(raw)
+        except UnicodeDecodeError as ex:
+            raise self.error(f"{what} is not modified UTF-8 ({ex.reason})", at) from None
+
+    def read_length_prefixed(self, what: str) -> bytes:
+        """`int len` then `len` bytes, the framing Flink uses for nested byte arrays."""
+        return self.read_bytes(self.read_length(f"{what} length"), what)
+
+    def sub(self, n: int, what: str) -> DataInput:
+        """A decoder over the next `n` bytes (consumed here), reporting offsets in this file's terms."""
+        start = self.offset()
+        return DataInput(self.read_bytes(n, what), self.path, start)
+
+    def expect_end(self, what: str) -> None:
+        if self.remaining():
+            raise self.error(f"{self.remaining()} unexpected trailing bytes after {what}")

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.savepoint.decoder import DataInput, decode_modified_utf8
+
+
+def test_big_endian_primitives() -> None:
+    inp = DataInput(bytes.fromhex("4960672d 00000006 fffffffffffffffe 01 00 ff 8000"), "f")
+    assert inp.read_int() == 0x4960672D
+    assert inp.read_int() == 6
+    assert inp.read_long() == -2
+    assert inp.read_bool() is True
+    assert inp.read_bool() is False
+    assert inp.read_unsigned_byte() == 255
+    assert inp.read_short() == -32768
+    assert inp.remaining() == 0
+
+
+def test_modified_utf8_nul_and_supplementary_characters() -> None:
+    # Java writes U+0000 as C0 80 and U+1F600 as a CESU-8 surrogate pair (ED A0 BD ED B8 80).
+    assert decode_modified_utf8(b"a\xc0\x80b") == "a\0b"
+    assert decode_modified_utf8(b"\xed\xa0\xbd\xed\xb8\x80") == "\U0001f600"
+    inp = DataInput(b"\x00\x03\xe2\x82\xac", "f")
+    assert inp.read_utf() == "€"
+
+
+def test_truncation_names_file_and_offset() -> None:
+    inp = DataInput(b"\x00\x00\x00\x01\x00\x00", "some/_metadata", base=100)
+    inp.read_int()
+    with pytest.raises(InputError) as error:
+        inp.read_long("checkpoint id")
+    assert (error.value.path, error.value.offset) == ("some/_metadata", 104)
+    assert "checkpoint id needs 8 bytes, 2 left" in error.value.message
+
+
+def test_absurd_lengths_are_refused_before_allocating() -> None:
+    inp = DataInput(b"\x7f\xff\xff\xff" + b"\x00" * 8, "f")
+    with pytest.raises(InputError) as error:
+        inp.read_length("number of things", 8)
+    assert error.value.offset == 0
+    assert "2147483647" in error.value.message
+    with pytest.raises(InputError):
+        DataInput(b"\xff\xff\xff\xff", "f").read_length_prefixed("payload")
+    with pytest.raises(InputError):
+        DataInput(b"\x00\x05abc", "f").read_utf()
+
+
+def test_bad_boolean_and_bad_utf() -> None:
+    with pytest.raises(InputError) as error:
+        DataInput(b"\x02", "f").read_bool("flag")
+    assert error.value.offset == 0
+    with pytest.raises(InputError) as error:
+        DataInput(b"\x00\x02\xff\xfe", "f").read_utf()
+    assert "not modified UTF-8" in error.value.message
+
+
+def test_seek_and_sub_keep_file_offsets() -> None:
+    inp = DataInput(bytes(range(16)), "f", base=1000)
+    inp.seek(4)
+    sub = inp.sub(8, "part")
+    assert inp.tell() == 12
+    assert sub.read_int() == 0x04050607
+    with pytest.raises(InputError) as error:
+        sub.read_long()
+    assert error.value.offset == 1008
+    with pytest.raises(InputError):
+        inp.seek(17)

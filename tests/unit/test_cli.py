@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from splitaudit.cli import main
+from tests.unit.conftest import fixture, normalized
+
+CASE = "2.0.1-savepoint-canonical-inline"
+
+
+def test_inspect_json_follows_the_contract() -> None:
+    case = fixture(CASE)
+    result = CliRunner().invoke(main, ["inspect", "--json", str(case.snapshot)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert list(document) == [
+        "path",
+        "format_version",
+        "checkpoint_id",
+        "kind",
+        "savepoint_format",
+        "operators",
+    ]
+    assert list(document["operators"][0]) == ["id", "uid", "name", "parallelism", "max_parallelism", "source"]
+    document.pop("path")
+    assert normalized(document) == case.expected["inspect"]
+    # The global --json gives the same document.
+    again = CliRunner().invoke(main, ["--json", "inspect", str(case.snapshot)])
+    assert json.loads(again.output) == json.loads(result.output)
+
+
+def test_inspect_table_shows_splits_and_offsets() -> None:
+    case = fixture(CASE)
+    result = CliRunner().invoke(main, ["inspect", str(case.snapshot)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "savepoint (CANONICAL), checkpoint" in result.output
+    for seen in case.expected["job"]["witness"]:
+        assert f"from={seen['last'] + 1}" in result.output
+
+
+def test_corrupt_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    snapshot = tmp_path / "sp"
+    shutil.copytree(fixture(CASE).snapshot, snapshot)
+    metadata = snapshot / "_metadata"
+    metadata.write_bytes(metadata.read_bytes()[:100])
+    result = CliRunner().invoke(main, ["inspect", str(snapshot)])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: {metadata} at byte ")
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_corrupt_input_as_json(tmp_path: Path) -> None:
+    (tmp_path / "_metadata").write_bytes(b"\x49\x60\x67\x2d\x00\x00\x00\x63")
+    result = CliRunner().invoke(main, ["--json", "inspect", str(tmp_path)])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["type"], error["path"], error["offset"]) == ("InputError", str(tmp_path / "_metadata"), 4)
+
+
+def test_inspect_help_describes_the_command() -> None:
+    result = CliRunner().invoke(main, ["inspect", "--help"])
+    assert result.exit_code == 0
+    for option in ("--uid", "--json", "--allow-external-state"):
+        assert option in result.output
