@@ -89,7 +89,7 @@ def expected_document(report: ScenarioReport, phase: str, settings: ScenarioSett
                 "serde_version": 1,
                 "serializer_version": 0,
                 "type": "beam_flink_source",
-                "state": {"pending_splits": {}},
+                "state": {"pending": []},
             },
         },
     }
