@@ -35,13 +35,12 @@ from urllib.parse import urlparse
 from splitaudit.report.progress import ConsoleProgress
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
 from splitaudit.scenario.results import ScenarioReport
-from splitaudit.stack.home import FLINK_VERSION, REPO_ROOT
+from splitaudit.stack.home import BEAM_VERSION, FLINK_VERSION, REPO_ROOT
 from splitaudit.stack.stack import Stack
 
 FIXTURES = REPO_ROOT / "fixtures" / "beam_flink_source"
 SINK_FIXTURES = REPO_ROOT / "fixtures" / "beam_sink"
 SINK_RECORDS = 200
-BEAM_VERSION = "2.62.0"
 SOURCE_CLASS = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"
 
 

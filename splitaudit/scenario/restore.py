@@ -33,13 +33,8 @@ from splitaudit.scenario.results import DemoReport, ScenarioReport, ScenarioStep
 from splitaudit.scenario.sink import partition_counts, read_sink
 from splitaudit.stack import kafka as kafka_client
 from splitaudit.stack.flink import FlinkRestClient
-from splitaudit.stack.home import JAVA_ROOT
+from splitaudit.stack.home import PIPELINE_JARS
 from splitaudit.stack.stack import Stack
-
-PIPELINE_JARS = {
-    "stock": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar",
-    "patched": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar",
-}
 
 
 @dataclass(frozen=True)

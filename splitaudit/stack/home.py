@@ -11,9 +11,15 @@ from pathlib import Path
 
 FLINK_VERSION = "1.19.3"
 KAFKA_VERSION = "3.9.1"
+BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by beam#31313
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
+# The reference pipeline's job jars, as the beam_pipelines/java reactor builds them (setup runs it).
+PIPELINE_JARS = {
+    "stock": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar",
+    "patched": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar",
+}
 
 
 def stack_home() -> Path:

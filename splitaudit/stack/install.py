@@ -20,9 +20,11 @@ from pathlib import Path
 from splitaudit.errors import ExternalError
 from splitaudit.report.progress import Progress
 from splitaudit.stack.home import (
+    BEAM_VERSION,
     FLINK_VERSION,
     JAVA_ROOT,
     KAFKA_VERSION,
+    PIPELINE_JARS,
     flink_home,
     jobs_dir,
     kafka_libs,
@@ -49,6 +51,7 @@ def components() -> list[Component]:
     """Everything the stack needs, in install order."""
     kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
+    reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
     return [
         Component(
             "flink",
@@ -70,6 +73,15 @@ def components() -> list[Component]:
             jobs_dir() / SMOKE_JOB,
             lambda: _tree_hash(smoke),
             lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
+        ),
+        # The reactor of beam_pipelines/java: the reference pipeline's stock and patched jars, the patch classes,
+        # and the released runner jars the patch-jar tests compare against; they stay in the modules' target/.
+        Component(
+            "beam-pipeline",
+            BEAM_VERSION,
+            PIPELINE_JARS["patched"],
+            lambda: _tree_hash(*reactor),
+            lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests"),
         ),
     ]
 
@@ -111,13 +123,16 @@ def _stamp_key(stamp: Path) -> str | None:
         return None
 
 
-def _tree_hash(path: Path) -> str:
-    """A hash of a build's inputs: every file under `path` (or the file itself), except build output."""
+def _tree_hash(*paths: Path) -> str:
+    """A hash of a build's inputs: every file under each path (or the file itself), except build output."""
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "target" not in p.parts)
-    for file in files:
-        digest.update(str(file.relative_to(path.parent)).encode())
-        digest.update(file.read_bytes())
+    for path in paths:
+        files = (
+            [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "target" not in p.parts)
+        )
+        for file in files:
+            digest.update(str(file.relative_to(path.parent)).encode())
+            digest.update(file.read_bytes())
     return digest.hexdigest()
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.stack.home import JAVA_ROOT, maven_repo
+from splitaudit.stack.home import JAVA_ROOT, PIPELINE_JARS, maven_repo
 
 BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
 
@@ -20,13 +20,13 @@ def _built(path: Path) -> Path:
 @pytest.fixture(scope="session")
 def stock_jar() -> Path:
     """The reference pipeline's shaded jar on Beam 2.62.0 as released."""
-    return _built(JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar")
+    return _built(PIPELINE_JARS["stock"])
 
 
 @pytest.fixture(scope="session")
 def patched_jar() -> Path:
     """The same pipeline shaded with the enumerator patch by Maven."""
-    return _built(JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar")
+    return _built(PIPELINE_JARS["patched"])
 
 
 @pytest.fixture(scope="session")
