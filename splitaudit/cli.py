@@ -139,17 +139,34 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
     run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)))
 
 
-@main.command()
-@click.option(
+# Options shared by the commands that run a scenario in a run directory of their own.
+RUN_DIR = click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.",
 )
-@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+PARTITIONS = click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+PARALLELISM = click.option("--parallelism", default=2, show_default=True, help="Parallelism of the job.")
+KEEP_STACK = click.option(
+    "--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`)."
+)
+BEAM_RECORDS = click.option(
+    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
+)
+
+
+def new_run_dir(workdir: Path | None) -> Path:
+    """The run directory a scenario writes to: --workdir, else a new one named after the UTC time."""
+    return (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+
+
+@main.command()
+@RUN_DIR
+@PARTITIONS
 @click.option("--records", default=10_000, show_default=True, help="Records to produce.")
-@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Flink job.")
-@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@PARALLELISM
+@KEEP_STACK
 @click.pass_context
 def smoke(
     ctx: click.Context,
@@ -165,7 +182,7 @@ def smoke(
     reads it with checkpointing, takes a savepoint through REST, cancels, restores from the savepoint, checks
     through REST that the restored job names that savepoint as its restore source, and stops the stack.
     """
-    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    run_dir = new_run_dir(workdir)
     run(
         ctx,
         lambda context: context.output.smoke_report(
@@ -211,18 +228,11 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     default=None,
     help="Run this job jar instead (e.g. one `patch-jar` wrote); --variant then only labels the run.",
 )
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not exist yet.",
-)
-@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
-@click.option(
-    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
-)
-@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Beam job.")
-@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@RUN_DIR
+@PARTITIONS
+@BEAM_RECORDS
+@PARALLELISM
+@KEEP_STACK
 @click.option(
     "--kill-taskmanager",
     is_flag=True,
@@ -249,7 +259,7 @@ def scenario(
     With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run and
     Flink restarts it from the latest checkpoint.
     """
-    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
     run(
         ctx,
@@ -262,18 +272,11 @@ def scenario(
 
 
 @main.command()
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Run directory (default: .splitaudit/runs/<UTC time>). Must not exist yet.",
-)
-@click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
-@click.option(
-    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
-)
-@click.option("--parallelism", default=2, show_default=True, help="Parallelism of the Beam job.")
-@click.option("--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`).")
+@RUN_DIR
+@PARTITIONS
+@BEAM_RECORDS
+@PARALLELISM
+@KEEP_STACK
 @click.pass_context
 def demo(
     ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, keep_stack: bool
@@ -284,7 +287,7 @@ def demo(
     and cancels, produces N more and restores from the savepoint (see `splitaudit scenario`). Prints both sides
     per partition: records expected, sink rows, duplicate (topic, partition, offset) keys, missing offsets.
     """
-    run_dir = (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+    run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
     run(ctx, lambda context: context.output.demo_report(run_demo(run_dir, context.progress, settings, keep_stack)))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from rich.console import Console
 
@@ -40,3 +41,29 @@ class ConsoleProgress(Progress):
 
     def info(self, message: str) -> None:
         self.console.print(f"  [dim]{message}[/dim]")
+
+
+@dataclass(frozen=True)
+class TimedStep:
+    """One step of a scenario as its report keeps it: name, wall time, and what it produced."""
+
+    name: str
+    seconds: float
+    result: str
+
+
+class StepLog:
+    """Runs the steps of a scenario under a Progress, timing each and keeping what it produced for the report."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.done: list[TimedStep] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[list[str]]:
+        """Yield a list the step appends its results to; they are joined into the step's `result`."""
+        result: list[str] = []
+        started = time.monotonic()
+        with self.progress.step(name):
+            yield result
+        self.done.append(TimedStep(name, time.monotonic() - started, "; ".join(result)))

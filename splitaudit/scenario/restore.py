@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.compute as pc
 
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.report.progress import Progress
-from splitaudit.scenario.results import DemoReport, ScenarioReport, ScenarioStep
+from splitaudit.report.progress import Progress, StepLog
+from splitaudit.scenario.results import DemoReport, ScenarioReport
 from splitaudit.scenario.sink import partition_counts, read_sink
 from splitaudit.stack import kafka as kafka_client
 from splitaudit.stack.flink import FlinkRestClient
@@ -55,22 +53,6 @@ def pipeline_jar(variant: str) -> Path:
     return jar
 
 
-class _Steps:
-    """Times each step and keeps what it produced, for the report."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.done: list[ScenarioStep] = []
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[list[str]]:
-        result: list[str] = []
-        started = time.monotonic()
-        with self.progress.step(name):
-            yield result
-        self.done.append(ScenarioStep(name, time.monotonic() - started, "; ".join(result)))
-
-
 def run_restore_scenario(
     stack: Stack,
     run_dir: Path,
@@ -89,7 +71,7 @@ def run_restore_scenario(
         raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
     sink, savepoints = run_dir / "sink", run_dir / "savepoints"
     savepoints.mkdir(parents=True)
-    steps = _Steps(progress)
+    steps = StepLog(progress)
     bootstrap, flink = stack.kafka.bootstrap, stack.flink.client()
     topic = f"restore-{variant}-{uuid.uuid4().hex[:8]}"
     records, partitions = settings.records, settings.partitions
@@ -141,23 +123,10 @@ def run_restore_scenario(
         flink.cancel(job_after)
         out.append(savepoint_after)
     expected = {p: first[p] + second[p] for p in range(partitions)}
-    return ScenarioReport(
-        variant=variant,
-        restart="savepoint",
-        jar=str(jar),
-        run_dir=str(run_dir),
-        topic=topic,
-        job_id_before=job_before,
-        job_id_after=job_after,
-        savepoint_before=savepoint_before,
-        savepoint_after=savepoint_after,
-        sink_path=str(sink),
-        sink_format="json",
-        expected_records=sum(expected.values()),
-        records_per_second=records_per_second,
-        partitions=partition_counts(read_sink(sink), topic, expected),
-        steps=tuple(steps.done),
-    )
+    return _report(
+        variant, "savepoint", jar, run_dir, topic, (job_before, job_after), (savepoint_before, savepoint_after),
+        sink, expected, records_per_second, steps,
+    )  # fmt: skip
 
 
 def run_failover_scenario(
@@ -175,7 +144,7 @@ def run_failover_scenario(
         raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
     sink, savepoints = run_dir / "sink", run_dir / "savepoints"
     savepoints.mkdir(parents=True)
-    steps = _Steps(progress)
+    steps = StepLog(progress)
     bootstrap, cluster = stack.kafka.bootstrap, stack.flink
     flink = cluster.client()
     topic = f"failover-{variant}-{uuid.uuid4().hex[:8]}"
@@ -219,16 +188,36 @@ def run_failover_scenario(
         flink.cancel(job)
         out.append(savepoint_after)
     expected = {p: first[p] + second[p] + third[p] for p in range(partitions)}
+    return _report(
+        variant, "taskmanager-kill", jar, run_dir, topic, (job, job), (restored, savepoint_after), sink, expected,
+        records_per_second, steps,
+    )  # fmt: skip
+
+
+def _report(
+    variant: str,
+    restart: str,
+    jar: Path,
+    run_dir: Path,
+    topic: str,
+    jobs: tuple[str, str],
+    savepoints: tuple[str, str],
+    sink: Path,
+    expected: dict[int, int],
+    records_per_second: float,
+    steps: StepLog,
+) -> ScenarioReport:
+    """The scenario's report, with the sink counted per partition against what was produced."""
     return ScenarioReport(
         variant=variant,
-        restart="taskmanager-kill",
+        restart=restart,
         jar=str(jar),
         run_dir=str(run_dir),
         topic=topic,
-        job_id_before=job,
-        job_id_after=job,
-        savepoint_before=restored,
-        savepoint_after=savepoint_after,
+        job_id_before=jobs[0],
+        job_id_after=jobs[1],
+        savepoint_before=savepoints[0],
+        savepoint_after=savepoints[1],
         sink_path=str(sink),
         sink_format="json",
         expected_records=sum(expected.values()),

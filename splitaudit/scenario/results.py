@@ -5,16 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from splitaudit.report.progress import TimedStep
 from splitaudit.scenario.sink import PartitionCounts
-
-
-@dataclass(frozen=True)
-class ScenarioStep:
-    """One step of the scenario, its wall time and what it produced."""
-
-    name: str
-    seconds: float
-    result: str
 
 
 @dataclass(frozen=True)
@@ -35,7 +27,7 @@ class ScenarioReport:
     expected_records: int
     records_per_second: float  # records read after the restore / seconds from restore to all in the sink
     partitions: tuple[PartitionCounts, ...]
-    steps: tuple[ScenarioStep, ...]
+    steps: tuple[TimedStep, ...]
 
     @property
     def sink_rows(self) -> int:

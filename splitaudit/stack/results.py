@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from splitaudit.report.progress import TimedStep
+
 
 @dataclass(frozen=True)
 class ComponentState:
@@ -55,15 +57,6 @@ class StackStatus:
 
 
 @dataclass(frozen=True)
-class SmokeStep:
-    """One step of the smoke scenario and what it produced."""
-
-    name: str
-    seconds: float
-    result: str
-
-
-@dataclass(frozen=True)
 class SmokeReport:
     """The smoke scenario: a topic, a Flink job, a savepoint and a restore from it."""
 
@@ -74,7 +67,7 @@ class SmokeReport:
     savepoint_path: str
     restored_job_id: str
     restored_from: str
-    steps: tuple[SmokeStep, ...] = field(default=())
+    steps: tuple[TimedStep, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)

@@ -7,34 +7,15 @@ the restored job names that savepoint as its restore source.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.report.progress import Progress
+from splitaudit.report.progress import Progress, StepLog
 from splitaudit.stack import kafka as kafka_client
 from splitaudit.stack.home import jobs_dir
 from splitaudit.stack.install import SMOKE_JOB
-from splitaudit.stack.results import SmokeReport, SmokeStep
+from splitaudit.stack.results import SmokeReport
 from splitaudit.stack.stack import Stack
-
-
-class _Steps:
-    """Times each step and keeps what it produced, for the report."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.done: list[SmokeStep] = []
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[list[str]]:
-        result: list[str] = []
-        started = time.monotonic()
-        with self.progress.step(name):
-            yield result
-        self.done.append(SmokeStep(name, time.monotonic() - started, "; ".join(result)))
 
 
 def run_smoke(
@@ -52,7 +33,7 @@ def run_smoke(
     jar = jobs_dir() / SMOKE_JOB
     if not jar.exists():
         raise ExternalError(f"{jar} is missing; run `splitaudit setup`")
-    steps = _Steps(progress)
+    steps = StepLog(progress)
     stack = Stack(run_dir / "stack")
     topic = "smoke"
     with steps.step("stack up") as out:
