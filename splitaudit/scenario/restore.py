@@ -67,25 +67,10 @@ def run_restore_scenario(
     `restore_jar`, when given, is the jar the restored job runs: a savepoint of one build restored into
     another, as when a user upgrades a running job to the patched jar.
     """
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
-    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
-    savepoints.mkdir(parents=True)
     steps = StepLog(progress)
+    sink, savepoints, topic, first, args = _prepare(stack, run_dir, f"restore-{variant}", settings, steps)
     bootstrap, flink = stack.kafka.bootstrap, stack.flink.client()
-    topic = f"restore-{variant}-{uuid.uuid4().hex[:8]}"
     records, partitions = settings.records, settings.partitions
-    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
-        kafka_client.create_topic(bootstrap, topic, partitions)
-        first = kafka_client.produce(bootstrap, topic, partitions, records)
-        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
-    args = [
-        f"--bootstrapServers={bootstrap}",
-        f"--topic={topic}",
-        f"--groupId={topic}",
-        f"--sinkDir={sink}",
-        f"--parallelism={settings.parallelism}",
-    ]
     with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
         jar_id = flink.upload_jar(jar)
         job_before = flink.run_jar(jar_id, program_args=args, job_id=uuid.uuid4().hex)
@@ -140,26 +125,11 @@ def run_failover_scenario(
     a checkpoint, savepoint, cancel. Records read after the last checkpoint before the kill are read again
     by the next attempt: replays, expected with an at-least-once sink. Two readers in one attempt are not.
     """
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
-    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
-    savepoints.mkdir(parents=True)
     steps = StepLog(progress)
+    sink, savepoints, topic, first, args = _prepare(stack, run_dir, f"failover-{variant}", settings, steps)
     bootstrap, cluster = stack.kafka.bootstrap, stack.flink
     flink = cluster.client()
-    topic = f"failover-{variant}-{uuid.uuid4().hex[:8]}"
     records, partitions, half = settings.records, settings.partitions, settings.records // 2
-    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
-        kafka_client.create_topic(bootstrap, topic, partitions)
-        first = kafka_client.produce(bootstrap, topic, partitions, records)
-        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
-    args = [
-        f"--bootstrapServers={bootstrap}",
-        f"--topic={topic}",
-        f"--groupId={topic}",
-        f"--sinkDir={sink}",
-        f"--parallelism={settings.parallelism}",
-    ]
     with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
         job = flink.run_jar(flink.upload_jar(jar), program_args=args, job_id=uuid.uuid4().hex)
         flink.wait_all_running(job)
@@ -192,6 +162,34 @@ def run_failover_scenario(
         variant, "taskmanager-kill", jar, run_dir, topic, (job, job), (restored, savepoint_after), sink, expected,
         records_per_second, steps,
     )  # fmt: skip
+
+
+def _prepare(
+    stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, steps: StepLog
+) -> tuple[Path, Path, str, dict[int, int], list[str]]:
+    """Make the new run directory, a fresh topic holding the first N records, and the pipeline's arguments.
+
+    Returns the sink dir, the savepoints dir, the topic, the records produced per partition, and the args.
+    """
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
+    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
+    savepoints.mkdir(parents=True)
+    bootstrap = stack.kafka.bootstrap
+    topic = f"{name}-{uuid.uuid4().hex[:8]}"
+    records, partitions = settings.records, settings.partitions
+    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
+        kafka_client.create_topic(bootstrap, topic, partitions)
+        first = kafka_client.produce(bootstrap, topic, partitions, records)
+        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
+    args = [
+        f"--bootstrapServers={bootstrap}",
+        f"--topic={topic}",
+        f"--groupId={topic}",
+        f"--sinkDir={sink}",
+        f"--parallelism={settings.parallelism}",
+    ]
+    return sink, savepoints, topic, first, args
 
 
 def _report(
