@@ -58,7 +58,8 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     """splitaudit: find Kafka partitions read twice or lost when a Beam/Flink job restores.
 
     Exit codes: 0 clean, 1 findings of severity error, 2 bad input or usage (the message names the file and
-    byte offset), 3 the environment failed (a download, a server start, a remote call).
+    byte offset), 3 the environment failed (a download, a server start, a remote call), 70 an internal error
+    (a bug in splitaudit: please report it with the --debug traceback).
     """
     ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
 
