@@ -81,11 +81,15 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False) -> SinkAudit:
     suspects = [b for b in stats if not _clean(b, bounds[b.key[:2]])]
     exact = _bitmaps(sink, suspects, bounds)
     distinct = {b.key: exact[b.key][0] if b.key in exact else b.rows for b in stats}
-    coverage = {}
-    for key, (lo, hi) in sorted(bounds.items()):
-        held = sum(n for bucket, n in distinct.items() if bucket[:2] == key)
-        rows = sum(b.rows for b in stats if b.key[:2] == key)
-        coverage[key] = PartitionCoverage(key[0], key[1], rows, held, lo, hi, (hi - lo + 1) - held)
+    rows: dict[tuple[str, int], int] = dict.fromkeys(bounds, 0)
+    held: dict[tuple[str, int], int] = dict.fromkeys(bounds, 0)
+    for b in stats:  # one pass over the buckets, not one per partition
+        rows[b.key[:2]] += b.rows
+        held[b.key[:2]] += distinct[b.key]
+    coverage = {
+        key: PartitionCoverage(key[0], key[1], rows[key], held[key], lo, hi, (hi - lo + 1) - held[key])
+        for key, (lo, hi) in sorted(bounds.items())
+    }
     findings = _missing_findings(coverage, distinct, exact)
     classified = all(c in sink.columns for c in LINEAGE_COLUMNS)
     duplicate_buckets = [b.key for b in stats if b.rows > distinct[b.key]]
