@@ -1,7 +1,9 @@
 """The findings model: what every check returns and every renderer (console, JSON, HTML) shows.
 
-JSON shape (DESIGN.md contract): `{"summary": {duplicate_records, missing_records, double_assigned_partitions,
-missing_partitions, rewound_partitions}, "findings": [{kind, severity, topic, partition, …}], "notes": […]}`.
+JSON shape (DESIGN.md contract, extended): `{"summary": {duplicate_records, missing_records,
+double_assigned_partitions, missing_partitions, rewound_partitions}, "findings": [{kind, severity, topic,
+partition, …}], "coverage": […], "notes": […], "assignment": [{operator, subtasks, partitions_from,
+partitions: [{topic, partition, status, holders}]}]}`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,20 @@ REPLAY = "replay"  # one offset emitted again by a later attempt after a restore
 DUPLICATE = "duplicate_records"  # one offset emitted twice with no lineage (or one reader) to tell why
 MISSING = "missing_records"  # offsets that exist in the source but not in the sink
 INVALID = "invalid_rows"  # sink rows whose topic, partition or offset is null or negative
+PAST_SAVEPOINT = "past_savepoint"  # sink offsets at or past the savepoint's next offset: read again on restore
+
+# Finding kinds of the savepoint checks (one savepoint, or two with --before).
+ASSIGNED_TWICE = "partition_assigned_twice"  # held by more than one split or subtask
+ASSIGNED_AND_PENDING = "partition_assigned_and_pending"  # held by a reader and pending in the enumerator
+UNASSIGNED = "partition_unassigned"  # in the topic, held by nobody
+REWIND = "rewind"  # next offset lower than in the earlier savepoint
+DROPPED_PARTITION = "partition_dropped"  # in the earlier savepoint, not in the later one
+NEW_PARTITION = "partition_new"  # in the later savepoint only
+
+# Finding kinds of the Kafka offset checks (--bootstrap, --group).
+EXPIRED_UNREAD = "expired_unread"  # log-start offset above the offset the job restores from: loss
+COMMITTED_OFFSET = "committed_offset_mismatch"  # the group's committed offset disagrees with the job's
+LAG = "lag"  # records in the topic past the job's next offset
 
 
 @dataclass(frozen=True)
@@ -69,6 +85,55 @@ class PartitionCoverage:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """One holder of a partition in a savepoint: a reader subtask's split, or the enumerator's pending list."""
+
+    subtask: int | None  # None: pending in the enumerator, not yet given to a reader
+    split_id: str
+    next_offset: int | None
+
+
+@dataclass(frozen=True)
+class PartitionAssignment:
+    """Who holds one (topic, partition) in a savepoint: exactly one holder is healthy."""
+
+    topic: str
+    partition: int
+    holders: tuple[Holder, ...]
+
+    @property
+    def status(self) -> str:
+        """`ok`, `double` (two or more holders, readers or pending) or `missing` (none)."""
+        return "missing" if not self.holders else "ok" if len(self.holders) == 1 else "double"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "status": self.status,
+            "holders": [h.__dict__ for h in self.holders],
+        }
+
+
+@dataclass(frozen=True)
+class AssignmentMatrix:
+    """The partition x subtask assignment of one source operator, and where the list of partitions came from."""
+
+    operator: str  # uid when known, else the operator id
+    subtasks: int  # the operator's parallelism
+    partitions_from: str  # e.g. "Kafka admin API at 127.0.0.1:9092", "--partitions", "the sink", "the savepoint"
+    partitions: tuple[PartitionAssignment, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "subtasks": self.subtasks,
+            "partitions_from": self.partitions_from,
+            "partitions": [p.to_json() for p in self.partitions],
+        }
+
+
+@dataclass(frozen=True)
 class Summary:
     """The headline counts of the JSON contract."""
 
@@ -87,6 +152,7 @@ class Findings:
     findings: tuple[Finding, ...]
     coverage: tuple[PartitionCoverage, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    assignment: tuple[AssignmentMatrix, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -99,4 +165,5 @@ class Findings:
             "findings": [f.to_json() for f in self.findings],
             "coverage": [c.__dict__ | {"duplicates": c.duplicates} for c in self.coverage],
             "notes": list(self.notes),
+            "assignment": [a.to_json() for a in self.assignment],
         }
