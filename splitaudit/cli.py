@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import click
 
-from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SinkColumns
+from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
@@ -293,8 +293,41 @@ def demo(
     run(ctx, lambda context: context.output.demo_report(run_demo(run_dir, context.progress, settings, keep_stack)))
 
 
+SPARK_MASTER = click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
+)
+UIDS = click.option(
+    "--uid",
+    "uids",
+    multiple=True,
+    metavar="UID",
+    help="Only the operator with this uid (repeatable). Flink 1.x files store only operator ids; the id "
+    "is computed from the uid (murmur3_128, as Flink does) and the uid is shown beside it.",
+)
+ALLOW_EXTERNAL_STATE = click.option(
+    "--allow-external-state",
+    is_flag=True,
+    help="Also read state files that the metadata names by absolute path outside the savepoint directory "
+    "(entropy-injected S3 paths, file-merging segments). Off by default: nothing outside it is read.",
+)
+
+
 @main.command()
-@click.option("--sink", required=True, metavar="PATH", help="The job's output: a directory or file of sink records.")
+@click.option(
+    "--savepoint",
+    metavar="SP",
+    help="A savepoint or checkpoint (dir or its _metadata; local path or s3://, hdfs://, gs:// URI): check that "
+    "every partition is held by exactly one split, and find sink records past its next offsets.",
+)
+@click.option(
+    "--before",
+    metavar="SP0",
+    help="An earlier savepoint of the same job (needs --savepoint): rewinds, dropped and new partitions.",
+)
+@click.option("--sink", metavar="PATH", help="The job's output: a directory or file of sink records.")
 @click.option(
     "--sink-format",
     type=click.Choice(SINK_FORMATS),
@@ -305,40 +338,65 @@ def demo(
 @click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
 @click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
 @click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
+@click.option("--topic", metavar="T", help="The source topic (names the topic of --partitions).")
+@click.option(
+    "--partitions",
+    type=int,
+    metavar="N",
+    help="The topic has partitions 0..N-1: partitions the savepoint holds nowhere are reported missing. "
+    "Without it the list comes from the sink, else from the enumerator's checkpoint; the report says which.",
+)
+@UIDS
+@ALLOW_EXTERNAL_STATE
 @click.option(
     "--exactly-once",
     is_flag=True,
-    help="Declare the sink exactly-once: replays after a restore become errors instead of warnings.",
+    help="Declare the sink exactly-once: replays after a restore, and sink records past the savepoint's next "
+    "offsets, become errors instead of warnings.",
 )
-@click.option(
-    "--master",
-    default="local[*]",
-    show_default=True,
-    help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
-)
+@SPARK_MASTER
 @click.pass_context
 def audit(
     ctx: click.Context,
-    sink: str,
+    savepoint: str | None,
+    before: str | None,
+    sink: str | None,
     sink_format: str,
     topic_col: str,
     partition_col: str,
     offset_col: str,
+    topic: str | None,
+    partitions: int | None,
+    uids: tuple[str, ...],
+    allow_external_state: bool,
     exactly_once: bool,
     master: str,
 ) -> None:
-    """Audit a Kafka consumer's sink on Spark: duplicate records and missing offsets per partition.
+    """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
 
-    Duplicates are (topic, partition, offset) keys present more than once. When the sink has the lineage
-    columns reader_id and attempt, each is classified: double assignment (two readers within one attempt, an
-    error), or replay (a later attempt after a restore, a warning unless --exactly-once). Missing records are
-    offsets between a partition's lowest and highest sink offset that the sink lacks (dense offsets assumed).
+    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output).
+
+    \b
+    Savepoint: a partition held by two splits or subtasks, held by a reader and also pending in the
+      enumerator, or held by nobody (error). With --before: a partition whose next offset went backwards
+      (rewind), or that was dropped (error) or is new (info).
+    Sink: duplicate (topic, partition, offset) keys, classified by the lineage columns reader_id and attempt
+      when present: double assignment (two readers within one attempt, an error) or replay (a later attempt
+      after a restore, a warning unless --exactly-once); missing offsets between a partition's lowest and
+      highest sink offset (dense offsets assumed).
+    Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
+
     Exit 0 clean, 1 findings of severity error, 2 bad input.
     """
     request = AuditRequest(
         sink=sink,
         sink_format=sink_format,
         columns=SinkColumns(topic_col, partition_col, offset_col),
+        savepoint=savepoint,
+        before=before,
+        savepoint_options=SavepointOptions(uids, allow_external_state),
+        topic=topic,
+        partitions=partitions,
         exactly_once=exactly_once,
         master=master,
     )
@@ -354,22 +412,38 @@ def audit(
 
 
 @main.command()
+@click.argument("before", metavar="SP0")
+@click.argument("after", metavar="SP1")
+@UIDS
+@ALLOW_EXTERNAL_STATE
+@SPARK_MASTER
+@click.pass_context
+def diff(
+    ctx: click.Context, before: str, after: str, uids: tuple[str, ...], allow_external_state: bool, master: str
+) -> None:
+    """Compare two savepoints of one job: SP0 the earlier, SP1 the later.
+
+    Reports, per source operator and (topic, partition): a next offset that went backwards (rewind: the
+    offsets between are read again; error), a partition SP1 no longer holds (dropped: error), and one only
+    SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input.
+    """
+    options = SavepointOptions(uids, allow_external_state)
+
+    def action(context: Context) -> int:
+        from splitaudit.audit.run import run_diff  # imports pyspark: only when auditing
+
+        findings = run_diff(before, after, options, master, context.progress)
+        context.output.findings(findings)
+        return findings.exit_code
+
+    run(ctx, action)
+
+
+@main.command()
 @click.argument("path")
-@click.option(
-    "--uid",
-    "uids",
-    multiple=True,
-    metavar="UID",
-    help="Show only the operator with this uid (repeatable). Flink 1.x files store only operator ids; the id "
-    "is computed from the uid (murmur3_128, as Flink does) and the uid is shown beside it.",
-)
+@UIDS
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (same as the global --json).")
-@click.option(
-    "--allow-external-state",
-    is_flag=True,
-    help="Also read state files that the metadata names by absolute path outside the savepoint directory "
-    "(entropy-injected S3 paths, file-merging segments). Off by default: nothing outside PATH is read.",
-)
+@ALLOW_EXTERNAL_STATE
 @click.pass_context
 def inspect(
     ctx: click.Context, path: str, uids: tuple[str, ...], as_json: bool, allow_external_state: bool

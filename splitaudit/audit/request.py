@@ -17,11 +17,25 @@ class SinkColumns:
 
 
 @dataclass(frozen=True)
-class AuditRequest:
-    """What the user asked to audit, and how to run Spark."""
+class SavepointOptions:
+    """How to read savepoints: which operators (uids of 1.x files) and whether state outside the dir is read."""
 
-    sink: str
+    uids: tuple[str, ...] = ()
+    allow_external_state: bool = False
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What the user asked to audit (a savepoint, a sink, or both; optionally an earlier savepoint and the
+    topic's partition count), and how to run Spark."""
+
+    sink: str | None = None
     sink_format: str = "parquet"
     columns: SinkColumns = field(default_factory=SinkColumns)
+    savepoint: str | None = None
+    before: str | None = None
+    savepoint_options: SavepointOptions = field(default_factory=SavepointOptions)
+    topic: str | None = None
+    partitions: int | None = None
     exactly_once: bool = False
     master: str = "local[*]"

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from splitaudit.audit.findings import Findings
+from splitaudit.audit.findings import AssignmentMatrix, Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint.view import SavepointView
@@ -213,6 +213,12 @@ class ConsoleOutput(Output):
             self.console.print(table)
         else:
             self.console.print("[green]no findings[/green]")
+        for matrix in findings.assignment:
+            self.console.print(_assignment_table(matrix))
+        if not findings.coverage:
+            for note in findings.notes:
+                self.console.print(f"[dim]note: {note}[/dim]", soft_wrap=True)
+            return
         coverage = Table(title="sink coverage per partition")
         for column in ("topic", "partition", "rows", "distinct offsets", "first", "last", "duplicates", "missing"):
             coverage.add_column(column)
@@ -325,3 +331,21 @@ def _compact(document: dict[str, Any]) -> str:
         f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
         for key, value in document.items()
     )
+
+
+def _assignment_table(matrix: AssignmentMatrix) -> Table:
+    """Partition x subtask: the split (and next offset) each subtask holds; doubles red, missing yellow."""
+    table = Table(title=f"assignment of source {matrix.operator} (partitions from {matrix.partitions_from})")
+    for column in ("topic", "partition", *(f"subtask {i}" for i in range(matrix.subtasks)), "enumerator (pending)"):
+        table.add_column(column)
+    for row in matrix.partitions:
+        cells = []
+        for subtask in [*range(matrix.subtasks), None]:
+            held = [h for h in row.holders if h.subtask == subtask]
+            cells.append(
+                ", ".join(f"split {h.split_id} @ {'?' if h.next_offset is None else h.next_offset}" for h in held)
+            )
+        style = {"double": "red", "missing": "yellow"}.get(row.status)
+        label = row.topic if row.status == "ok" else f"{row.topic} ({row.status})"
+        table.add_row(label, str(row.partition), *cells, style=style)
+    return table

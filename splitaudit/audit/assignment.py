@@ -1,0 +1,129 @@
+"""The assignment check: in one savepoint, every partition of the topic held by exactly one split.
+
+Kafka's VerifiableConsumer invariant, applied to the source's state: across all reader subtasks and the
+splits the enumerator still holds back (pending), each (topic, partition) must have exactly one holder. Two
+readers holding it read it twice after a restore; a reader holding it while it is also pending gets it twice
+once the enumerator hands it out; a partition nobody holds is not read at all.
+
+Which partitions the topic has is not in the savepoint; it comes from a `PartitionList` the caller gets from
+Kafka's admin API, the user (`--partitions`), the sink, or — for Flink's KafkaSource — the enumerator's own
+list of known partitions. The matrix records which one was used.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, Row
+
+from splitaudit.audit.findings import (
+    ASSIGNED_AND_PENDING,
+    ASSIGNED_TWICE,
+    ERROR,
+    UNASSIGNED,
+    AssignmentMatrix,
+    Finding,
+    Holder,
+    PartitionAssignment,
+)
+from splitaudit.audit.savepoint_frames import SavepointFrames
+from splitaudit.audit.tables import ASSIGNED, PENDING
+
+ENUMERATOR_SOURCE = "the enumerator checkpoint"
+SAVEPOINT_SOURCE = "the savepoint (held partitions only: give --bootstrap or --partitions to find missing ones)"
+
+
+@dataclass(frozen=True)
+class PartitionList:
+    """The partitions the source topics really have, and where the list came from (shown in the report)."""
+
+    partitions: frozenset[tuple[str, int]]
+    source: str
+
+
+@dataclass(frozen=True)
+class AssignmentCheck:
+    """Findings of the assignment check and, per source operator, the matrix they were judged on."""
+
+    findings: tuple[Finding, ...]
+    matrices: tuple[AssignmentMatrix, ...]
+
+
+def check_assignment(savepoint: SavepointFrames, topic_partitions: PartitionList | None = None) -> AssignmentCheck:
+    """Flag partitions held twice, held and pending, or held by nobody, per source operator of `savepoint`."""
+    operators = {r["operator_id"]: r for r in savepoint.operators.collect()}
+    holders: dict[str, dict[tuple[str, int], list[Holder]]] = defaultdict(lambda: defaultdict(list))
+    known: dict[str, set[tuple[str, int]]] = defaultdict(set)  # what each enumerator says the topic has
+    assigned: set[tuple[str, int]] = set()  # partitions an enumerator has handed to a reader
+    for r in _kafka_rows(savepoint.splits):
+        holders[r["operator_id"]][(r["topic"], r["partition"])].append(_holder(r, r["subtask"]))
+    for r in _kafka_rows(savepoint.enumerator):
+        known[r["operator_id"]].add((r["topic"], r["partition"]))
+        if r["status"] == PENDING:
+            holders[r["operator_id"]][(r["topic"], r["partition"])].append(_holder(r, None))
+        elif r["status"] == ASSIGNED:
+            assigned.add((r["topic"], r["partition"]))
+    sources = sorted(holders.keys() | known.keys())
+    findings: list[Finding] = []
+    matrices = []
+    for operator in sources:
+        held = holders[operator]
+        topics = {topic for topic, _ in held.keys() | known[operator]}
+        if topic_partitions is not None and (topics or len(sources) == 1):
+            # The listed partitions of the topics this source reads (all of them when it holds none at all).
+            expected = {tp for tp in topic_partitions.partitions if not topics or tp[0] in topics}
+            source = topic_partitions.source
+        elif known[operator]:
+            expected, source = known[operator], ENUMERATOR_SOURCE
+        else:
+            expected, source = set(), SAVEPOINT_SOURCE
+        rows = tuple(
+            PartitionAssignment(topic, partition, tuple(held.get((topic, partition), ())))
+            for topic, partition in sorted(held.keys() | expected)
+        )
+        name = operators[operator]["operator_uid"] or operator
+        findings += [f for row in rows if (f := _finding(row, name, (row.topic, row.partition) in assigned))]
+        matrices.append(AssignmentMatrix(name, operators[operator]["parallelism"], source, rows))
+    return AssignmentCheck(tuple(findings), tuple(matrices))
+
+
+def _kafka_rows(frame: DataFrame) -> list[Row]:
+    """The rows that name a topic partition (the savepoint tables are small: collected whole)."""
+    return frame.where("topic IS NOT NULL AND partition IS NOT NULL").collect()
+
+
+def _holder(row: Row, subtask: int | None) -> Holder:
+    return Holder(subtask, row["split_id"] or "", row["next_offset"])
+
+
+def _finding(row: PartitionAssignment, operator: str, enumerator_assigned: bool) -> Finding | None:
+    readers = [h for h in row.holders if h.subtask is not None]
+    pending = [h for h in row.holders if h.subtask is None]
+    sample = tuple(_holder_json(h) for h in row.holders)
+    where = f"source {operator}: "
+    if len(readers) > 1:
+        detail = where + "held by " + " and ".join(_describe(h) for h in readers) + ": read twice after a restore"
+        return Finding(ASSIGNED_TWICE, ERROR, row.topic, row.partition, len(row.holders), sample=sample, detail=detail)
+    if readers and pending:
+        detail = where + f"held by {_describe(readers[0])} and pending in the enumerator: it will be read twice"
+        return Finding(
+            ASSIGNED_AND_PENDING, ERROR, row.topic, row.partition, len(row.holders), sample=sample, detail=detail
+        )
+    if not row.holders:
+        detail = where + "in the topic but held by no reader and not pending: nothing will read it"
+        if enumerator_assigned:
+            detail += " (the enumerator counts it as assigned, so it will not hand it out again)"
+        return Finding(UNASSIGNED, ERROR, row.topic, row.partition, 0, detail=detail)
+    return None
+
+
+def _describe(holder: Holder) -> str:
+    where = "the enumerator (pending)" if holder.subtask is None else f"subtask {holder.subtask}"
+    offset = "" if holder.next_offset is None else f", next offset {holder.next_offset}"
+    return f"{where} (split {holder.split_id or '?'}{offset})"
+
+
+def _holder_json(holder: Holder) -> dict[str, Any]:
+    return {"subtask": holder.subtask, "split_id": holder.split_id, "next_offset": holder.next_offset}
