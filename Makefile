@@ -4,8 +4,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration
+.PHONY: setup demo test lint unit integration chromium
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/.
 $(VENV)/.installed: pyproject.toml requirements.lock
@@ -20,6 +21,15 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 setup: $(VENV)/.installed
 	@$(BIN)/splitaudit setup
 
+# Headless Chromium renders the HTML report in the integration tests: Debian's package, installed with apt-get
+# (as root, as in CI; through sudo otherwise) when absent. `apt-get update` only when the install fails for
+# want of package lists.
+chromium: /usr/bin/chromium
+/usr/bin/chromium:
+	@echo "==> chromium (Debian package, for the HTML report test)"
+	@$(SUDO) apt-get install -y -q --no-install-recommends chromium \
+		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends chromium; }
+
 demo: setup
 	@$(BIN)/splitaudit demo
 
@@ -31,8 +41,8 @@ lint: $(VENV)/.installed
 unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
-integration: setup
+integration: setup chromium
 	$(BIN)/pytest -m integration
 
-test: setup lint
+test: setup lint chromium
 	$(BIN)/pytest

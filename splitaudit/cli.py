@@ -14,6 +14,7 @@ import click
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
 from splitaudit.patch.jar import patch_jar
+from splitaudit.report.html import check_html_target, write_html
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.report.progress import ConsoleProgress
 from splitaudit.savepoint.view import inspect_savepoint
@@ -355,6 +356,14 @@ ALLOW_EXTERNAL_STATE = click.option(
     "offsets, become errors instead of warnings.",
 )
 @SPARK_MASTER
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the findings as a self-contained HTML page to FILE (a new file in an existing folder).",
+)
 @click.pass_context
 def audit(
     ctx: click.Context,
@@ -371,6 +380,7 @@ def audit(
     allow_external_state: bool,
     exactly_once: bool,
     master: str,
+    html_path: Path | None,
 ) -> None:
     """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
 
@@ -385,6 +395,9 @@ def audit(
       after a restore, a warning unless --exactly-once); missing offsets between a partition's lowest and
       highest sink offset (dense offsets assumed).
     Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
+
+    --html FILE also writes one page (no external resources) with the summary, the partition x subtask
+    assignment matrix, per-partition offset-coverage bars and the findings; it never overwrites FILE.
 
     Exit 0 clean, 1 findings of severity error, 2 bad input.
     """
@@ -402,10 +415,15 @@ def audit(
     )
 
     def action(context: Context) -> int:
+        if html_path is not None:
+            check_html_target(html_path)  # before the audit, not after an hour of Spark
         from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
 
         findings = run_audit(request, context.progress)
         context.output.findings(findings)
+        if html_path is not None:
+            with context.progress.step(f"write the HTML report {html_path}"):
+                write_html(html_path, findings, "splitaudit audit of " + " and ".join(filter(None, (savepoint, sink))))
         return findings.exit_code
 
     run(ctx, action)
