@@ -12,7 +12,7 @@ from typing import NoReturn
 import click
 
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
-from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, SplitauditError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.html import check_html_target, write_html
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
@@ -256,21 +256,23 @@ def scenario(
 
     Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
     cancels once all N are in the sink, produces N more, restores from the savepoint, waits for all 2N offsets,
-    savepoints and cancels again. Prints, per partition, the records expected, sink rows, duplicate keys,
-    missing offsets, offsets read twice within one attempt (the bug) and offsets replayed by a later attempt.
-    With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run and
-    Flink restarts it from the latest checkpoint.
+    savepoints and cancels again. Then audits the sink and both savepoints on Spark (`splitaudit audit`) and
+    prints, per partition, the records expected, sink rows, duplicate rows, missing offsets, records read twice
+    within one attempt (double assignment: the bug) and records replayed by a later attempt, with the auditor's
+    verdict. With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run
+    and Flink restarts it from the latest checkpoint. Exits as `audit` does: 0 clean, 1 findings.
     """
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
-    run(
-        ctx,
-        lambda context: context.output.scenario_report(
-            run_with_own_stack(
-                run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, kill_taskmanager
-            )
-        ),
-    )
+
+    def action(context: Context) -> int:
+        report = run_with_own_stack(
+            run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, kill_taskmanager
+        )
+        context.output.scenario_report(report)
+        return report.audit.exit_code
+
+    run(ctx, action)
 
 
 @main.command()
@@ -286,12 +288,20 @@ def demo(
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
     On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
-    and cancels, produces N more and restores from the savepoint (see `splitaudit scenario`). Prints both sides
-    per partition: records expected, sink rows, duplicate (topic, partition, offset) keys, missing offsets.
+    and cancels, produces N more and restores from the savepoint (see `splitaudit scenario`), and the Spark
+    auditor judges each run. Prints both sides per partition (records expected, sink rows, duplicate rows,
+    missing offsets) and the auditor's verdict: stock is double assignment of every partition, patched is
+    clean. Exits 0 when that is what the auditor found, 1 otherwise.
     """
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
-    run(ctx, lambda context: context.output.demo_report(run_demo(run_dir, context.progress, settings, keep_stack)))
+
+    def action(context: Context) -> int:
+        report = run_demo(run_dir, context.progress, settings, keep_stack)
+        context.output.demo_report(report)
+        return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
+
+    run(ctx, action)
 
 
 SPARK_MASTER = click.option(

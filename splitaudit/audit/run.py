@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
@@ -93,7 +94,8 @@ def _validate(request: AuditRequest) -> None:
 
 
 def _check_exists(path: str, option: str) -> None:
-    if "://" not in path and not Path(path).exists():
+    """A local path must exist; URIs (file:, s3://, hdfs://, gs://) are left to the readers."""
+    if len(urlparse(path).scheme) <= 1 and not Path(path).exists():
         raise UsageError(f"{path}: no such file or directory (--{option})")
 
 

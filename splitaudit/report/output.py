@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from splitaudit.audit.findings import AssignmentMatrix, Findings
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, AssignmentMatrix, Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint.view import SavepointView
@@ -137,7 +137,7 @@ class ConsoleOutput(Output):
             steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
         self.console.print(steps)
         sink = Table(title=f"sink {report.sink_path} (topic {report.topic})")
-        for column in ("partition", "expected", "rows", "dup keys", "missing", "two readers, one attempt", "replayed"):
+        for column in ("partition", "expected", "rows", "dup rows", "missing", "two readers, one attempt", "replayed"):
             sink.add_column(column, justify="right")
         for p in report.partitions:
             sink.add_row(
@@ -147,7 +147,7 @@ class ConsoleOutput(Output):
                         p.partition,
                         p.expected_records,
                         p.sink_rows,
-                        p.duplicate_keys,
+                        p.duplicate_rows,
                         p.missing_offsets,
                         p.double_read_offsets,
                         p.replayed_offsets,
@@ -159,6 +159,7 @@ class ConsoleOutput(Output):
         self.console.print(f"{restarted}: {report.savepoint_before}")
         self.console.print(f"savepoint at the end: {report.savepoint_after}")
         self.console.print(f"{report.records_per_second:.0f} records/s after the restart; run dir {report.run_dir}")
+        self.console.print(f"auditor: {_verdict(report)}")
 
     def demo_report(self, report: DemoReport) -> None:
         stock, patched = report.stock, report.patched
@@ -166,23 +167,25 @@ class ConsoleOutput(Output):
         table.add_column("partition", justify="right")
         table.add_column("expected", justify="right")
         for side in ("stock", "patched"):
-            for column in ("rows", "dup keys", "missing"):
+            for column in ("rows", "dup rows", "missing"):
                 table.add_column(f"{side} {column}", justify="right")
         for s, p in zip(stock.partitions, patched.partitions, strict=True):
             table.add_row(
                 str(s.partition),
                 str(s.expected_records),
-                *(str(n) for n in (s.sink_rows, s.duplicate_keys, s.missing_offsets)),
-                *(str(n) for n in (p.sink_rows, p.duplicate_keys, p.missing_offsets)),
+                *(str(n) for n in (s.sink_rows, s.duplicate_rows, s.missing_offsets)),
+                *(str(n) for n in (p.sink_rows, p.duplicate_rows, p.missing_offsets)),
             )
         self.console.print(table)
         for scenario in (stock, patched):
+            self.console.print(f"[bold]{scenario.variant}[/bold], the auditor says: {_verdict(scenario)}")
             self.console.print(
-                f"{scenario.variant}: {scenario.double_read_offsets} offsets read by two readers in one attempt, "
-                f"{scenario.records_per_second:.0f} records/s after the restore; "
-                f"savepoints {scenario.savepoint_before} (before), {scenario.savepoint_after} (after); "
-                f"sink {scenario.sink_path}"
+                f"  {scenario.records_per_second:.0f} records/s after the restore; savepoints "
+                f"{scenario.savepoint_before} (before), {scenario.savepoint_after} (after); sink {scenario.sink_path}",
+                soft_wrap=True,
             )
+        outcome = "[green]as expected[/green]" if report.as_expected else "[red]NOT as expected[/red]"
+        self.console.print(f"{outcome}: stock Beam double-assigns on restore, the patched build does not")
         self.console.print(f"demo wall time {report.seconds:.0f} s")
 
     def findings(self, findings: Findings) -> None:
@@ -349,3 +352,19 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
         label = row.topic if row.status == "ok" else f"{row.topic} ({row.status})"
         table.add_row(label, str(row.partition), *cells, style=style)
     return table
+
+
+def _verdict(report: ScenarioReport) -> str:
+    """One line of the auditor's findings on a scenario run."""
+    audit = report.audit
+    if not audit.findings:
+        return "[green]clean[/green]: every offset exactly once, every partition held once"
+    parts = []
+    if report.double_assigned_partitions:
+        extra = sum(p.double_read_offsets for p in report.partitions)
+        shown = ", ".join(map(str, report.double_assigned_partitions))
+        parts.append(f"[red]double assignment[/red] of partitions {shown} ({extra} records read twice)")
+    others = sorted({f.kind for f in audit.findings} - {DOUBLE_ASSIGNMENT})
+    if others:
+        parts.append("also " + ", ".join(others))
+    return "; ".join(parts)

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+from splitaudit.audit.request import AuditRequest
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.report.progress import Progress, StepLog
-from splitaudit.scenario.results import DemoReport, ScenarioReport
-from splitaudit.scenario.sink import count_rows, partition_counts, read_sink
+from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
+from splitaudit.scenario.sink import count_rows, read_sink
 from splitaudit.stack import kafka as kafka_client
 from splitaudit.stack.flink import FlinkRestClient
 from splitaudit.stack.home import PIPELINE_JARS
@@ -206,7 +207,21 @@ def _report(
     records_per_second: float,
     steps: StepLog,
 ) -> ScenarioReport:
-    """The scenario's report, with the sink counted per partition against what was produced."""
+    """The scenario's report: the auditor's verdict on the sink and the savepoints, counted per partition
+    against what was produced."""
+    request = AuditRequest(
+        sink=str(sink),
+        sink_format="json",
+        savepoint=savepoints[1],
+        before=savepoints[0] if restart == "savepoint" else None,  # a failover restarts from a checkpoint
+        topic=topic,
+        partitions=len(expected),
+    )
+    from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
+
+    with steps.step("audit the sink and the savepoints on Spark") as out:
+        findings = run_audit(request, steps.progress)
+        out.append(f"{len(findings.findings)} findings")
     return ScenarioReport(
         variant=variant,
         restart=restart,
@@ -221,8 +236,9 @@ def _report(
         sink_format="json",
         expected_records=sum(expected.values()),
         records_per_second=records_per_second,
-        partitions=partition_counts(read_sink(sink), topic, expected),
+        partitions=partition_counts(findings, topic, expected),
         steps=tuple(steps.done),
+        audit=findings,
     )
 
 

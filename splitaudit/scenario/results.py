@@ -5,8 +5,46 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, DOUBLE_ASSIGNMENT, REPLAY, Findings
 from splitaudit.report.progress import TimedStep
-from splitaudit.scenario.sink import PartitionCounts
+
+
+@dataclass(frozen=True)
+class PartitionCounts:
+    """What the auditor found in the sink for one partition, against the offsets the scenario produced."""
+
+    partition: int
+    expected_records: int  # offsets 0 .. expected_records-1 exist in the topic
+    sink_rows: int
+    duplicate_rows: int  # sink rows minus distinct (topic, partition, offset) keys
+    missing_offsets: int  # produced offsets absent from the sink
+    double_read_offsets: int  # extra rows of offsets two readers emitted within one attempt (double assignment)
+    replayed_offsets: int  # extra rows of offsets a later attempt emitted again (replay)
+
+
+def partition_counts(findings: Findings, topic: str, expected: dict[int, int]) -> tuple[PartitionCounts, ...]:
+    """Per-partition counts of `topic` from an audit of the sink, for a topic whose partition p holds offsets
+    0..expected[p]-1 (the scenario's topics are fresh and dense, so distinct sink offsets are all in range)."""
+    coverage = {c.partition: c for c in findings.coverage if c.topic == topic}
+
+    def extra(kind: str, partition: int) -> int:
+        return sum(f.count for f in findings.findings if (f.kind, f.topic, f.partition) == (kind, topic, partition))
+
+    counts = []
+    for partition, records in sorted(expected.items()):
+        c = coverage.get(partition)
+        counts.append(
+            PartitionCounts(
+                partition=partition,
+                expected_records=records,
+                sink_rows=0 if c is None else c.rows,
+                duplicate_rows=0 if c is None else c.duplicates,
+                missing_offsets=records - (0 if c is None else c.distinct),
+                double_read_offsets=extra(DOUBLE_ASSIGNMENT, partition),
+                replayed_offsets=extra(REPLAY, partition),
+            )
+        )
+    return tuple(counts)
 
 
 @dataclass(frozen=True)
@@ -28,6 +66,13 @@ class ScenarioReport:
     records_per_second: float  # records read after the restore / seconds from restore to all in the sink
     partitions: tuple[PartitionCounts, ...]
     steps: tuple[TimedStep, ...]
+    audit: Findings  # `splitaudit audit` of the sink, the savepoint after and (after a restore) the one before
+
+    @property
+    def double_assigned_partitions(self) -> tuple[int, ...]:
+        """The partitions the auditor reports as assigned twice (in the sink or in the savepoint)."""
+        kinds = (DOUBLE_ASSIGNMENT, ASSIGNED_TWICE, ASSIGNED_AND_PENDING)
+        return tuple(sorted({f.partition for f in self.audit.findings if f.kind in kinds and f.partition is not None}))
 
     @property
     def sink_rows(self) -> int:
@@ -52,6 +97,7 @@ class ScenarioReport:
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)
         document.update(
+            audit=self.audit.to_json(),
             sink_rows=self.sink_rows,
             duplicate_rows=self.duplicate_rows,
             missing_offsets=self.missing_offsets,
@@ -70,10 +116,16 @@ class DemoReport:
     stock: ScenarioReport
     patched: ScenarioReport
 
+    @property
+    def as_expected(self) -> bool:
+        """The auditor's verdict shows the bug and the fix: stock double-assigns, patched is clean."""
+        return bool(self.stock.double_assigned_partitions) and not self.patched.audit.findings
+
     def to_json(self) -> dict[str, Any]:
         return {
             "run_dir": self.run_dir,
             "seconds": self.seconds,
+            "as_expected": self.as_expected,
             "stock": self.stock.to_json(),
             "patched": self.patched.to_json(),
         }

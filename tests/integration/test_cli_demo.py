@@ -26,7 +26,8 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"run_dir", "seconds", "stock", "patched"}
+    assert set(report) == {"run_dir", "seconds", "as_expected", "stock", "patched"}
+    assert report["as_expected"] is True
     for variant in ("stock", "patched"):
         side = report[variant]
         assert set(side) >= SIDE_KEYS
@@ -38,10 +39,20 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
             assert (Path(urlparse(savepoint).path) / "_metadata").is_file()
     stock, patched = report["stock"], report["patched"]
     # 1,000 offsets per partition; stock reads the 500 produced after the savepoint twice.
-    assert [(p["sink_rows"], p["duplicate_keys"], p["double_read_offsets"]) for p in stock["partitions"]] == [
+    assert [(p["sink_rows"], p["duplicate_rows"], p["double_read_offsets"]) for p in stock["partitions"]] == [
         (1500, 500, 500)
     ] * 4
-    assert [(p["sink_rows"], p["duplicate_keys"], p["missing_offsets"]) for p in patched["partitions"]] == [
+    assert [(p["sink_rows"], p["duplicate_rows"], p["missing_offsets"]) for p in patched["partitions"]] == [
         (1000, 0, 0)
     ] * 4
     assert (stock["duplicate_rows"], patched["duplicate_rows"]) == (2000, 0)
+    # The verdict is the auditor's: double assignment of offsets 500..999 in every partition, and nothing else.
+    findings = stock["audit"]["findings"]
+    assert [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in findings] == [
+        ("double_assignment", p, 500, [[500, 999]]) for p in range(4)
+    ]
+    assert stock["audit"]["summary"]["double_assigned_partitions"] == 4
+    assert patched["audit"]["findings"] == []
+    assert [m["partitions_from"] for m in patched["audit"]["assignment"]] == [
+        f"--partitions 4 (topic {patched['topic']})"
+    ]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.patch.jar import patch_jar
 from splitaudit.report.progress import Progress
 from splitaudit.scenario.restore import (
@@ -58,9 +59,16 @@ def test_stock_reads_every_partition_twice_after_the_restore(stock: ScenarioRepo
     # The restored split and its fresh twin both read the second 20,000 records: 5,000 per partition.
     assert [(p.partition, p.expected_records) for p in stock.partitions] == [(p, PER_PARTITION) for p in range(4)]
     assert [p.sink_rows for p in stock.partitions] == [15_000] * 4
-    assert [p.duplicate_keys for p in stock.partitions] == [5_000] * 4
+    assert [p.duplicate_rows for p in stock.partitions] == [5_000] * 4
     assert [p.double_read_offsets for p in stock.partitions] == [5_000] * 4
     assert stock.missing_offsets == 0
+    # The auditor's verdict: offsets 10,000..19,999 of the topic (5,000..9,999 of each partition) read by two
+    # readers of the restored job; the savepoints themselves hold every partition once and never go backwards.
+    assert [(f.kind, f.partition, f.count, f.offset_ranges) for f in stock.audit.findings] == [
+        (DOUBLE_ASSIGNMENT, p, 5_000, ((5_000, 9_999),)) for p in range(4)
+    ]
+    assert stock.double_assigned_partitions == (0, 1, 2, 3)
+    assert stock.audit.exit_code == 1
     rows = read_sink(Path(stock.sink_path))
     after = rows.filter(pc.equal(rows["job_id"], stock.job_id_after))
     # Two different readers emit the same offset within one attempt of the restored job: double assignment.
@@ -72,7 +80,12 @@ def test_stock_reads_every_partition_twice_after_the_restore(stock: ScenarioRepo
 def _exactly_once(report: ScenarioReport) -> None:
     for counts in report.partitions:
         assert (counts.expected_records, counts.sink_rows) == (PER_PARTITION, PER_PARTITION), counts
-        assert (counts.duplicate_keys, counts.missing_offsets, counts.double_read_offsets) == (0, 0, 0), counts
+        assert (counts.duplicate_rows, counts.missing_offsets, counts.double_read_offsets) == (0, 0, 0), counts
+    assert report.audit.findings == ()
+    (matrix,) = report.audit.assignment
+    assert [(p.partition, p.status, [h.next_offset for h in p.holders]) for p in matrix.partitions] == [
+        (p, "ok", [PER_PARTITION]) for p in range(4)
+    ]
     rows = read_sink(Path(report.sink_path))
     assert sorted(pc.unique(rows["job_id"]).to_pylist()) == sorted([report.job_id_before, report.job_id_after])
     assert sorted(pc.unique(rows["subtask"]).to_pylist()) == [0, 1]
@@ -100,7 +113,7 @@ def test_a_patched_savepoint_restores_into_the_stock_jar(
 ) -> None:
     # The way back restores too (same serializers); stock then re-splits on restore and reads twice again.
     report = _run(stack, tmp_path_factory, pipeline_jar("patched"), "patched-to-stock", pipeline_jar("stock"))
-    assert [(p.sink_rows, p.duplicate_keys, p.double_read_offsets) for p in report.partitions] == [
+    assert [(p.sink_rows, p.duplicate_rows, p.double_read_offsets) for p in report.partitions] == [
         (15_000, 5_000, 5_000)
     ] * 4
 
@@ -114,7 +127,9 @@ def test_patched_after_a_taskmanager_kill_only_replays(stack: Stack, tmp_path_fa
     for counts in report.partitions:
         assert (counts.expected_records, counts.missing_offsets, counts.double_read_offsets) == (PER_PARTITION, 0, 0)
         # Any duplicate is a replay: the same offset once in attempt 0 and once in attempt 1.
-        assert counts.duplicate_keys == counts.replayed_offsets == counts.duplicate_rows, counts
+        assert counts.replayed_offsets == counts.duplicate_rows, counts
+    assert {f.kind for f in report.audit.findings} <= {REPLAY}  # warnings at most: at-least-once replays
+    assert report.audit.exit_code == 0
     rows = read_sink(Path(report.sink_path))
     assert sorted(pc.unique(rows["attempt"]).to_pylist()) == [0, 1]
     assert pc.unique(rows["job_id"]).to_pylist() == [report.job_id_before]
