@@ -1,0 +1,105 @@
+"""splitaudit's pytest plugin (entry point `pytest11`): assertions on savepoints and sinks for users' own suites.
+
+    def test_restore_reads_every_offset_once(tmp_path):
+        ...  # run the job, take a savepoint, restore, take another
+        assert_no_double_assignment(savepoint_after, partitions=4)
+        assert_sink_exactly_once(tmp_path / "sink", savepoint_after, sink_format="json")
+
+The assertions run the same checks as `splitaudit audit`, on the active Spark session or a local one they
+start; the `splitaudit_spark` fixture gives a session for the whole test run (`--splitaudit-master` picks the
+master). A failed assertion lists each finding: kind, topic, partition, count, offset ranges and detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from os import PathLike
+
+import pytest
+from pyspark.sql import SparkSession
+
+from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, UNASSIGNED, Finding, Findings
+from splitaudit.audit.request import AuditRequest, SinkColumns
+from splitaudit.audit.run import run_audit
+from splitaudit.report.progress import Progress
+from splitaudit.stack.spark import spark_session
+
+__all__ = ["assert_no_double_assignment", "assert_sink_exactly_once"]
+
+DEFAULT_MASTER = "local[2]"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("splitaudit").addoption(
+        "--splitaudit-master",
+        default=DEFAULT_MASTER,
+        help=f"Spark master of the splitaudit_spark fixture (default {DEFAULT_MASTER}).",
+    )
+
+
+@pytest.fixture(scope="session")
+def splitaudit_spark(request: pytest.FixtureRequest) -> Iterator[SparkSession]:
+    """A Spark session for the splitaudit assertions, stopped at the end of the test run."""
+    session = spark_session(request.config.getoption("--splitaudit-master"), app_name="splitaudit-pytest")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def assert_no_double_assignment(
+    savepoint: str | PathLike[str],
+    *,
+    partitions: int | None = None,
+    topic: str | None = None,
+    master: str = DEFAULT_MASTER,
+) -> Findings:
+    """Every partition the savepoint's Kafka sources hold is held by exactly one split: none by two subtasks or
+    splits, none by a reader and the enumerator at once, and — with `partitions` (0..N-1 of `topic`, or of the
+    one topic the savepoint reads) or for Flink's KafkaSource, whose enumerator lists them — none by nobody."""
+    request = AuditRequest(savepoint=str(savepoint), topic=topic, partitions=partitions, master=master)
+    findings = run_audit(request, Progress())
+    _fail_on(findings, {ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UNASSIGNED}, f"savepoint {savepoint}")
+    return findings
+
+
+def assert_sink_exactly_once(
+    sink: str | PathLike[str],
+    savepoint: str | PathLike[str] | None = None,
+    *,
+    sink_format: str = "parquet",
+    columns: SinkColumns | None = None,
+    master: str = DEFAULT_MASTER,
+) -> Findings:
+    """The sink holds every offset of each partition exactly once: no duplicate (whatever its cause: double
+    assignment, replay or unknown), no gap; and, given the savepoint the job would restore from, no record at
+    or past its next offsets (a restore would emit them again) and no assignment error in it."""
+    request = AuditRequest(
+        sink=str(sink),
+        sink_format=sink_format,
+        columns=columns or SinkColumns(),
+        savepoint=None if savepoint is None else str(savepoint),
+        exactly_once=True,
+        master=master,
+    )
+    findings = run_audit(request, Progress())
+    _fail_on(findings, {f.kind for f in findings.findings}, f"sink {sink}")
+    return findings
+
+
+def _fail_on(findings: Findings, kinds: set[str], what: str) -> None:
+    failed = [f for f in findings.findings if f.kind in kinds]
+    if failed:
+        lines = "\n".join(f"  - {_describe(f)}" for f in failed)
+        raise AssertionError(f"splitaudit: {len(failed)} finding(s) in {what}:\n{lines}")
+
+
+def _describe(finding: Finding) -> str:
+    where = f"{finding.topic}/{finding.partition}" if finding.topic is not None else "-"
+    ranges = ", ".join(f"{a}..{b}" for a, b in finding.offset_ranges[:5])
+    ranges += ", …" if len(finding.offset_ranges) > 5 or finding.ranges_truncated else ""
+    return (
+        f"{finding.kind} ({finding.severity}) {where}: {finding.count}"
+        + (f" [{ranges}]" if ranges else "")
+        + (f" — {finding.detail}" if finding.detail else "")
+    )
