@@ -240,6 +240,16 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     is_flag=True,
     help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore.",
 )
+@click.option(
+    "--add-partitions",
+    "added_partitions",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="K",
+    help="Add K partitions to the topic while the job is down, before the second batch: a job that keeps its "
+    "restored splits never reads them, and the audit reports them unassigned.",
+)
 @click.pass_context
 def scenario(
     ctx: click.Context,
@@ -251,6 +261,7 @@ def scenario(
     parallelism: int,
     keep_stack: bool,
     kill_taskmanager: bool,
+    added_partitions: int,
 ) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
@@ -262,8 +273,10 @@ def scenario(
     verdict. With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run
     and Flink restarts it from the latest checkpoint. Exits as `audit` does: 0 clean, 1 findings.
     """
+    if added_partitions and kill_taskmanager:
+        raise click.UsageError("--add-partitions applies to the savepoint restore, not to --kill-taskmanager")
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
+    settings = ScenarioSettings(partitions, records, parallelism, added_partitions=added_partitions)
 
     def action(context: Context) -> int:
         report = run_with_own_stack(

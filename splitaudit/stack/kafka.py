@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # type: ignore[attr-defined]
 
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.stack import process
@@ -177,6 +177,16 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 3
         futures[topic].result(timeout)
     except KafkaException as ex:
         raise UsageError(f"cannot create topic {topic!r} on {bootstrap}: {ex.args[0].str()}") from ex
+
+
+def grow_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Give an existing topic `partitions` partitions in all (Kafka only ever adds partitions)."""
+    client = admin(bootstrap)
+    futures = client.create_partitions([NewPartitions(topic, partitions)])
+    try:
+        futures[topic].result(timeout)
+    except KafkaException as ex:
+        raise UsageError(f"cannot grow topic {topic!r} to {partitions} partitions: {ex.args[0].str()}") from ex
 
 
 def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> dict[int, int]:
