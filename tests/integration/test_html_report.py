@@ -75,19 +75,21 @@ def _assert_not_blank(colours: dict[tuple[int, int, int], int]) -> None:
     assert WINDOW[0] * WINDOW[1] - colours.get((255, 255, 255), 0) > 50_000, "almost all white"
 
 
+def _audit(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m splitaudit …` in a fresh process, as a user runs it; it must find something (exit 1)."""
+    audit = subprocess.run(
+        [sys.executable, "-m", "splitaudit", *args], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert audit.returncode == 1, audit.stderr
+    return audit
+
+
 def test_cli_writes_the_sink_audit_page(tmp_path: Path) -> None:
     expected = json.loads((STOCK_SINK / "expected.json").read_text())
     topic, counts = expected["topic"], expected["partitions"]
     page = tmp_path / "stock-sink.html"
     args = ["--json", "audit", "--sink", str(STOCK_SINK / "sink"), "--sink-format", "json", "--master", "local[2]"]
-    audit = subprocess.run(
-        [sys.executable, "-m", "splitaudit", *args, "--html", str(page)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert audit.returncode == 1, audit.stderr
+    audit = _audit(*args, "--html", str(page))
     assert json.loads(audit.stdout)["summary"]["duplicate_records"] == 200  # the normal output is still there
 
     dom = _dom(page, tmp_path)
@@ -142,14 +144,7 @@ def test_assignment_matrix_of_a_real_savepoint(tmp_path: Path) -> None:
     # was down (one of the ways DESIGN.md names for a partition to go missing).
     page = tmp_path / "stock-savepoint.html"
     args = ["--json", "audit", "--savepoint", str(STOCK_SAVEPOINT), "--partitions", "6", "--master", "local[1]"]
-    audit = subprocess.run(
-        [sys.executable, "-m", "splitaudit", *args, "--html", str(page)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert audit.returncode == 1, audit.stderr
+    audit = _audit(*args, "--html", str(page))
     assert json.loads(audit.stdout)["summary"]["missing_partitions"] == 2
 
     dom = _dom(page, tmp_path)
