@@ -12,6 +12,8 @@ from pathlib import Path
 FLINK_VERSION = "1.19.3"
 KAFKA_VERSION = "3.9.1"
 BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by beam#31313
+# Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
+SPARK_KAFKA_VERSION = "4.2.0"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
@@ -36,6 +38,14 @@ def flink_home(version: str = FLINK_VERSION) -> Path:
 def kafka_libs(version: str = KAFKA_VERSION) -> Path:
     """The broker's classpath folder, the same jars as the Kafka distribution's libs/."""
     return stack_home() / f"kafka-{version}" / "libs"
+
+
+def spark_kafka_jars(version: str = SPARK_KAFKA_VERSION) -> Path:
+    """Spark's Kafka source and sink (`format("kafka")`) and the jars it needs beyond pyspark's own jars/.
+
+    `spark_session` puts every jar of this folder on `spark.jars` when it exists.
+    """
+    return stack_home() / f"spark-kafka-{version}" / "jars"
 
 
 def maven_repo() -> Path:

@@ -7,6 +7,8 @@ whose key matches its stamp is left alone, so a second run downloads nothing and
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import re
 import shutil
@@ -25,10 +27,12 @@ from splitaudit.stack.home import (
     JAVA_ROOT,
     KAFKA_VERSION,
     PIPELINE_JARS,
+    SPARK_KAFKA_VERSION,
     flink_home,
     jobs_dir,
     kafka_libs,
     maven_repo,
+    spark_kafka_jars,
     stack_home,
 )
 from splitaudit.stack.results import ComponentState, SetupReport
@@ -50,6 +54,7 @@ class Component:
 def components() -> list[Component]:
     """Everything the stack needs, in install order."""
     kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
+    spark_kafka_pom = JAVA_ROOT / "stack" / "spark-kafka" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
     reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
     return [
@@ -66,6 +71,15 @@ def components() -> list[Component]:
             kafka_libs(),
             lambda: _tree_hash(kafka_pom),
             lambda p, log: _kafka_broker(p, log, kafka_pom),
+        ),
+        # Spark's Kafka source for the audit (source offsets, a topic as the sink): pyspark does not ship it.
+        Component(
+            "spark-kafka",
+            SPARK_KAFKA_VERSION,
+            spark_kafka_jars(),
+            # built against pyspark's jars/: a new pyspark re-checks which jars it already ships
+            lambda: f"{_tree_hash(spark_kafka_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
+            lambda p, log: _spark_kafka(p, log, spark_kafka_pom),
         ),
         Component(
             "smoke-job",
@@ -205,15 +219,45 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
 
 def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
     """The broker's classpath: the runtime dependencies of kafka_2.13, copied into a fresh libs/ folder."""
-    shutil.rmtree(kafka_libs(), ignore_errors=True)
-    _maven(
-        progress,
-        log,
-        pom,
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={kafka_libs()}",
-        "-DincludeScope=runtime",
-    )
+    _copy_dependencies(progress, log, pom, kafka_libs())
+
+
+def _spark_kafka(progress: Progress, log: Path, pom: Path) -> None:
+    """Spark's Kafka connector and what it needs beyond pyspark's jars/, copied into a fresh jars/ folder.
+
+    The pom excludes what pyspark already ships; a jar that still duplicates one of pyspark's (same artifact,
+    any version) would put two copies of a class on the classpath, so it fails setup, naming the jars.
+    """
+    target = spark_kafka_jars()
+    _copy_dependencies(progress, log, pom, target)
+    provided = {_artifact(jar.name): jar.name for jar in _pyspark_jars().glob("*.jar")}
+    twice = [
+        f"{jar.name} (pyspark has {provided[_artifact(jar.name)]})"
+        for jar in sorted(target.glob("*.jar"))
+        if _artifact(jar.name) in provided
+    ]
+    if twice:
+        shutil.rmtree(target)
+        raise ExternalError(f"{pom}: copies jars pyspark already ships; exclude them: {', '.join(twice)}")
+
+
+def _pyspark_jars() -> Path:
+    """pyspark's own jars/ folder, found without importing pyspark."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExternalError("pyspark is not installed in this Python environment (make .venv/.installed)")
+    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+
+
+def _artifact(jar: str) -> str:
+    """A jar file's artifact name without its version: `kafka-clients-3.9.2.jar` -> `kafka-clients`."""
+    return re.split(r"-\d", jar.removesuffix(".jar"), maxsplit=1)[0]
+
+
+def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path) -> None:
+    """The runtime dependencies a dependency-list pom names, copied into `target`, emptied first."""
+    shutil.rmtree(target, ignore_errors=True)
+    _maven(progress, log, pom, "dependency:copy-dependencies", f"-DoutputDirectory={target}", "-DincludeScope=runtime")
 
 
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:

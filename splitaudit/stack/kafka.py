@@ -13,12 +13,19 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec  # type: ignore[attr-defined]
 
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.stack import process
@@ -217,20 +224,93 @@ def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int 
     return sent
 
 
-def end_offsets(bootstrap: str, topic: str, partitions: Iterable[int]) -> dict[int, tuple[int, int]]:
-    """(log start, log end) offset per partition, from the broker."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "splitaudit-offsets", "enable.auto.commit": False})
+ADMIN_TIMEOUT = 10.0  # seconds a metadata or offsets request may take before the cluster counts as unreachable
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """What Kafka holds of one partition, as *next* offsets: the first offset still in the log (log-start, which
+    retention and deleted records move up), the end offset (high watermark, one past the last record), and a
+    consumer group's committed offset (the next offset the group reads; None when it committed none)."""
+
+    log_start: int
+    end: int
+    committed: int | None = None
+
+
+def topic_partitions(bootstrap: str, topic: str, timeout: float = ADMIN_TIMEOUT) -> list[int]:
+    """The partition ids of `topic`, from the cluster's metadata, sorted.
+
+    Raises UsageError when the topic does not exist, ExternalError when nothing at `bootstrap` answers within
+    `timeout` seconds. Lists all topics rather than asking for this one, so a cluster that auto-creates topics
+    does not create it.
+    """
     try:
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False) for p in partitions
-        }
-    finally:
-        consumer.close()
+        metadata = admin(bootstrap, quiet=True).list_topics(timeout=timeout)
+    except KafkaException as ex:
+        raise ExternalError(
+            f"the Kafka cluster at {bootstrap} did not answer within {timeout:g} s: {_reason(ex)}"
+        ) from ex
+    found = metadata.topics.get(topic)
+    if found is None:
+        raise UsageError(f"topic {topic!r} does not exist on the Kafka cluster at {bootstrap}")
+    if found.error is not None:
+        raise UsageError(f"topic {topic!r} on the Kafka cluster at {bootstrap}: {found.error.str()}")
+    return sorted(found.partitions)
+
+
+def partition_offsets(
+    bootstrap: str, topic: str, group: str | None = None, timeout: float = ADMIN_TIMEOUT
+) -> dict[tuple[str, int], PartitionOffsets]:
+    """Log-start, end and (with `group`) committed offset of every partition of `topic`, keyed (topic, partition).
+
+    The end offset is the high watermark (read_uncommitted): it counts records of open or aborted transactions
+    and transaction markers, as any offset in the log does. Errors as `topic_partitions`.
+    """
+    partitions = topic_partitions(bootstrap, topic, timeout)
+    client = admin(bootstrap, quiet=True)  # one client for all requests; it must outlive their futures
+    where = f"offsets of topic {topic!r} from the Kafka cluster at {bootstrap}"
+    try:
+        starts = _list_offsets(client, topic, partitions, OffsetSpec.earliest(), timeout)  # type: ignore[no-untyped-call]
+        ends = _list_offsets(client, topic, partitions, OffsetSpec.latest(), timeout)  # type: ignore[no-untyped-call]
+        committed = _committed_offsets(client, group, topic, partitions, timeout) if group is not None else {}
+    except KafkaException as ex:
+        raise ExternalError(f"{where}: {_reason(ex)}") from ex
+    return {(topic, p): PartitionOffsets(starts[p], ends[p], committed.get(p)) for p in partitions}
+
+
+def _list_offsets(
+    client: AdminClient, topic: str, partitions: list[int], spec: OffsetSpec, timeout: float
+) -> dict[int, int]:
+    """One ListOffsets request for all partitions: the earliest (log-start) or latest (end) offset of each."""
+    futures = client.list_offsets(
+        {TopicPartition(topic, p): spec for p in partitions},
+        isolation_level=IsolationLevel.READ_UNCOMMITTED,
+        request_timeout=timeout,
+    )
+    return {tp.partition: future.result(timeout).offset for tp, future in futures.items()}
+
+
+def _committed_offsets(
+    client: AdminClient, group: str, topic: str, partitions: list[int], timeout: float
+) -> dict[int, int]:
+    """The group's committed offset of each partition that has one (a group that never committed has none)."""
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
+    futures = client.list_consumer_group_offsets([request], request_timeout=timeout)
+    answer = futures[group].result(timeout)
+    return {tp.partition: tp.offset for tp in answer.topic_partitions if tp.error is None and tp.offset >= 0}
+
+
+def _reason(ex: KafkaException) -> str:
+    """The librdkafka error text of an exception (its KafkaError), else the exception's own text."""
+    error = ex.args[0] if ex.args else None
+    return str(error.str()) if isinstance(error, KafkaError) else str(ex)
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
     """Read every record of the topic from the beginning; return the offsets seen per partition."""
-    ends = end_offsets(bootstrap, topic, range(partitions))
+    known = partition_offsets(bootstrap, topic)
+    offsets = {p: known[(topic, p)] for p in range(partitions)}
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -240,9 +320,9 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
     )
     seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
     try:
-        consumer.assign([TopicPartition(topic, p, ends[p][0]) for p in range(partitions)])
+        consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in range(partitions)])
         deadline = time.monotonic() + timeout
-        while any(len(seen[p]) < ends[p][1] - ends[p][0] for p in seen) and time.monotonic() < deadline:
+        while any(len(seen[p]) < offsets[p].end - offsets[p].log_start for p in seen) and time.monotonic() < deadline:
             for message in consumer.consume(num_messages=10_000, timeout=1.0):
                 partition, offset = message.partition(), message.offset()
                 if message.error() is None and partition is not None and offset is not None:

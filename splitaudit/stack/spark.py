@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from splitaudit.stack.home import spark_kafka_jars
 from splitaudit.stack.results import ServiceStatus
 
 
@@ -22,7 +23,9 @@ def spark_session(
     """A SparkSession whose driver binds to 127.0.0.1 and whose workers run this very Python.
 
     `master` is `local[*]` on a laptop, or e.g. `spark://host:7077` / `yarn` for a cluster. `local_dir` keeps
-    Spark's scratch space (and the driver's java.io.tmpdir) inside a run directory.
+    Spark's scratch space (and the driver's java.io.tmpdir) inside a run directory. When `splitaudit setup`
+    installed Spark's Kafka connector, its jars go on `spark.jars` (after any given in `config`), so
+    `spark.read.format("kafka")` works in every session made here.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -41,7 +44,11 @@ def spark_session(
         builder = builder.config("spark.local.dir", str(local_dir)).config(
             "spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={local_dir}"
         )
-    for key, value in (config or {}).items():
+    settings = dict(config or {})
+    kafka_jars = sorted(str(jar) for jar in spark_kafka_jars().glob("*.jar"))
+    if kafka_jars:
+        settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars", ""), *kafka_jars]))
+    for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
 

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from splitaudit.stack.home import SPARK_KAFKA_VERSION, spark_kafka_jars
+
 pytestmark = pytest.mark.integration
 
 
@@ -22,4 +24,14 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     states = {c["name"]: c["state"] for c in json.loads(result.stdout)["components"]}
-    assert states == dict.fromkeys(("flink", "kafka-broker", "smoke-job", "beam-pipeline"), "present")
+    assert states == dict.fromkeys(("flink", "kafka-broker", "spark-kafka", "smoke-job", "beam-pipeline"), "present")
+
+
+def test_spark_kafka_connector_adds_only_what_pyspark_lacks() -> None:
+    installed = sorted(jar.name for jar in spark_kafka_jars().glob("*.jar"))
+    assert installed == [
+        "commons-pool2-2.13.1.jar",
+        "kafka-clients-3.9.2.jar",
+        f"spark-sql-kafka-0-10_2.13-{SPARK_KAFKA_VERSION}.jar",
+        "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
+    ]
