@@ -357,18 +357,33 @@ ALLOW_EXTERNAL_STATE = click.option(
     type=click.Choice(SINK_FORMATS),
     default="parquet",
     show_default=True,
-    help="How the sink is stored (JSON means JSON lines; CSV needs a header row).",
+    help="How the sink is stored (JSON means JSON lines; CSV needs a header row). kafka: --sink is a topic of "
+    "the --bootstrap cluster whose record values are JSON objects with the coordinate (and lineage) fields.",
 )
 @click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
 @click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
 @click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
-@click.option("--topic", metavar="T", help="The source topic (names the topic of --partitions).")
+@click.option(
+    "--bootstrap",
+    metavar="HOST:PORT",
+    help="The source topic's Kafka cluster: its partitions (admin API) for the assignment check, the offsets "
+    "that really exist for the gaps (transaction markers and compaction are not loss), expired records "
+    "(log start above the savepoint's next offset) and lag. With --sink-format kafka, also the sink's cluster.",
+)
+@click.option("--topic", metavar="T", help="The source topic (default: the one topic the savepoint's sources read).")
+@click.option(
+    "--group",
+    metavar="G",
+    help="A consumer group (needs --bootstrap): its committed offsets against the savepoint's next offsets and "
+    "the sink's processed ones.",
+)
 @click.option(
     "--partitions",
     type=int,
     metavar="N",
     help="The topic has partitions 0..N-1: partitions the savepoint holds nowhere are reported missing. "
-    "Without it the list comes from the sink, else from the enumerator's checkpoint; the report says which.",
+    "--bootstrap asks Kafka instead; without either the list comes from the sink, else from the enumerator's "
+    "checkpoint. The report says which.",
 )
 @UIDS
 @ALLOW_EXTERNAL_STATE
@@ -397,7 +412,9 @@ def audit(
     topic_col: str,
     partition_col: str,
     offset_col: str,
+    bootstrap: str | None,
     topic: str | None,
+    group: str | None,
     partitions: int | None,
     uids: tuple[str, ...],
     allow_external_state: bool,
@@ -415,9 +432,12 @@ def audit(
       (rewind), or that was dropped (error) or is new (info).
     Sink: duplicate (topic, partition, offset) keys, classified by the lineage columns reader_id and attempt
       when present: double assignment (two readers within one attempt, an error) or replay (a later attempt
-      after a restore, a warning unless --exactly-once); missing offsets between a partition's lowest and
-      highest sink offset (dense offsets assumed).
+      after a restore, a warning unless --exactly-once); missing offsets: with --bootstrap the offsets that
+      exist in the topic but not in the sink, else those between a partition's lowest and highest sink offset
+      (dense offsets assumed, and the report says so).
     Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
+    Kafka (--bootstrap, --group): records deleted before the job read them (log start above the offset it
+      resumes from: loss), committed group offsets that disagree with the savepoint or the sink, and lag.
 
     --html FILE also writes one page (no external resources) with the summary, the partition x subtask
     assignment matrix, per-partition offset-coverage bars and the findings; it never overwrites FILE.
@@ -433,6 +453,8 @@ def audit(
         savepoint_options=SavepointOptions(uids, allow_external_state),
         topic=topic,
         partitions=partitions,
+        bootstrap=bootstrap,
+        group=group,
         exactly_once=exactly_once,
         master=master,
     )

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import pyarrow as pa
-
 from splitaudit.audit.findings import (
     COMMITTED_OFFSET,
     ERROR,
@@ -23,7 +21,6 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.tables import PENDING
 from splitaudit.stack.kafka import PartitionOffsets
 
 Key = tuple[str, int]  # (topic, partition)
@@ -48,7 +45,7 @@ def check_offsets(
     - `lag` (info): offsets past the job's next offset still to read: end - max(next, log_start), where next
       is the savepoint's next offset, else the sink's processed next offset, else the group's committed offset.
 
-    `savepoint_next` maps a partition to its split's next offset (`savepoint_next_offsets`; the lowest when a
+    `savepoint_next` maps a partition to its split's next offset (`rewind.resume_offsets`: the lowest when a
     partition is held twice; a negative value is Flink's symbolic earliest/latest/committed and counts as
     unknown, as does None or absence). `sink_next` maps it to the sink's highest offset + 1
     (`sink_next_offsets`). Partitions that only the savepoint or the sink names, not Kafka, are the assignment
@@ -64,26 +61,6 @@ def check_offsets(
             findings += _committed(key, offsets, group, restored, processed)
         findings += _lag(key, offsets, restored, processed, committed)
     return findings
-
-
-def savepoint_next_offsets(splits: pa.Table, enumerator: pa.Table) -> dict[Key, int]:
-    """The offset the job resumes each (topic, partition) from, from the savepoint's `splits` and `enumerator`
-    tables (`splitaudit.audit.tables`): the lowest next offset of the reader splits and enumerator-pending splits
-    that hold it (a partition held twice is read again from the lower). The enumerator's `assigned` rows are
-    left out (a reader split holds the offset), as are unknown (null) and Flink's negative symbolic offsets."""
-    resume: dict[Key, int] = {}
-    rows = splits.select(["topic", "partition", "next_offset"]).to_pylist()
-    rows += [
-        r
-        for r in enumerator.select(["topic", "partition", "next_offset", "status"]).to_pylist()
-        if r["status"] == PENDING
-    ]
-    for row in rows:
-        offset = _concrete(row["next_offset"])
-        if row["topic"] is not None and row["partition"] is not None and offset is not None:
-            key = (row["topic"], row["partition"])
-            resume[key] = min(offset, resume.get(key, offset))
-    return resume
 
 
 def sink_next_offsets(coverage: Iterable[PartitionCoverage]) -> dict[Key, int]:

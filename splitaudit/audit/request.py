@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SINK_FORMATS = ("parquet", "json", "csv", "orc")
+FILE_FORMATS = ("parquet", "json", "csv", "orc")
+SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --bootstrap cluster
 
 
 @dataclass(frozen=True)
@@ -37,5 +38,7 @@ class AuditRequest:
     savepoint_options: SavepointOptions = field(default_factory=SavepointOptions)
     topic: str | None = None
     partitions: int | None = None
+    bootstrap: str | None = None  # the source topic's Kafka cluster: its partitions, real offsets, group offsets
+    group: str | None = None
     exactly_once: bool = False
     master: str = "local[*]"

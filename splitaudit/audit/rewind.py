@@ -52,6 +52,16 @@ def positions(savepoint: SavepointFrames) -> dict[Key, int | None]:
     return dict(lowest)
 
 
+def resume_offsets(savepoint: SavepointFrames) -> dict[tuple[str, int], int]:
+    """Per (topic, partition): the offset a restore from `savepoint` resumes it from (the lowest concrete next
+    offset of any holder in any source); partitions with no concrete offset are left out."""
+    resume: dict[tuple[str, int], int] = {}
+    for (_, topic, partition), offset in positions(savepoint).items():
+        if offset is not None:
+            resume[(topic, partition)] = min(offset, resume.get((topic, partition), offset))
+    return resume
+
+
 def _held(frame: DataFrame) -> list[Row]:
     rows = frame.where("topic IS NOT NULL AND partition IS NOT NULL")
     return rows.select("operator_id", "topic", "partition", "next_offset").collect()

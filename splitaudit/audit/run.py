@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
 from splitaudit.audit.findings import (
@@ -19,13 +20,16 @@ from splitaudit.audit.findings import (
     Findings,
     Summary,
 )
+from splitaudit.audit.kafka_topic import read_kafka_sink, source_offsets
+from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.audit.replay import check_past_savepoint
 from splitaudit.audit.request import AuditRequest, SavepointOptions
-from splitaudit.audit.rewind import check_rewind
+from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
 from splitaudit.audit.sink import SinkAudit, audit_sink, read_sink
 from splitaudit.errors import UsageError
 from splitaudit.report.progress import Progress
+from splitaudit.stack.kafka import partition_offsets, topic_partitions
 from splitaudit.stack.spark import spark_session
 
 DENSE_NOTE = (
@@ -36,7 +40,8 @@ DENSE_NOTE = (
 
 def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     """Audit what was given: the savepoint's assignment (and its rewinds against --before), the sink's
-    duplicates and gaps, and the sink records past the savepoint's next offsets."""
+    duplicates and gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's
+    own offsets (real gaps, expired records, committed group offsets, lag)."""
     _validate(request)
     spark = _spark(request.master, progress)
     savepoint = before = None
@@ -44,15 +49,19 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         savepoint = _load(spark, request.savepoint, request.savepoint_options, progress)
     if request.before:
         before = _load(spark, request.before, request.savepoint_options, progress)
+    kafka = None
+    if request.bootstrap:
+        kafka = KafkaSource(request.bootstrap, _required_topic(request, savepoint, "--bootstrap"))
     sink_audit = None
     findings: list[Finding] = []
     notes: list[str] = []
     if request.sink:
         with progress.step(f"audit the {request.sink_format} sink {request.sink}"):
-            sink = read_sink(spark, request.sink, request.sink_format, request.columns)
-            sink_audit = audit_sink(sink, exactly_once=request.exactly_once)
+            sink = _read_sink(spark, request, request.sink)
+            source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topic)
+            sink_audit = audit_sink(sink, exactly_once=request.exactly_once, source=source)
         findings += sink_audit.findings
-        notes.append(DENSE_NOTE)
+        notes.append(DENSE_NOTE if kafka is None else kafka.gaps_note)
         if not sink_audit.classified:
             notes.append("the sink has no reader_id/attempt columns: duplicates are not classified")
         if savepoint is not None:
@@ -61,12 +70,33 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     assignment = None
     if savepoint is not None:
         with progress.step("check the savepoint's partition assignment"):
-            assignment = check_assignment(savepoint, _partition_list(request, savepoint, sink_audit))
+            assignment = check_assignment(savepoint, _partition_list(request, kafka, savepoint, sink_audit))
         findings = list(assignment.findings) + findings
     if before is not None and savepoint is not None:
         with progress.step("compare with the earlier savepoint"):
             findings = list(check_rewind(before, savepoint)) + findings
+    if kafka is not None:
+        with progress.step(f"compare with the offsets of {kafka.topic} at {kafka.bootstrap}"):
+            offsets = partition_offsets(kafka.bootstrap, kafka.topic, request.group)
+            resume = {} if savepoint is None else resume_offsets(savepoint)
+            processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
+            findings += check_offsets(offsets, resume, processed, request.group)
     return _findings(findings, sink_audit, assignment, notes)
+
+
+@dataclass(frozen=True)
+class KafkaSource:
+    """The source topic and its cluster, when --bootstrap makes them reachable."""
+
+    bootstrap: str
+    topic: str
+
+    @property
+    def gaps_note(self) -> str:
+        return (
+            f"gaps are judged against the offsets that exist in {self.topic} at {self.bootstrap} (read committed): "
+            "transaction markers, aborted records and compaction are not loss"
+        )
 
 
 def run_diff(before: str, after: str, options: SavepointOptions, master: str, progress: Progress) -> Findings:
@@ -88,9 +118,17 @@ def _validate(request: AuditRequest) -> None:
         raise UsageError("--before needs --savepoint: it is the earlier savepoint to compare it with")
     if request.partitions is not None and request.partitions < 1:
         raise UsageError(f"--partitions must be at least 1, not {request.partitions}")
-    for path, option in ((request.savepoint, "savepoint"), (request.before, "before"), (request.sink, "sink")):
+    if request.group and not request.bootstrap:
+        raise UsageError("--group needs --bootstrap: the group's offsets are read from the Kafka cluster")
+    if request.sink_format == "kafka" and not request.bootstrap:
+        raise UsageError("--sink-format kafka needs --bootstrap: --sink names a topic of that cluster")
+    if request.bootstrap and not request.topic and not request.savepoint:
+        raise UsageError("--bootstrap needs --topic (or a --savepoint whose source reads one topic)")
+    for path, option in ((request.savepoint, "savepoint"), (request.before, "before")):
         if path:
             _check_exists(path, option)
+    if request.sink and request.sink_format != "kafka":
+        _check_exists(request.sink, "sink")
 
 
 def _check_exists(path: str, option: str) -> None:
@@ -111,17 +149,39 @@ def _load(spark: SparkSession, path: str, options: SavepointOptions, progress: P
         return savepoint_frames(spark, path, options.uids, options.allow_external_state)
 
 
+def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:
+    """The sink as `read_sink` shapes it: files through Spark's readers, or a topic through its Kafka source."""
+    if request.sink_format == "kafka" and request.bootstrap:
+        return read_kafka_sink(spark, request.bootstrap, sink, request.columns)
+    return read_sink(spark, sink, request.sink_format, request.columns)
+
+
+def _topic(request: AuditRequest, savepoint: SavepointFrames | None) -> str | None:
+    """The source topic: --topic, else the one topic the savepoint's sources read (None if several or none)."""
+    if request.topic:
+        return request.topic
+    topics = set() if savepoint is None else _topics(savepoint)
+    return topics.pop() if len(topics) == 1 else None
+
+
+def _required_topic(request: AuditRequest, savepoint: SavepointFrames | None, option: str) -> str:
+    topic = _topic(request, savepoint)
+    if topic is None:
+        named = ", ".join(sorted(_topics(savepoint))) if savepoint is not None else "no savepoint"
+        raise UsageError(f"{option} needs --topic: the source topic is not one the savepoint names ({named})")
+    return topic
+
+
 def _partition_list(
-    request: AuditRequest, savepoint: SavepointFrames, sink_audit: SinkAudit | None
+    request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointFrames, sink_audit: SinkAudit | None
 ) -> PartitionList | None:
-    """The topic's partitions: from --partitions, else the partitions the sink holds, else none (the
-    assignment check then falls back to the enumerator's list or to the held partitions only)."""
+    """The topic's partitions: from Kafka's admin API, else --partitions, else the partitions the sink holds,
+    else none (the assignment check then falls back to the enumerator's list or to the held partitions)."""
+    if kafka is not None:
+        listed = frozenset((kafka.topic, p) for p in topic_partitions(kafka.bootstrap, kafka.topic))
+        return PartitionList(listed, f"the Kafka admin API at {kafka.bootstrap} (topic {kafka.topic})")
     if request.partitions is not None:
-        topics = {request.topic} if request.topic else _topics(savepoint)
-        if len(topics) != 1:
-            named = ", ".join(sorted(topics)) or "none"
-            raise UsageError(f"--partitions needs --topic: the savepoint's sources read {len(topics)} topics ({named})")
-        (topic,) = topics
+        topic = _required_topic(request, savepoint, "--partitions")
         listed = frozenset((topic, p) for p in range(request.partitions))
         return PartitionList(listed, f"--partitions {request.partitions} (topic {topic})")
     if sink_audit is not None and sink_audit.coverage:

@@ -18,25 +18,9 @@ from splitaudit.errors import UsageError
 from splitaudit.stack import kafka
 from splitaudit.stack.kafka import PartitionOffsets
 from splitaudit.stack.stack import Stack
+from tests.kafka_transactions import produce_transactions
 
 pytestmark = pytest.mark.integration
-
-
-def _transactions(bootstrap: str, topic: str, transactions: list[tuple[dict[int, int], bool]]) -> None:
-    """Produce each transaction's record counts per partition, then commit it or (after a flush, so its records
-    are in the log) abort it. Each transaction ends with a marker at one offset of every partition it wrote."""
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"splitaudit-{topic}"})
-    producer.init_transactions(30)
-    for counts, commit in transactions:
-        producer.begin_transaction()
-        for partition, count in counts.items():
-            for i in range(count):
-                producer.produce(topic, value=f"{partition}:{i}".encode(), partition=partition)
-        producer.flush(30)
-        if commit:
-            producer.commit_transaction(30)
-        else:
-            producer.abort_transaction(30)
 
 
 def _offsets(rows: list[tuple[int, int]]) -> dict[int, list[int]]:
@@ -49,7 +33,7 @@ def _offsets(rows: list[tuple[int, int]]) -> dict[int, list[int]]:
 def test_source_offsets_skip_transaction_markers_and_aborted_records(stack: Stack, spark: SparkSession) -> None:
     bootstrap = stack.kafka.bootstrap
     kafka.create_topic(bootstrap, "txn", partitions=2)
-    _transactions(
+    produce_transactions(
         bootstrap,
         "txn",
         [

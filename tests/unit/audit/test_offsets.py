@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
-
 from splitaudit.audit.findings import (
     COMMITTED_OFFSET,
     ERROR,
@@ -16,8 +12,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.offsets import check_offsets, savepoint_next_offsets, sink_next_offsets
-from splitaudit.audit.tables import ASSIGNED, PENDING, SCHEMAS
+from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.stack.kafka import PartitionOffsets
 
 
@@ -113,30 +108,3 @@ def test_partitions_unknown_to_kafka_are_skipped_and_order_is_by_topic_partition
 def test_sink_next_offset_is_highest_sink_offset_plus_one() -> None:
     coverage = [PartitionCoverage("t", 0, 12, 10, 5, 14, 0), PartitionCoverage("t", 1, 1, 1, 0, 0, 0)]
     assert sink_next_offsets(coverage) == {("t", 0): 15, ("t", 1): 1}
-
-
-def _table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
-    base = {"operator_id": "op", "split_type": "kafka", "checkpoint_id": 7, "subtask": 0, "status": ASSIGNED}
-    return pa.Table.from_pylist([base | r for r in rows], schema=SCHEMAS[name])
-
-
-def test_savepoint_next_offset_is_the_lowest_of_reader_and_pending_splits() -> None:
-    splits = _table(
-        "splits",
-        [
-            {"topic": "t", "partition": 0, "next_offset": 120},
-            {"topic": "t", "partition": 0, "next_offset": 100, "subtask": 1},  # held twice: read again from 100
-            {"topic": "t", "partition": 1, "next_offset": -2},  # symbolic earliest
-            {"topic": "t", "partition": 2, "next_offset": None},  # nothing read yet
-            {"split_type": "number_sequence", "topic": None, "partition": None, "next_offset": 5},
-        ],
-    )
-    enumerator = _table(
-        "enumerator",
-        [
-            {"topic": "t", "partition": 3, "next_offset": 40, "status": PENDING},
-            {"topic": "t", "partition": 0, "next_offset": 90, "status": PENDING},
-            {"topic": "t", "partition": 1, "next_offset": 0, "status": ASSIGNED},  # a reader split holds it
-        ],
-    )
-    assert savepoint_next_offsets(splits, enumerator) == {("t", 0): 90, ("t", 3): 40}
