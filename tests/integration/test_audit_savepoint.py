@@ -24,7 +24,7 @@ from splitaudit.audit.findings import (
     WARNING,
 )
 from splitaudit.audit.replay import check_past_savepoint
-from splitaudit.audit.rewind import check_rewind
+from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
 from splitaudit.audit.tables import SCHEMAS
 
@@ -206,3 +206,18 @@ def test_cli_audit_savepoint_and_diff_exit_codes(tmp_path: Path) -> None:
     error = json.loads(bad.stdout)["error"]
     assert (error["type"], error["path"]) == ("InputError", str(truncated))
     assert "Traceback" not in bad.stdout + bad.stderr
+
+
+def test_a_restore_resumes_each_partition_from_its_lowest_concrete_next_offset(spark: SparkSession) -> None:
+    splits = [
+        {"subtask": 0, "split_id": "t-0", "partition": 0, "next_offset": 120},
+        {"subtask": 1, "split_id": "t-0", "partition": 0, "next_offset": 100},  # held twice: read again from 100
+        {"subtask": 0, "split_id": "t-1", "partition": 1, "next_offset": -2},  # symbolic earliest
+        {"subtask": 1, "split_id": "t-2", "partition": 2, "next_offset": None},  # nothing read yet
+    ]
+    pending = [
+        {"subtask": None, "status": "pending", "split_id": "t-3", "partition": 3, "next_offset": 40},
+        {"subtask": None, "status": "pending", "split_id": "t-0", "partition": 0, "next_offset": 90},
+        {"subtask": None, "status": "assigned", "split_id": "t-1", "partition": 1, "next_offset": 0},
+    ]
+    assert resume_offsets(_frames(spark, splits, pending)) == {("t", 0): 90, ("t", 3): 40}
