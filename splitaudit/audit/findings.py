@@ -23,6 +23,7 @@ REPLAY = "replay"  # one offset emitted again by a later attempt after a restore
 DUPLICATE = "duplicate_records"  # one offset emitted twice with no lineage (or one reader) to tell why
 MISSING = "missing_records"  # offsets that exist in the source but not in the sink
 INVALID = "invalid_rows"  # sink rows whose topic, partition or offset is null or negative
+NOT_IN_SOURCE = "offsets_not_in_source"  # sink offsets the source (given to the audit) does not hold
 PAST_SAVEPOINT = "past_savepoint"  # sink offsets at or past the savepoint's next offset: read again on restore
 
 # Finding kinds of the savepoint checks (one savepoint, or two with --before).

@@ -1,33 +1,42 @@
 """The sink checks: duplicate (topic, partition, offset) keys, classified, and offsets missing from the sink.
 
-Pass 1 is one scan of codegen'd aggregates: per (topic, partition, 32,768-offset bucket), rows, first and last
-offset, and a fingerprint of the offsets (`fingerprint`). A bucket whose row count and fingerprint equal those
-of the offsets it should hold is clean. Pass 2 reads only the suspect buckets again, as offset bitmaps built in
-the Python workers (`bitmaps`) and ORed by Spark, to count their distinct offsets exactly and name the missing
-ones; a third step classifies the duplicates of the buckets that have any. Only per-bucket rows and the
-bitmaps of buckets with gaps reach the driver: no global sort, no row collect.
+Pass 1 (`buckets.bucket_stats`) is one scan of codegen'd aggregates per (topic, partition, 32,768-offset bucket):
+rows, first and last offset, and a fingerprint of the offsets (`fingerprint`). A bucket is clean when its rows
+and fingerprint equal those of the offsets it should hold: the dense span first..last of its partition (two
+hashes on the driver per bucket), or, given the source's offsets, the source's own bucket (the same aggregate
+over the source). Pass 2 (`buckets.exact_buckets`) reads only the suspect buckets again, through offset-range
+filters that the file reader pushes down (Parquet row-group statistics skip the rest), as bitmaps that count
+distinct, missing and unexpected offsets exactly and name them. A third query, filtered the same way,
+classifies the duplicates of the buckets that have any. Only per-bucket rows and at most MAX_BITMAP_BUCKETS
+bitmaps per side reach the driver: no global sort, no row collect.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit import bitmaps, fingerprint
+from splitaudit.audit import bitmaps, buckets, fingerprint
+from splitaudit.audit.bitmaps import BUCKET_SIZE, BucketKey
+from splitaudit.audit.buckets import BucketExact, BucketStats
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
     ERROR,
     INVALID,
     MISSING,
+    NOT_IN_SOURCE,
     REPLAY,
     WARNING,
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.request import SINK_FORMATS, SinkColumns
+from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError
 
 LINEAGE_COLUMNS = ("reader_id", "attempt")
@@ -47,8 +56,8 @@ class SinkAudit:
 
 def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkColumns) -> DataFrame:
     """The sink as a DataFrame with columns topic, partition, offset (+ lineage columns when present)."""
-    if sink_format not in SINK_FORMATS:
-        raise UsageError(f"--sink-format must be one of {', '.join(SINK_FORMATS)}, not {sink_format!r}")
+    if sink_format not in FILE_FORMATS:
+        raise UsageError(f"--sink-format must be one of {', '.join(FILE_FORMATS)}, not {sink_format!r}")
     reader = spark.read.format(sink_format)
     if sink_format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
@@ -60,8 +69,10 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
     absent = [f"{column} (--{role}-col)" for role, column in wanted.items() if column not in frame.columns]
     if absent:
         raise UsageError(f"{path}: sink has no column {', '.join(absent)}; its columns are {', '.join(frame.columns)}")
+    # Parquet and ORC keep row-group statistics, from which pass 1 can prove a single topic (`buckets`)
+    statistics = {buckets.FILE_STATISTICS: sink_format in ("parquet", "orc")}
     selected = [
-        F.col(columns.topic).cast("string").alias("topic"),
+        F.col(columns.topic).cast("string").alias("topic", metadata=statistics),
         F.col(columns.partition).cast("int").alias("partition"),
         F.col(columns.offset).cast("long").alias("offset"),
     ]
@@ -69,80 +80,194 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
     return frame.select(*selected)
 
 
-def audit_sink(sink: DataFrame, *, exactly_once: bool = False) -> SinkAudit:
-    """Duplicates and dense-offset gaps per (topic, partition), exact, in one pass plus work on suspects only.
+def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame | None = None) -> SinkAudit:
+    """Duplicates and missing offsets per (topic, partition), exact, in one pass plus work on suspects only.
 
-    Pass 1 fingerprints every 32,768-offset bucket with codegen'd aggregates (`fingerprint`). Buckets whose
-    fingerprint matches the offsets they should hold are clean; only the others are read again, as bitmaps,
-    to count their distinct offsets and name the missing ones; only buckets with duplicates are classified.
+    Without `source`, each partition's offsets are expected dense between its lowest and highest sink offset.
+    With `source`, a DataFrame (topic, partition, offset) of the offsets that really exist in the source topic,
+    exactly those offsets are expected, whatever the sink's extremes: the judged range of a partition is the
+    source's offsets, so an offset of the source below the sink's first or above its last is missing too, and
+    holes of the source (transaction markers, compaction) are not. Sink offsets the source lacks are reported
+    as NOT_IN_SOURCE. The source is read twice (pass 1, then its suspect buckets): it must be bounded, the same
+    offsets both times. Pass 1 fingerprints every 32,768-offset bucket of both (`buckets.bucket_stats`); a
+    bucket is clean when the sink's rows and fingerprint equal the expected count and fingerprint; only the
+    others are read again, as bitmaps, and only buckets with duplicates are classified.
     """
-    stats, invalid = _fingerprints(sink)
-    bounds = _bounds(stats)
-    suspects = [b for b in stats if not _clean(b, bounds[b.key[:2]])]
-    exact = _bitmaps(sink, suspects, bounds)
-    distinct = {b.key: exact[b.key][0] if b.key in exact else b.rows for b in stats}
-    rows: dict[tuple[str, int], int] = dict.fromkeys(bounds, 0)
-    held: dict[tuple[str, int], int] = dict.fromkeys(bounds, 0)
-    for b in stats:  # one pass over the buckets, not one per partition
-        rows[b.key[:2]] += b.rows
-        held[b.key[:2]] += distinct[b.key]
-    coverage = {
-        key: PartitionCoverage(key[0], key[1], rows[key], held[key], lo, hi, (hi - lo + 1) - held[key])
-        for key, (lo, hi) in sorted(bounds.items())
-    }
-    findings = _missing_findings(coverage, distinct, exact)
+    stats, invalid = buckets.bucket_stats(sink)
+    if source is None:
+        coverage, findings, distinct = _judge_dense(sink, stats)
+    else:
+        coverage, findings, distinct = _judge_source(sink, stats, source, buckets.bucket_stats(source)[0])
     classified = all(c in sink.columns for c in LINEAGE_COLUMNS)
-    duplicate_buckets = [b.key for b in stats if b.rows > distinct[b.key]]
+    duplicate_buckets = [key for key, b in stats.items() if b.rows > distinct.get(key, b.rows)]
     if duplicate_buckets:
         findings += _duplicate_findings(sink, duplicate_buckets, classified, exactly_once)
     if invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, invalid, detail=detail))
-    return SinkAudit(tuple(coverage.values()), tuple(findings), classified)
+    return SinkAudit(tuple(coverage), tuple(findings), classified)
 
 
-@dataclass(frozen=True)
-class BucketStats:
-    """One (topic, partition, bucket) after pass 1: rows, offset extremes, and the xxhash64 half sums."""
-
-    topic: str
-    partition: int
-    bucket: int
-    rows: int
-    lo: int
-    hi: int
-    hash_high: int
-    hash_low: int
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return self.topic, self.partition, self.bucket
+Judged = tuple[list[PartitionCoverage], list[Finding], dict[BucketKey, int]]
 
 
-def _fingerprints(sink: DataFrame) -> tuple[list[BucketStats], int]:
-    """Pass 1: per (topic, partition, bucket), count, min, max and the two xxhash64 half sums; and the number of
-    invalid rows (null key, negative offset), which land in groups with a null or negative bucket."""
-    hashed = F.xxhash64("offset")
-    rows = (
-        sink.groupBy("topic", "partition", F.shiftright("offset", bitmaps.BUCKET_BITS).alias("bucket"))
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.min("offset").alias("lo"),
-            F.max("offset").alias("hi"),
-            F.sum(F.shiftright(hashed, 32)).alias("hash_high"),
-            F.sum(hashed.bitwiseAND(0xFFFFFFFF)).alias("hash_low"),
-        )
-        .collect()
+def _judge_dense(sink: DataFrame, stats: dict[BucketKey, BucketStats]) -> Judged:
+    """Coverage and missing findings against dense offsets first..last of each partition; the exact distinct
+    count of every suspect bucket."""
+    bounds = _bounds(stats.values())
+    spans = {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+    suspects = {
+        key
+        for key, b in stats.items()
+        if (b.rows, b.fingerprint) != (spans[key][1] - spans[key][0] + 1, fingerprint.range_fingerprint(*spans[key]))
+    }
+    exact = _exact(sink, suspects, None, set(), lambda key, e: e.sink < spans[key][1] - spans[key][0] + 1)
+    distinct = {key: exact[key].sink if key in exact else b.rows for key, b in stats.items()}
+    present: dict[tuple[str, int], list[int]] = {}
+    for key in sorted(stats):
+        present.setdefault(key[:2], []).append(key[2])
+    coverage, findings = [], []
+    for part, (lo, hi) in sorted(bounds.items()):
+        held = sum(distinct[(*part, bucket)] for bucket in present[part])
+        rows = sum(stats[(*part, bucket)].rows for bucket in present[part])
+        cover = PartitionCoverage(part[0], part[1], rows, held, lo, hi, (hi - lo + 1) - held)
+        coverage.append(cover)
+        if cover.missing:
+            pieces = _dense_missing_runs(part, present[part], spans, exact)
+            detail = f"the sink holds offsets {lo}..{hi} of this partition but {cover.missing} of them are absent"
+            findings.append(_finding(MISSING, ERROR, part, cover.missing, pieces, detail))
+    return coverage, findings, distinct
+
+
+def _dense_missing_runs(
+    part: tuple[str, int],
+    present: list[int],
+    spans: dict[BucketKey, tuple[int, int]],
+    exact: dict[BucketKey, BucketExact],
+) -> Iterator[list[tuple[int, int]] | None]:
+    """The missing runs of one partition, bucket by bucket in offset order: the offsets of buckets absent from
+    the sink, and the unset bits of suspect buckets' spans (None where a bitmap was not fetched)."""
+    cursor = spans[(*part, present[0])][0]
+    for bucket in present:
+        start, end = spans[(*part, bucket)]
+        if start > cursor:
+            yield [(cursor, start - 1)]  # whole buckets without a single sink row
+        cursor = end + 1
+        e = exact.get((*part, bucket))
+        if e is None or e.sink == end - start + 1:
+            continue
+        if not e.complete:
+            yield None
+            continue
+        yield bitmaps.offset_runs(bucket, bitmaps.span_bits(bucket, start, end) & ~bitmaps.bitmap_bits(e.sink_bitmap))
+
+
+def _judge_source(
+    sink: DataFrame, stats: dict[BucketKey, BucketStats], source: DataFrame, expected: dict[BucketKey, BucketStats]
+) -> Judged:
+    """Coverage, missing and not-in-source findings against the source's own offsets; the exact distinct count
+    of every suspect bucket of the sink."""
+    suspects = {
+        key
+        for key in stats.keys() | expected.keys()
+        if key not in stats or key not in expected or _summary(stats[key]) != _summary(expected[key])
+    }
+    exact = _exact(
+        sink, suspects & stats.keys(), source, suspects & expected.keys(), lambda _, e: e.either > min(e.sink, e.source)
     )
-    valid = [r for r in rows if None not in (r["topic"], r["partition"], r["bucket"]) and r["bucket"] >= 0]
-    stats = [
-        BucketStats(r["topic"], r["partition"], r["bucket"], r["rows"], r["lo"], r["hi"], r["hash_high"], r["hash_low"])
-        for r in valid
-    ]
-    return stats, sum(r["rows"] for r in rows) - sum(b.rows for b in stats)
+    none = BucketExact(0, 0, 0)  # a suspect bucket that a second read of a shifting source no longer holds
+    distinct = {key: exact.get(key, none).sink if key in suspects else b.rows for key, b in stats.items()}
+    keys_of: dict[tuple[str, int], list[BucketKey]] = {}
+    for key in sorted(stats.keys() | expected.keys()):
+        keys_of.setdefault(key[:2], []).append(key)
+    sink_bounds, source_bounds = _bounds(stats.values()), _bounds(expected.values())
+    coverage, findings = [], []
+    for part, keys in keys_of.items():
+        suspect = [(key, exact.get(key, none)) for key in keys if key in suspects]
+        missing = sum(e.either - e.sink for _, e in suspect)
+        unexpected = sum(e.either - e.source for _, e in suspect)
+        lo, hi = sink_bounds.get(part) or source_bounds[part]
+        rows = sum(stats[key].rows for key in keys if key in stats)
+        coverage.append(PartitionCoverage(*part, rows, sum(distinct.get(k, 0) for k in keys), lo, hi, missing))
+        if missing:
+            first, last = source_bounds[part]
+            known = sum(e.source for _, e in suspect) + sum(expected[k].rows for k in keys if k not in suspects)
+            pieces = _bit_runs(suspect, lambda e: e.either > e.sink, lambda held, source: source & ~held)
+            detail = f"{missing} of the {known} offsets the source holds in {first}..{last} are absent from the sink"
+            findings.append(_finding(MISSING, ERROR, part, missing, pieces, detail))
+        if unexpected:
+            pieces = _bit_runs(suspect, lambda e: e.either > e.source, lambda held, source: held & ~source)
+            detail = (
+                f"the sink holds {unexpected} offsets that the source does not: outside what the source was read "
+                "over, deleted since they were read (retention, compaction), or not this topic's records"
+            )
+            findings.append(_finding(NOT_IN_SOURCE, WARNING, part, unexpected, pieces, detail))
+    return coverage, findings, distinct
 
 
-def _bounds(stats: list[BucketStats]) -> dict[tuple[str, int], tuple[int, int]]:
+def _summary(b: BucketStats) -> tuple[int, tuple[int, int]]:
+    return b.rows, b.fingerprint
+
+
+def _bit_runs(
+    suspect: list[tuple[BucketKey, BucketExact]],
+    affected: Callable[[BucketExact], bool],
+    select: Callable[[npt.NDArray[np.bool_], npt.NDArray[np.bool_]], npt.NDArray[np.bool_]],
+) -> Iterator[list[tuple[int, int]] | None]:
+    """Per affected bucket in offset order, the runs of `select(sink bits, source bits)` (None where a bitmap
+    was not fetched)."""
+    for key, e in suspect:
+        if affected(e):
+            bits = select(bitmaps.bitmap_bits(e.sink_bitmap), bitmaps.bitmap_bits(e.source_bitmap))
+            yield bitmaps.offset_runs(key[2], bits) if e.complete else None
+
+
+def _finding(
+    kind: str,
+    severity: str,
+    part: tuple[str, int],
+    count: int,
+    pieces: Iterable[list[tuple[int, int]] | None],
+    detail: str,
+) -> Finding:
+    """A finding with the first MAX_RANGES runs of `pieces` (joined where one continues across a bucket edge);
+    truncated when there are more, or when a piece is unknown (beyond MAX_BITMAP_BUCKETS)."""
+    ranges: list[tuple[int, int]] = []
+    truncated = False
+    for piece in pieces:
+        if piece is None:
+            truncated = True
+            continue
+        for first, last in piece:
+            if ranges and first == ranges[-1][1] + 1:
+                ranges[-1] = (ranges[-1][0], last)
+            else:
+                ranges.append((first, last))
+        if len(ranges) > MAX_RANGES:
+            truncated = True
+            break
+    return Finding(kind, severity, part[0], part[1], count, tuple(ranges[:MAX_RANGES]), truncated, detail=detail)
+
+
+def _exact(
+    sink: DataFrame,
+    sink_keys: set[BucketKey],
+    source: DataFrame | None,
+    source_keys: set[BucketKey],
+    needs_bitmaps: Callable[[BucketKey, BucketExact], bool],
+) -> dict[BucketKey, BucketExact]:
+    """Pass 2 on the suspect buckets: exact counts of all, and bitmaps of those that `needs_bitmaps` (of at most
+    MAX_BITMAP_BUCKETS of them: the driver holds at most that many bitmaps of each side)."""
+    if len(sink_keys | source_keys) <= MAX_BITMAP_BUCKETS:
+        return buckets.exact_buckets(sink, sink_keys, source, source_keys, with_bitmaps=True)
+    exact = buckets.exact_buckets(sink, sink_keys, source, source_keys, with_bitmaps=False)
+    chosen = set(sorted(key for key, e in exact.items() if needs_bitmaps(key, e))[:MAX_BITMAP_BUCKETS])
+    if chosen:
+        exact |= buckets.exact_buckets(sink, sink_keys & chosen, source, source_keys & chosen, with_bitmaps=True)
+    return exact
+
+
+def _bounds(stats: Iterable[BucketStats]) -> dict[tuple[str, int], tuple[int, int]]:
     """First and last offset of every (topic, partition)."""
     bounds: dict[tuple[str, int], tuple[int, int]] = {}
     for b in stats:
@@ -153,113 +278,20 @@ def _bounds(stats: list[BucketStats]) -> dict[tuple[str, int], tuple[int, int]]:
 
 def _bucket_span(bucket: int, bounds: tuple[int, int]) -> tuple[int, int]:
     """The offsets of `bucket` that lie within the partition's first..last offset."""
-    start = max(bounds[0], bucket * bitmaps.BUCKET_SIZE)
-    return start, min(bounds[1], (bucket + 1) * bitmaps.BUCKET_SIZE - 1)
-
-
-def _span_size(bucket: int, bounds: tuple[int, int]) -> int:
-    """How many offsets the bucket holds when nothing is missing (dense offsets)."""
-    start, end = _bucket_span(bucket, bounds)
-    return end - start + 1
-
-
-def _clean(b: BucketStats, bounds: tuple[int, int]) -> bool:
-    """True when the bucket holds every offset of its span exactly once (count and fingerprint agree)."""
-    if b.rows != _span_size(b.bucket, bounds):
-        return False
-    return (b.hash_high, b.hash_low) == fingerprint.range_fingerprint(*_bucket_span(b.bucket, bounds))
-
-
-def _bitmaps(
-    sink: DataFrame, suspects: list[BucketStats], bounds: dict[tuple[str, int], tuple[int, int]]
-) -> dict[tuple[str, int, int], tuple[int, bytes | None]]:
-    """Pass 2, suspect buckets only: each one's distinct offsets, and the bitmap of those with gaps (of at most
-    MAX_BITMAP_BUCKETS of them; None beyond)."""
-    if not suspects:
-        return {}
-    keys = sink.sparkSession.createDataFrame([b.key for b in suspects], "topic string, partition int, bucket bigint")
-    exact = (
-        sink.withColumn("bucket", F.shiftright("offset", bitmaps.BUCKET_BITS))
-        .join(F.broadcast(keys), ["topic", "partition", "bucket"])
-        .select("topic", "partition", "offset")
-        .mapInArrow(bitmaps.map_batches, bitmaps.BUCKET_DDL)
-        .groupBy("topic", "partition", "bucket")
-        .agg(F.bitmap_or_agg("bitmap").alias("bitmap"))
-        .withColumn("distinct", F.bitmap_count("bitmap"))
-        .persist()
-    )
-    try:
-        counts = {(r["topic"], r["partition"], r["bucket"]): r["distinct"] for r in exact.drop("bitmap").collect()}
-        gapped = [key for key, n in counts.items() if n < _span_size(key[2], bounds[key[:2]])][:MAX_BITMAP_BUCKETS]
-        fetched: dict[tuple[str, int, int], bytes] = {}
-        if gapped:
-            wanted = sink.sparkSession.createDataFrame(gapped, "topic string, partition int, bucket bigint")
-            for r in exact.join(F.broadcast(wanted), ["topic", "partition", "bucket"]).collect():
-                fetched[(r["topic"], r["partition"], r["bucket"])] = bytes(r["bitmap"])
-    finally:
-        exact.unpersist()
-    return {key: (n, fetched.get(key)) for key, n in counts.items()}
-
-
-def _missing_findings(
-    coverage: dict[tuple[str, int], PartitionCoverage],
-    distinct: dict[tuple[str, int, int], int],
-    exact: dict[tuple[str, int, int], tuple[int, bytes | None]],
-) -> list[Finding]:
-    """One finding per partition with gaps, with the exact missing ranges: whole absent buckets, and the unset
-    bits of suspect buckets' bitmaps."""
-    findings = []
-    for key, part in coverage.items():
-        if part.missing == 0:
-            continue
-        bounds = (part.first_offset, part.last_offset)
-        ranges: list[tuple[int, int]] = []
-        truncated = False
-        for bucket in range(part.first_offset >> bitmaps.BUCKET_BITS, (part.last_offset >> bitmaps.BUCKET_BITS) + 1):
-            seen = distinct.get((*key, bucket))
-            if seen == _span_size(bucket, bounds):
-                continue
-            bitmap = exact[(*key, bucket)][1] if seen is not None else None
-            if seen is not None and bitmap is None:
-                truncated = True  # beyond MAX_BITMAP_BUCKETS: the count stays exact, the ranges are partial
-                continue
-            for first, last in bitmaps.missing_ranges(bucket, bitmap, *_bucket_span(bucket, bounds)):
-                if ranges and first == ranges[-1][1] + 1:  # a run that continues across a bucket edge
-                    ranges[-1] = (ranges[-1][0], last)
-                else:
-                    ranges.append((first, last))
-        detail = (
-            f"the sink holds offsets {part.first_offset}..{part.last_offset} of this partition "
-            f"but {part.missing} of them are absent"
-        )
-        findings.append(
-            Finding(
-                MISSING,
-                ERROR,
-                key[0],
-                key[1],
-                part.missing,
-                tuple(ranges[:MAX_RANGES]),
-                truncated or len(ranges) > MAX_RANGES,
-                detail=detail,
-            )
-        )
-    return findings
+    start = max(bounds[0], bucket * BUCKET_SIZE)
+    return start, min(bounds[1], (bucket + 1) * BUCKET_SIZE - 1)
 
 
 def _duplicate_findings(
-    sink: DataFrame, duplicate_buckets: list[tuple[str, int, int]], classified: bool, exactly_once: bool
+    sink: DataFrame, duplicate_buckets: list[BucketKey], classified: bool, exactly_once: bool
 ) -> list[Finding]:
-    """Second pass over the buckets with duplicates only: classify each duplicated offset by its lineage.
+    """A pass over the buckets with duplicates only (and any clean ones that the filter's joined runs span,
+    which have none): classify each duplicated offset by its lineage.
 
     Two readers emitting it within one attempt is double assignment; a later attempt emitting it again is a
     replay; without lineage columns (or one reader twice in one attempt) it is a plain duplicate.
     """
-    spark = sink.sparkSession
-    keys = spark.createDataFrame(duplicate_buckets, "topic string, partition int, bucket bigint")
-    rows = sink.withColumn("bucket", F.shiftright("offset", bitmaps.BUCKET_BITS)).join(
-        F.broadcast(keys), ["topic", "partition", "bucket"]
-    )
+    rows = sink.filter(buckets.offset_filter(duplicate_buckets))  # pushed down: the rows of those buckets only
     if classified:
         per_attempt = rows.groupBy("topic", "partition", "offset", "attempt").agg(
             F.count(F.lit(1)).alias("n"), F.countDistinct("reader_id").alias("readers")
@@ -287,9 +319,9 @@ def _duplicate_findings(
             F.count(F.lit(1)).alias("runs"),
             F.slice(F.array_sort(F.collect_list(F.struct("first", "last"))), 1, MAX_RANGES).alias("ranges"),
         )
-        .orderBy("topic", "partition", "kind")
         .collect()
     )
+    summary.sort(key=lambda r: (r["topic"], r["partition"], r["kind"]))  # a few rows: no Spark sort (a job)
     samples = _samples(sink, [(r["topic"], r["partition"], r["ranges"][0]["first"]) for r in summary])
     severity = {DOUBLE_ASSIGNMENT: ERROR, REPLAY: ERROR if exactly_once else WARNING, DUPLICATE: ERROR}
     details = {
@@ -320,11 +352,13 @@ def _samples(
     """Up to SAMPLE_ROWS sink rows for each (topic, partition, offset), in one bounded query."""
     if not keys:
         return {}
-    wanted = sink.sparkSession.createDataFrame(keys, "topic string, partition int, offset bigint")
-    rows = sink.join(F.broadcast(wanted), ["topic", "partition", "offset"]).limit(SAMPLE_ROWS * len(keys)).collect()
+    exact = [
+        (F.col("topic") == F.lit(t)) & (F.col("partition") == F.lit(p)) & (F.col("offset") == F.lit(o))
+        for t, p, o in keys
+    ]
+    rank = F.row_number().over(Window.partitionBy("topic", "partition", "offset").orderBy(*sink.columns))
+    chosen = sink.filter(buckets.any_of(exact)).withColumn("_rank", rank).filter(F.col("_rank") <= SAMPLE_ROWS)
     samples: dict[tuple[str, int, int], list[dict[str, object]]] = {}
-    for row in rows:
-        bucket = samples.setdefault((row["topic"], row["partition"], row["offset"]), [])
-        if len(bucket) < SAMPLE_ROWS:
-            bucket.append(row.asDict())
+    for row in chosen.drop("_rank").collect():
+        samples.setdefault((row["topic"], row["partition"], row["offset"]), []).append(row.asDict())
     return {key: tuple(value) for key, value in samples.items()}

@@ -13,7 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, INVALID, MISSING, REPLAY, WARNING
+from splitaudit.audit import buckets
+from splitaudit.audit import sink as sink_module
+from splitaudit.audit.findings import (
+    DOUBLE_ASSIGNMENT,
+    DUPLICATE,
+    ERROR,
+    INVALID,
+    MISSING,
+    NOT_IN_SOURCE,
+    REPLAY,
+    WARNING,
+)
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink, read_sink
 
@@ -175,3 +186,87 @@ def test_real_beam_sinks_agree_with_an_independent_count(spark: SparkSession, ca
         p: e["double_read_offsets"] for p, e in expected["partitions"].items() if e["double_read_offsets"]
     }
     assert {f.kind for f in result.findings} <= {DOUBLE_ASSIGNMENT}
+
+
+def _holes(first: int, last: int) -> list[int]:
+    """Offsets first..last of a transactional topic: every 1000th offset (o % 1000 == 999) is a commit marker."""
+    return [o for o in range(first, last + 1) if o % 1000 != 999]
+
+
+@pytest.fixture(scope="module")
+def source_and_sink(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Topic s with marker holes. Source: p0 0..99,999, p1 0..49,999, p2 0..2,999. Sink: p0 from 10 to 99,499
+    without 40,950..41,049 (loss across a marker); p1 all of it, 100..149 twice, plus the marker offset 5,999 and
+    60,000..60,009 that the source lacks; no p2; p3 0..99, a partition the source does not have."""
+    root = tmp_path_factory.mktemp("source")
+    source = {
+        "topic": ["s"] * (99_900 + 49_950 + 2_997),
+        "partition": [0] * 99_900 + [1] * 49_950 + [2] * 2_997,
+        "offset": _holes(0, 99_999) + _holes(0, 49_999) + _holes(0, 2_999),
+    }
+    pq.write_table(pa.table(source), root / "source.parquet")
+    p0 = [o for o in _holes(10, 99_499) if not 40_950 <= o <= 41_049]
+    p1 = [*_holes(0, 49_999), *range(100, 150), 5_999, *range(60_000, 60_010)]
+    p3 = list(range(100))
+    sink = {
+        "topic": ["s"] * (len(p0) + len(p1) + len(p3)),
+        "partition": [0] * len(p0) + [1] * len(p1) + [3] * len(p3),
+        "offset": p0 + p1 + p3,
+    }
+    (root / "sink").mkdir()
+    table = pa.table(sink)
+    for i, start in enumerate(range(0, table.num_rows, 30_000)):
+        pq.write_table(table.slice(start, 30_000), root / "sink" / f"part-{i:04d}.parquet")
+    return root / "sink", root / "source.parquet"
+
+
+def test_gaps_are_judged_against_the_sources_offsets(spark: SparkSession, source_and_sink: tuple[Path, Path]) -> None:
+    sink_path, source_path = source_and_sink
+    sink = read_sink(spark, str(sink_path), "parquet", SinkColumns())
+    result = audit_sink(sink, source=spark.read.parquet(str(source_path)))
+    found = {(f.kind, f.partition): (f.severity, f.count, f.offset_ranges, f.ranges_truncated) for f in result.findings}
+    assert found == {
+        # below the sink's first offset, the loss (the marker 40,999 in it is not missing), above its last
+        (MISSING, 0): (ERROR, 10 + 99 + 499, ((0, 9), (40_950, 40_998), (41_000, 41_049), (99_500, 99_998)), False),
+        (MISSING, 2): (ERROR, 2_997, ((0, 998), (1_000, 1_998), (2_000, 2_998)), False),
+        (NOT_IN_SOURCE, 1): (WARNING, 11, ((5_999, 5_999), (60_000, 60_009)), False),
+        (NOT_IN_SOURCE, 3): (WARNING, 100, ((0, 99),), False),
+        (DUPLICATE, 1): (ERROR, 50, ((100, 149),), False),
+    }
+    coverage = {c.partition: (c.rows, c.distinct, c.first_offset, c.last_offset, c.missing) for c in result.coverage}
+    p0 = 99_490 - 99 - 99  # 10..99,499, less its 99 markers, less the 99 lost
+    assert coverage == {
+        0: (p0, p0, 10, 99_499, 608),
+        1: (49_950 + 50 + 11, 49_950 + 11, 0, 60_009, 0),
+        2: (0, 0, 0, 2_998, 2_997),  # no sink row: the source's first and last offset
+        3: (100, 100, 0, 99, 0),
+    }
+
+
+def test_without_the_source_markers_count_as_missing(spark: SparkSession, source_and_sink: tuple[Path, Path]) -> None:
+    sink = read_sink(spark, str(source_and_sink[0]), "parquet", SinkColumns())
+    missing = {f.partition: f.count for f in audit_sink(sink).findings if f.kind == MISSING}
+    # dense between first and last: p0's 98 markers in 10..99,499 outside the loss run, and the 100 lost
+    # (40,999 among them); p1's 50 markers 999..49,999 but for 5,999, and 50,000..59,999
+    assert missing == {0: 98 + 100, 1: 49 + 10_000}
+
+
+def test_bounded_filters_and_bitmaps_keep_counts_exact(
+    spark: SparkSession, source_and_sink: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # p0's suspect buckets 0, 1 and 3 become one filtered run 0..3 (bucket 2 dropped after the aggregate), and
+    # only the first bucket that needs a bitmap (p0's bucket 0) gets one: the counts stay exact
+    monkeypatch.setattr(buckets, "MAX_FILTER_RANGES", 1)
+    monkeypatch.setattr(sink_module, "MAX_BITMAP_BUCKETS", 1)
+    sink_path, source_path = source_and_sink
+    sink = read_sink(spark, str(sink_path), "parquet", SinkColumns())
+    result = audit_sink(sink, source=spark.read.parquet(str(source_path)))
+    found = {(f.kind, f.partition): (f.count, f.offset_ranges, f.ranges_truncated) for f in result.findings}
+    assert found == {
+        (MISSING, 0): (608, ((0, 9),), True),
+        (MISSING, 2): (2_997, (), True),
+        (NOT_IN_SOURCE, 1): (11, (), True),
+        (NOT_IN_SOURCE, 3): (100, (), True),
+        (DUPLICATE, 1): (50, ((100, 149),), False),
+    }
+    assert sum(c.missing for c in result.coverage) == 608 + 2_997

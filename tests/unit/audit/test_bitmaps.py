@@ -1,58 +1,37 @@
-"""Offset bitmaps built per Arrow batch: buckets, row counts, set bits and missing runs."""
+"""Offset bitmaps in Spark's layout: decoding, dense spans, and runs of bits."""
 
 from __future__ import annotations
 
-import pyarrow as pa
+import numpy as np
 
-from splitaudit.audit.bitmaps import BUCKET_SIZE, INVALID_BUCKET, batch_bitmaps, bitmap_offsets, missing_ranges
+from splitaudit.audit.bitmaps import BITMAP_BYTES, BUCKET_SIZE, bitmap_bits, offset_runs, span_bits
 
-
-def _rows(batch: pa.RecordBatch) -> dict[tuple[object, object, object], tuple[object, ...]]:
-    table = batch.to_pydict()
-    return {
-        (table["topic"][i], table["partition"][i], table["bucket"][i]): (
-            table["rows"][i],
-            None if table["bitmap"][i] is None else bitmap_offsets(table["bucket"][i], table["bitmap"][i]).tolist(),
-        )
-        for i in range(len(batch))
-    }
+# Printed by Spark 4.3.0: SELECT bitmap_construct_agg(p) FROM VALUES (0L), (1L), (9L), (32767L) AS t(p):
+# 4,096 bytes, 0x03 0x02 at the start, 0x80 at the end, zero elsewhere
+SPARK_BITMAP = bytes([0x03, 0x02]) + bytes(BITMAP_BYTES - 3) + bytes([0x80])
 
 
-def test_one_row_per_topic_partition_bucket_with_rows_and_bits() -> None:
-    batch = pa.RecordBatch.from_pydict(
-        {
-            "topic": ["t", "t", "t", "t", "t", "u", None],
-            "partition": [0, 0, 0, 1, 1, 0, 0],
-            "offset": [0, 1, 1, BUCKET_SIZE + 8, 5, 7, 3],
-        }
-    )
-    assert _rows(batch_bitmaps(batch)) == {
-        (None, None, INVALID_BUCKET): (1, None),
-        ("t", 0, 0): (3, [0, 1]),
-        ("t", 1, 0): (1, [5]),
-        ("t", 1, 1): (1, [BUCKET_SIZE + 8]),
-        ("u", 0, 0): (1, [7]),
-    }
+def test_sparks_bitmap_decodes_to_its_positions() -> None:
+    assert np.flatnonzero(bitmap_bits(SPARK_BITMAP)).tolist() == [0, 1, 9, BUCKET_SIZE - 1]
+    assert offset_runs(2, bitmap_bits(SPARK_BITMAP)) == [
+        (2 * BUCKET_SIZE, 2 * BUCKET_SIZE + 1),
+        (2 * BUCKET_SIZE + 9, 2 * BUCKET_SIZE + 9),
+        (3 * BUCKET_SIZE - 1, 3 * BUCKET_SIZE - 1),
+    ]
 
 
-def test_negative_offsets_are_invalid_rows() -> None:
-    batch = pa.RecordBatch.from_pydict({"topic": ["t", "t"], "partition": [0, 0], "offset": [-1, 4]})
-    assert _rows(batch_bitmaps(batch)) == {(None, None, INVALID_BUCKET): (1, None), ("t", 0, 0): (1, [4])}
+def test_missing_runs_within_a_span_and_against_a_source_bitmap() -> None:
+    held = span_bits(0, 10, 11) | span_bits(0, 14, 14) | span_bits(0, 20, 20)
+    assert offset_runs(0, span_bits(0, 10, 21) & ~held) == [(12, 13), (15, 19), (21, 21)]
+    assert offset_runs(0, span_bits(0, 10, 11) & ~held) == []
+    source = span_bits(0, 10, 21)
+    source[[12, 13, 17]] = False  # holes of the source: markers, compaction
+    assert offset_runs(0, source & ~held) == [(15, 16), (18, 19), (21, 21)]
+    assert offset_runs(0, held & ~source) == []
 
 
-def test_sparse_offsets_take_the_per_bucket_path() -> None:
-    far = [3, 50 * BUCKET_SIZE + 1, 900 * BUCKET_SIZE]
-    batch = pa.RecordBatch.from_pydict({"topic": ["t"] * 3, "partition": [2] * 3, "offset": far})
-    assert _rows(batch_bitmaps(batch)) == {
-        ("t", 2, 0): (1, [3]),
-        ("t", 2, 50): (1, [50 * BUCKET_SIZE + 1]),
-        ("t", 2, 900): (1, [900 * BUCKET_SIZE]),
-    }
-
-
-def test_missing_ranges_within_a_bucket() -> None:
-    batch = pa.RecordBatch.from_pydict({"topic": ["t"] * 4, "partition": [0] * 4, "offset": [10, 11, 14, 20]})
-    bitmap = batch_bitmaps(batch).to_pydict()["bitmap"][0]
-    assert missing_ranges(0, bitmap, 10, 21) == [(12, 13), (15, 19), (21, 21)]
-    assert missing_ranges(0, bitmap, 10, 11) == []
-    assert missing_ranges(3, None, 3 * BUCKET_SIZE, 3 * BUCKET_SIZE + 9) == [(3 * BUCKET_SIZE, 3 * BUCKET_SIZE + 9)]
+def test_no_bitmap_is_no_offset() -> None:
+    assert np.count_nonzero(bitmap_bits(None)) == 0
+    assert offset_runs(3, span_bits(3, 3 * BUCKET_SIZE, 3 * BUCKET_SIZE + 9) & ~bitmap_bits(None)) == [
+        (3 * BUCKET_SIZE, 3 * BUCKET_SIZE + 9)
+    ]

@@ -1,0 +1,212 @@
+"""Per-bucket statistics of a (topic, partition, offset) frame: the two passes the sink audit is built from.
+
+`bucket_stats` is pass 1: one scan of codegen'd aggregates per (topic, partition, 32,768-offset bucket): rows,
+first and last offset, and the offsets' fingerprint (`fingerprint`). It costs about a bare scan of the three
+columns; grouping by the topic string measured no dearer than by a topic hash or by partition alone, so the key
+stays the plain (topic, partition, bucket).
+
+`exact_buckets` is pass 2, for suspect buckets only: their offset bitmaps, built by Spark's own
+`bitmap_construct_agg` (`bitmaps` has the layout), give exact distinct counts, and against the source's bitmaps
+exact missing and unexpected counts. On the suspects' rows, the built-in aggregate measured 1.5-3x faster than
+building the bitmaps in Python workers with mapInArrow (no Arrow transfer, no worker start). `offset_filter`
+turns the suspect buckets into `offset BETWEEN lo AND hi` ranges that Spark pushes down to the Parquet/ORC
+reader, whose row-group statistics then skip nearly everything else: pass 2 reads only the suspects' row
+groups instead of joining every row of the sink on a computed bucket column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from splitaudit.audit import fingerprint
+from splitaudit.audit.bitmaps import BUCKET_BITS, BUCKET_SIZE, BucketKey
+
+FILE_STATISTICS = "splitaudit.file_statistics"  # topic column metadata: read from files with row-group stats
+MAX_FILTER_RANGES = 256  # offset ranges in one pushed-down filter; beyond, the closest ranges are merged
+KEY_COLUMNS = ("topic", "partition", "bucket")
+
+
+@dataclass(frozen=True)
+class BucketStats:
+    """One (topic, partition, bucket) after pass 1: rows, offset extremes, and the fingerprint sums."""
+
+    topic: str
+    partition: int
+    bucket: int
+    rows: int
+    lo: int
+    hi: int
+    hash_high: int
+    hash_low: int
+
+    @property
+    def key(self) -> BucketKey:
+        return self.topic, self.partition, self.bucket
+
+    @property
+    def fingerprint(self) -> tuple[int, int]:
+        return self.hash_high, self.hash_low
+
+
+@dataclass(frozen=True)
+class BucketExact:
+    """One suspect bucket after pass 2: distinct offsets held by the sink, held by the source, and by either
+    (their union); with the bitmaps when they were fetched (None: that side has no offset there, or beyond
+    MAX_BITMAP_BUCKETS)."""
+
+    sink: int
+    source: int
+    either: int
+    sink_bitmap: bytes | None = None
+    source_bitmap: bytes | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True when the bitmaps of both sides are known (a side with no offset here needs none)."""
+        return (self.sink == 0 or self.sink_bitmap is not None) and (self.source == 0 or self.source_bitmap is not None)
+
+
+def single_topic(frame: DataFrame) -> str | None:
+    """The frame's only topic when file statistics prove it cheaply, else None.
+
+    Only for a topic column marked FILE_STATISTICS (`read_sink` marks Parquet and ORC sinks): a filter for any
+    other topic (or a null) is pushed down to the reader, whose row-group min/max/null-count statistics skip
+    every row group of a single-topic sink without decoding it. Unmarked frames (JSON, CSV, Kafka) would pay a
+    full scan for the proof, as dear as grouping by the topic string, so they are not asked.
+    """
+    if not frame.schema["topic"].metadata.get(FILE_STATISTICS):
+        return None
+    topic = F.col("topic")
+    first = frame.filter(topic.isNotNull()).select("topic").limit(1).collect()
+    if not first:
+        return None
+    name: str = first[0]["topic"]
+    return None if frame.filter((topic != F.lit(name)) | topic.isNull()).limit(1).collect() else name
+
+
+def bucket_stats(frame: DataFrame) -> tuple[dict[BucketKey, BucketStats], int]:
+    """Pass 1 over (topic, partition, offset): the stats of every bucket, and the number of invalid rows (null
+    key, negative offset), which land in groups with a null or negative bucket.
+
+    Reading the topic string of every row (dictionary decode, a variable-length grouping key) measured 1.5-2.5 s
+    per 100 M rows on local[2], most of a bare scan; so when `single_topic` proves there is one topic, the
+    groups are (partition, bucket) and the topic column is never read.
+    """
+    topic = single_topic(frame)
+    high, low = fingerprint.fingerprint_sums(F.col("offset"))
+    keys: list[Column | str] = ["partition", F.shiftright("offset", BUCKET_BITS).alias("bucket")]
+    if topic is None:
+        keys.insert(0, "topic")
+    aggregates = [F.count(F.lit(1)).alias("rows"), F.min("offset").alias("lo"), F.max("offset").alias("hi"), high, low]
+    stats = {}
+    invalid = 0
+    for r in frame.groupBy(*keys).agg(*aggregates).collect():
+        name = topic if topic is not None else r["topic"]
+        if None in (name, r["partition"], r["bucket"]) or r["bucket"] < 0:
+            invalid += r["rows"]
+            continue
+        b = BucketStats(name, r["partition"], r["bucket"], r["rows"], r["lo"], r["hi"], r["hash_high"], r["hash_low"])
+        stats[b.key] = b
+    return stats, invalid
+
+
+def any_of(terms: list[Column]) -> Column:
+    """OR of the terms as a balanced tree (a long left-deep chain is slow to plan and can exhaust the stack)."""
+    if len(terms) == 1:
+        return terms[0]
+    middle = len(terms) // 2
+    return any_of(terms[:middle]) | any_of(terms[middle:])
+
+
+def bucket_runs(keys: Iterable[BucketKey]) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """Per (topic, partition), the buckets as inclusive runs of consecutive buckets; at most MAX_FILTER_RANGES
+    runs (or one per partition) in all: beyond, the runs separated by the fewest buckets are joined."""
+    runs: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for topic, partition, bucket in sorted(set(keys)):
+        own = runs.setdefault((topic, partition), [])
+        if own and own[-1][1] == bucket - 1:
+            own[-1] = (own[-1][0], bucket)
+        else:
+            own.append((bucket, bucket))
+    excess = sum(len(r) for r in runs.values()) - max(MAX_FILTER_RANGES, len(runs))
+    if excess > 0:
+        gaps = sorted((r[i + 1][0] - r[i][1], part, i) for part, r in runs.items() for i in range(len(r) - 1))
+        closed = {(part, i) for _, part, i in gaps[:excess]}
+        for part, own in runs.items():
+            joined: list[tuple[int, int]] = []
+            for i, run in enumerate(own):
+                if i and (part, i - 1) in closed:
+                    joined[-1] = (joined[-1][0], run[1])
+                else:
+                    joined.append(run)
+            runs[part] = joined
+    return runs
+
+
+def offset_filter(keys: Iterable[BucketKey]) -> Column:
+    """A filter that keeps the rows of these buckets (and, when their runs had to be joined, of the buckets
+    between), as topic/partition equalities and offset ranges that the file readers push down."""
+    terms = [
+        (F.col("topic") == F.lit(topic))
+        & (F.col("partition") == F.lit(partition))
+        & F.col("offset").between(first * BUCKET_SIZE, (last + 1) * BUCKET_SIZE - 1)
+        for (topic, partition), own in bucket_runs(keys).items()
+        for first, last in own
+    ]
+    return any_of(terms)
+
+
+def exact_buckets(
+    sink: DataFrame,
+    sink_keys: set[BucketKey],
+    source: DataFrame | None = None,
+    source_keys: set[BucketKey] | frozenset[BucketKey] = frozenset(),
+    *,
+    with_bitmaps: bool,
+) -> dict[BucketKey, BucketExact]:
+    """Pass 2: exact counts of the given buckets of the sink (and of the source), with their bitmaps if asked.
+
+    The rows of both sides go through one aggregate: per bucket, the bitmap of the sink's offsets, of the
+    source's, and of either's; their cardinalities give missing (either - sink) and unexpected (either - source)
+    offsets exactly. Without a source, only the sink's bitmap is built.
+    """
+    sides = [(sink, sink_keys, "sink")] + ([(source, set(source_keys), "source")] if source is not None else [])
+    parts = [
+        frame.filter(offset_filter(keys)).select("topic", "partition", "offset", F.lit(side).alias("side"))
+        for frame, keys, side in sides
+        if keys
+    ]
+    if not parts:
+        return {}
+    rows = reduce(DataFrame.unionByName, parts)
+    position = F.col("offset").bitwiseAND(BUCKET_SIZE - 1)
+    bitmap = {side: F.bitmap_construct_agg(F.when(F.col("side") == side, position)) for side in ("sink", "source")}
+    aggregates = [bitmap["sink"].alias("sink")]
+    if source is not None:
+        aggregates += [bitmap["source"].alias("source"), F.bitmap_construct_agg(position).alias("either")]
+    built = rows.groupBy("topic", "partition", F.shiftright("offset", BUCKET_BITS).alias("bucket")).agg(*aggregates)
+    wanted = set(sink_keys) | set(source_keys)
+    if sum(last - first + 1 for own in bucket_runs(wanted).values() for first, last in own) > len(wanted):
+        # joined runs: keep only the wanted buckets (a semi-join of the aggregated rows, a few per bucket)
+        keys = sink.sparkSession.createDataFrame(sorted(wanted), "topic string, partition int, bucket bigint")
+        built = built.join(F.broadcast(keys), list(KEY_COLUMNS), "left_semi")
+    names = [name for name in ("sink", "source", "either") if name in built.columns]
+    counts = [F.bitmap_count(name).alias(f"{name}_count") for name in names]
+    fetched: list[Column | str] = [*KEY_COLUMNS, *counts, *(names[:2] if with_bitmaps else [])]
+    exact = {}
+    for r in built.select(*fetched).collect():
+        held = r["sink_count"]
+        known = r["source_count"] if source is not None else 0
+        exact[(r["topic"], r["partition"], r["bucket"])] = BucketExact(
+            held,
+            known,
+            r["either_count"] if source is not None else held,
+            bytes(r["sink"]) if with_bitmaps and held else None,
+            bytes(r["source"]) if with_bitmaps and known else None,
+        )
+    return exact
