@@ -10,6 +10,12 @@ distinct, missing and unexpected offsets exactly and name them. A third query, f
 classifies the duplicates of the buckets that have any; for buckets whose row count alone proves duplicates,
 it runs in a second thread while pass 2 does. Only per-bucket rows and at most MAX_BITMAP_BUCKETS
 bitmaps per side reach the driver: no global sort, no row collect.
+
+Measured with benchmarks/sink_audit.py on local[2] (2 cores shared with other work, load 2-5, best of 2), on a
+one-topic Parquet sink: 100 M rows 8.3 s against 3.4 s for a bare scan of the three columns (2.4x; 0.67x a
+scan taking max(topic), the earlier floor), 53x faster than the naive groupBy + lag audit; 10 M rows 3.0 s
+against 0.63 s, where the few small queries on suspects weigh most. Spark driver JVM peak RSS 1.88 GiB at 10 M,
+1.95 GiB at 100 M; Python driver 130 MiB at both.
 """
 
 from __future__ import annotations
