@@ -7,14 +7,23 @@ hashes on the driver per bucket), or, given the source's offsets, the source's o
 over the source). Pass 2 (`buckets.exact_buckets`) reads only the suspect buckets again, through offset-range
 filters that the file reader pushes down (Parquet row-group statistics skip the rest), as bitmaps that count
 distinct, missing and unexpected offsets exactly and name them. A third query, filtered the same way,
-classifies the duplicates of the buckets that have any. Only per-bucket rows and at most MAX_BITMAP_BUCKETS
+classifies the duplicates of the buckets that have any; for buckets whose row count alone proves duplicates,
+it runs in a second thread while pass 2 does. Only per-bucket rows and at most MAX_BITMAP_BUCKETS
 bitmaps per side reach the driver: no global sort, no row collect.
+
+Measured with benchmarks/sink_audit.py on local[2] (2 cores shared with other work, load 2-5, best of 2), on a
+one-topic Parquet sink: 100 M rows 8.3 s against 3.4 s for a bare scan of the three columns (2.4x; 0.67x a
+scan taking max(topic), the earlier floor), 53x faster than the naive groupBy + lag audit; 10 M rows 3.0 s
+against 0.63 s, where the few small queries on suspects weigh most. Spark driver JVM peak RSS 1.88 GiB at 10 M,
+1.95 GiB at 100 M; Python driver 130 MiB at both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -94,14 +103,21 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     others are read again, as bitmaps, and only buckets with duplicates are classified.
     """
     stats, invalid = buckets.bucket_stats(sink)
-    if source is None:
-        coverage, findings, distinct = _judge_dense(sink, stats)
-    else:
-        coverage, findings, distinct = _judge_source(sink, stats, source, buckets.bucket_stats(source)[0])
     classified = all(c in sink.columns for c in LINEAGE_COLUMNS)
-    duplicate_buckets = [key for key, b in stats.items() if b.rows > distinct.get(key, b.rows)]
-    if duplicate_buckets:
-        findings += _duplicate_findings(sink, duplicate_buckets, classified, exactly_once)
+    classify = partial(_duplicate_findings, sink, classified=classified, exactly_once=exactly_once)
+    with ThreadPoolExecutor(1) as pool:
+        # buckets with more rows than offsets to hold surely have duplicates: classify them while pass 2 runs
+        surely = sorted(_surely_duplicated(stats)) if source is None else []
+        early = pool.submit(classify, surely) if surely else None
+        if source is None:
+            coverage, findings, distinct = _judge_dense(sink, stats)
+        else:
+            coverage, findings, distinct = _judge_source(sink, stats, source, buckets.bucket_stats(source)[0])
+        duplicate_buckets = sorted(key for key, b in stats.items() if b.rows > distinct.get(key, b.rows))
+        if early is not None and duplicate_buckets == surely:
+            findings += early.result()
+        elif duplicate_buckets:  # others too (duplicates and gaps in one bucket): classify them all together
+            findings += classify(duplicate_buckets)
     if invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, invalid, detail=detail))
@@ -111,17 +127,25 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
 Judged = tuple[list[PartitionCoverage], list[Finding], dict[BucketKey, int]]
 
 
+def _surely_duplicated(stats: dict[BucketKey, BucketStats]) -> list[BucketKey]:
+    """Buckets holding more rows than their dense span has offsets: duplicates, whatever pass 2 finds."""
+    bounds = _bounds(stats.values())
+    spans = {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+    return [key for key, b in stats.items() if b.rows > spans[key][1] - spans[key][0] + 1]
+
+
 def _judge_dense(sink: DataFrame, stats: dict[BucketKey, BucketStats]) -> Judged:
     """Coverage and missing findings against dense offsets first..last of each partition; the exact distinct
     count of every suspect bucket."""
     bounds = _bounds(stats.values())
     spans = {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+    size = {key: end - start + 1 for key, (start, end) in spans.items()}
     suspects = {
         key
         for key, b in stats.items()
-        if (b.rows, b.fingerprint) != (spans[key][1] - spans[key][0] + 1, fingerprint.range_fingerprint(*spans[key]))
+        if (b.rows, b.fingerprint) != (size[key], fingerprint.range_fingerprint(*spans[key]))
     }
-    exact = _exact(sink, suspects, None, set(), lambda key, e: e.sink < spans[key][1] - spans[key][0] + 1)
+    exact = _exact(sink, suspects, None, set(), lambda key, e: e.sink < size[key])
     distinct = {key: exact[key].sink if key in exact else b.rows for key, b in stats.items()}
     present: dict[tuple[str, int], list[int]] = {}
     for key in sorted(stats):
@@ -283,7 +307,7 @@ def _bucket_span(bucket: int, bounds: tuple[int, int]) -> tuple[int, int]:
 
 
 def _duplicate_findings(
-    sink: DataFrame, duplicate_buckets: list[BucketKey], classified: bool, exactly_once: bool
+    sink: DataFrame, duplicate_buckets: list[BucketKey], *, classified: bool, exactly_once: bool
 ) -> list[Finding]:
     """A pass over the buckets with duplicates only (and any clean ones that the filter's joined runs span,
     which have none): classify each duplicated offset by its lineage.
