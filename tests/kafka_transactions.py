@@ -20,3 +20,12 @@ def produce_transactions(bootstrap: str, topic: str, transactions: list[tuple[di
             producer.commit_transaction(30)
         else:
             producer.abort_transaction(30)
+
+
+# Two partitions with every kind of hole: committed records p0 0 1 2 7 and p1 0 1 3 4; commit markers at p0 3, 8
+# and p1 2, 5; aborted records p0 4 5 and their abort marker p0 6. End offsets 9 and 6.
+MARKED = [
+    ({0: 3, 1: 2}, True),  # p0: 0 1 2, commit marker 3;  p1: 0 1, marker 2
+    ({0: 2}, False),  # p0: aborted 4 5, abort marker 6
+    ({0: 1, 1: 2}, True),  # p0: 7, marker 8;  p1: 3 4, marker 5
+]

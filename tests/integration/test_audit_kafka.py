@@ -16,7 +16,7 @@ from confluent_kafka import Producer
 from splitaudit.audit.findings import LAG, MISSING, UNASSIGNED
 from splitaudit.stack import kafka
 from splitaudit.stack.stack import Stack
-from tests.kafka_transactions import produce_transactions
+from tests.kafka_transactions import MARKED, produce_transactions
 
 pytestmark = pytest.mark.integration
 
@@ -41,15 +41,7 @@ def _sink(path: Path, rows: dict[int, list[int]], topic: str) -> Path:
 def test_transaction_markers_are_no_gap_but_a_lost_record_is(stack: Stack, tmp_path: Path) -> None:
     bootstrap = stack.kafka.bootstrap
     kafka.create_topic(bootstrap, "txn-audit", partitions=2)
-    produce_transactions(
-        bootstrap,
-        "txn-audit",
-        [
-            ({0: 3, 1: 2}, True),  # p0: 0 1 2, commit marker 3;  p1: 0 1, marker 2
-            ({0: 2}, False),  # p0: aborted 4 5, abort marker 6
-            ({0: 1, 1: 2}, True),  # p0: 7, marker 8;  p1: 3 4, marker 5
-        ],
-    )
+    produce_transactions(bootstrap, "txn-audit", MARKED)
     # A consumer (read_committed) saw every record but lost p1's offset 3.
     sink = _sink(tmp_path / "sink.parquet", {0: [0, 1, 2, 7], 1: [0, 1, 4]}, "txn-audit")
 

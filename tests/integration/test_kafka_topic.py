@@ -18,7 +18,7 @@ from splitaudit.errors import UsageError
 from splitaudit.stack import kafka
 from splitaudit.stack.kafka import PartitionOffsets
 from splitaudit.stack.stack import Stack
-from tests.kafka_transactions import produce_transactions
+from tests.kafka_transactions import MARKED, produce_transactions
 
 pytestmark = pytest.mark.integration
 
@@ -33,15 +33,7 @@ def _offsets(rows: list[tuple[int, int]]) -> dict[int, list[int]]:
 def test_source_offsets_skip_transaction_markers_and_aborted_records(stack: Stack, spark: SparkSession) -> None:
     bootstrap = stack.kafka.bootstrap
     kafka.create_topic(bootstrap, "txn", partitions=2)
-    produce_transactions(
-        bootstrap,
-        "txn",
-        [
-            ({0: 3, 1: 2}, True),  # p0: 0 1 2, commit marker 3;  p1: 0 1, marker 2
-            ({0: 2}, False),  # p0: aborted 4 5, abort marker 6
-            ({0: 1, 1: 2}, True),  # p0: 7, marker 8;  p1: 3 4, marker 5
-        ],
-    )
+    produce_transactions(bootstrap, "txn", MARKED)
     # the log holds every offset up to the markers: 9 in p0, 6 in p1
     assert kafka.partition_offsets(bootstrap, "txn") == {
         ("txn", 0): PartitionOffsets(0, 9),
