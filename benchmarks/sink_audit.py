@@ -1,4 +1,4 @@
-"""Sink-audit benchmark: splitaudit's one-pass bitmap audit against a bare scan and a naive audit, same run.
+"""Sink-audit benchmark: splitaudit's fingerprint-then-suspects audit against a bare scan and a naive audit, same run.
 
 Generates a Parquet sink of N rows (12 partitions of dense offsets, lineage columns subtask and attempt) with
 1,000 duplicate rows planted in partition 3 and a 100-offset gap in partition 7, then times on one Spark
