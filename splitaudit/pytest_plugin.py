@@ -14,15 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from os import PathLike
+from typing import TYPE_CHECKING
 
 import pytest
-from pyspark.sql import SparkSession
 
 from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, UNASSIGNED, Finding, Findings
 from splitaudit.audit.request import AuditRequest, SinkColumns
-from splitaudit.audit.run import run_audit
 from splitaudit.report.progress import Progress
-from splitaudit.stack.spark import spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# pytest loads this module in every run of any suite in an environment with splitaudit installed: pyspark (and
+# the audit, which imports it) is imported only when a fixture or assertion is used, not at pytest's start.
 
 __all__ = ["assert_no_double_assignment", "assert_sink_exactly_once"]
 
@@ -40,6 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def splitaudit_spark(request: pytest.FixtureRequest) -> Iterator[SparkSession]:
     """A Spark session for the splitaudit assertions, stopped at the end of the test run."""
+    from splitaudit.stack.spark import spark_session
+
     session = spark_session(request.config.getoption("--splitaudit-master"), app_name="splitaudit-pytest")
     try:
         yield session
@@ -57,6 +63,8 @@ def assert_no_double_assignment(
     """Every partition the savepoint's Kafka sources hold is held by exactly one split: none by two subtasks or
     splits, none by a reader and the enumerator at once, and — with `partitions` (0..N-1 of `topic`, or of the
     one topic the savepoint reads) or for Flink's KafkaSource, whose enumerator lists them — none by nobody."""
+    from splitaudit.audit.run import run_audit
+
     request = AuditRequest(savepoint=str(savepoint), topic=topic, partitions=partitions, master=master)
     findings = run_audit(request, Progress())
     _fail_on(findings, {ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UNASSIGNED}, f"savepoint {savepoint}")
@@ -74,6 +82,8 @@ def assert_sink_exactly_once(
     """The sink holds every offset of each partition exactly once: no duplicate (whatever its cause: double
     assignment, replay or unknown), no gap; and, given the savepoint the job would restore from, no record at
     or past its next offsets (a restore would emit them again) and no assignment error in it."""
+    from splitaudit.audit.run import run_audit
+
     request = AuditRequest(
         sink=str(sink),
         sink_format=sink_format,
