@@ -106,8 +106,7 @@ def _fail_on(findings: Findings, kinds: set[str], what: str) -> None:
 
 def _describe(finding: Finding) -> str:
     where = f"{finding.topic}/{finding.partition}" if finding.topic is not None else "-"
-    ranges = ", ".join(f"{a}..{b}" for a, b in finding.offset_ranges[:5])
-    ranges += ", …" if len(finding.offset_ranges) > 5 or finding.ranges_truncated else ""
+    ranges = finding.ranges_text(5)
     return (
         f"{finding.kind} ({finding.severity}) {where}: {finding.count}"
         + (f" [{ranges}]" if ranges else "")

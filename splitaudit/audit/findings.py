@@ -54,6 +54,11 @@ class Finding:
     sample: tuple[dict[str, Any], ...] = ()
     detail: str = ""
 
+    def ranges_text(self, limit: int) -> str:
+        """The first `limit` offset ranges for people ("5, 7..9"), ending in "…" when there are more."""
+        text = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in self.offset_ranges[:limit])
+        return text + (", …" if len(self.offset_ranges) > limit or self.ranges_truncated else "")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

@@ -200,9 +200,6 @@ class ConsoleOutput(Output):
                 table.add_column(column)
             for f in findings.findings:
                 colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
-                ranges = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in f.offset_ranges[:6])
-                if len(f.offset_ranges) > 6 or f.ranges_truncated:
-                    ranges += ", …"
                 partition = "-" if f.partition is None else str(f.partition)
                 table.add_row(
                     f"[{colour}]{f.severity}[/{colour}]",
@@ -210,7 +207,7 @@ class ConsoleOutput(Output):
                     f.topic or "-",
                     partition,
                     str(f.count),
-                    ranges,
+                    f.ranges_text(6),
                     f.detail,
                 )
             self.console.print(table)
