@@ -107,11 +107,13 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     classify = partial(_duplicate_findings, sink, classified=classified, exactly_once=exactly_once)
     with ThreadPoolExecutor(1) as pool:
         # buckets with more rows than offsets to hold surely have duplicates: classify them while pass 2 runs
-        surely = sorted(_surely_duplicated(stats)) if source is None else []
-        early = pool.submit(classify, surely) if surely else None
         if source is None:
-            coverage, findings, distinct = _judge_dense(sink, stats)
+            bounds, spans = _dense_spans(stats)
+            surely = sorted(_surely_duplicated(stats, spans))
+            early = pool.submit(classify, surely) if surely else None
+            coverage, findings, distinct = _judge_dense(sink, stats, bounds, spans)
         else:
+            surely, early = [], None
             coverage, findings, distinct = _judge_source(sink, stats, source, buckets.bucket_stats(source)[0])
         duplicate_buckets = sorted(key for key, b in stats.items() if b.rows > distinct.get(key, b.rows))
         if early is not None and duplicate_buckets == surely:
@@ -127,18 +129,27 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
 Judged = tuple[list[PartitionCoverage], list[Finding], dict[BucketKey, int]]
 
 
-def _surely_duplicated(stats: dict[BucketKey, BucketStats]) -> list[BucketKey]:
-    """Buckets holding more rows than their dense span has offsets: duplicates, whatever pass 2 finds."""
+def _dense_spans(
+    stats: dict[BucketKey, BucketStats],
+) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[BucketKey, tuple[int, int]]]:
+    """Each partition's first..last offset, and the part of it each bucket spans (what it holds when dense)."""
     bounds = _bounds(stats.values())
-    spans = {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+    return bounds, {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+
+
+def _surely_duplicated(stats: dict[BucketKey, BucketStats], spans: dict[BucketKey, tuple[int, int]]) -> list[BucketKey]:
+    """Buckets holding more rows than their dense span has offsets: duplicates, whatever pass 2 finds."""
     return [key for key, b in stats.items() if b.rows > spans[key][1] - spans[key][0] + 1]
 
 
-def _judge_dense(sink: DataFrame, stats: dict[BucketKey, BucketStats]) -> Judged:
-    """Coverage and missing findings against dense offsets first..last of each partition; the exact distinct
-    count of every suspect bucket."""
-    bounds = _bounds(stats.values())
-    spans = {key: _bucket_span(key[2], bounds[key[:2]]) for key in stats}
+def _judge_dense(
+    sink: DataFrame,
+    stats: dict[BucketKey, BucketStats],
+    bounds: dict[tuple[str, int], tuple[int, int]],
+    spans: dict[BucketKey, tuple[int, int]],
+) -> Judged:
+    """Coverage and missing findings against dense offsets first..last of each partition (`_dense_spans`); the
+    exact distinct count of every suspect bucket."""
     size = {key: end - start + 1 for key, (start, end) in spans.items()}
     suspects = {
         key
