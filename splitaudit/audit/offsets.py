@@ -21,6 +21,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
+from splitaudit.audit.tables import concrete_offset
 from splitaudit.stack.kafka import PartitionOffsets
 
 Key = tuple[str, int]  # (topic, partition)
@@ -53,8 +54,8 @@ def check_offsets(
     """
     findings: list[Finding] = []
     for key, offsets in sorted(kafka.items()):
-        restored = _concrete(savepoint_next.get(key))
-        processed = _concrete(sink_next.get(key))
+        restored = concrete_offset(savepoint_next.get(key))
+        processed = concrete_offset(sink_next.get(key))
         committed = offsets.committed if group is not None else None
         findings += _expired(key, offsets, restored, committed)
         if group is not None:
@@ -66,11 +67,6 @@ def check_offsets(
 def sink_next_offsets(coverage: Iterable[PartitionCoverage]) -> dict[Key, int]:
     """The sink's processed next offset of each (topic, partition): its highest offset + 1."""
     return {(c.topic, c.partition): c.last_offset + 1 for c in coverage}
-
-
-def _concrete(offset: int | None) -> int | None:
-    """An offset, or None for an unknown or symbolic one (Flink's -1 latest, -2 earliest, -3 committed)."""
-    return offset if offset is not None and offset >= 0 else None
 
 
 def _expired(key: Key, offsets: PartitionOffsets, restored: int | None, committed: int | None) -> list[Finding]:

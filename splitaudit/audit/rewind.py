@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, Row
 
 from splitaudit.audit.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
 from splitaudit.audit.savepoint_frames import SavepointFrames
-from splitaudit.audit.tables import PENDING
+from splitaudit.audit.tables import PENDING, concrete_offset
 
 Key = tuple[str, str, int]  # operator id, topic, partition
 
@@ -46,9 +46,8 @@ def positions(savepoint: SavepointFrames) -> dict[Key, int | None]:
     for frame in (savepoint.splits, savepoint.enumerator.where(f"status = '{PENDING}'")):
         for r in _held(frame):
             key = (r["operator_id"], r["topic"], r["partition"])
-            offset, current = r["next_offset"], lowest[key]
-            valid = offset is not None and offset >= 0
-            lowest[key] = offset if valid and (current is None or offset < current) else current
+            offset, current = concrete_offset(r["next_offset"]), lowest[key]
+            lowest[key] = offset if offset is not None and (current is None or offset < current) else current
     return dict(lowest)
 
 

@@ -70,6 +70,11 @@ SCHEMAS: dict[str, pa.Schema] = {
 TABLES = tuple(SCHEMAS)
 
 
+def concrete_offset(offset: int | None) -> int | None:
+    """A next offset, or None for an unknown or symbolic one (Flink's -1 latest, -2 earliest, -3 committed)."""
+    return offset if offset is not None and offset >= 0 else None
+
+
 def savepoint_table(view: SavepointView, table: str) -> pa.Table:
     """One of `TABLES` of the savepoint, typed by `SCHEMAS`."""
     rows = {"operators": operator_rows, "splits": split_rows, "enumerator": enumerator_rows}[table](view)
