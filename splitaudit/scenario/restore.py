@@ -96,13 +96,9 @@ def run_restore_scenario(
         out.append(", ".join(f"p{p}: {n}" for p, n in second.items()))
     with steps.step("restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else "")) as out:
         restore_jar_id = flink.upload_jar(restore_jar) if restore_jar else jar_id
-        job_after = flink.run_jar(
-            restore_jar_id, program_args=args, savepoint_path=savepoint_before, job_id=uuid.uuid4().hex
+        job_after, restored = flink.restore(
+            restore_jar_id, savepoint_before, program_args=args, job_id=uuid.uuid4().hex
         )
-        flink.wait_all_running(job_after)
-        restored = flink.checkpoints(job_after).latest_restored
-        if restored is None or restored.external_path != savepoint_before:
-            raise ExternalError(f"job {job_after} did not restore from {savepoint_before}: REST says {restored}")
         out.append(f"job {job_after} restored from {restored.external_path}")
     # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
     # the offsets of the partitions it had, and let the audit report the others.

@@ -156,6 +156,26 @@ class FlinkRestClient:
             body["allowNonRestoredState"] = allow_non_restored_state
         return str(self._call("POST", f"/jars/{jar_id}/run", json=body)["jobid"])
 
+    def restore(
+        self,
+        jar_id: str,
+        savepoint: str,
+        *,
+        program_args: list[str] | None = None,
+        parallelism: int | None = None,
+        job_id: str | None = None,
+    ) -> tuple[str, CheckpointRef]:
+        """Run an uploaded jar from `savepoint` until all its vertices run, and prove through REST that it
+        restored from that very savepoint (`latest.restored`); the job id and that checkpoint."""
+        restored_id = self.run_jar(
+            jar_id, program_args=program_args, parallelism=parallelism, savepoint_path=savepoint, job_id=job_id
+        )
+        self.wait_all_running(restored_id)
+        restored = self.checkpoints(restored_id).latest_restored
+        if restored is None or restored.external_path != savepoint:
+            raise ExternalError(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
+        return restored_id, restored
+
     def job(self, job_id: str) -> dict[str, Any]:
         """GET /jobs/:id: state, vertices, timestamps."""
         result: dict[str, Any] = self._call("GET", f"/jobs/{job_id}")

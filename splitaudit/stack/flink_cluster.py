@@ -18,7 +18,6 @@ from splitaudit.errors import ExternalError
 from splitaudit.stack import process
 from splitaudit.stack.flink import FlinkRestClient
 from splitaudit.stack.home import FLINK_VERSION, flink_home
-from splitaudit.stack.kafka import java_executable
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ class FlinkCluster:
             FLINK_CONF_DIR=str(self.conf_dir),
             FLINK_LOG_DIR=str(self.log_dir),
             FLINK_PID_DIR=str(self.workdir / "pids"),
-            JAVA_HOME=str(Path(java_executable()).resolve().parents[1]),
+            JAVA_HOME=str(Path(process.java_executable()).resolve().parents[1]),
         )
         return env
 

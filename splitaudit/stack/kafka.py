@@ -8,8 +8,6 @@ pid file live in the run directory given to it.
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -61,7 +59,7 @@ class KafkaBroker:
         libs = kafka_libs()
         if not libs.is_dir():
             raise ExternalError(f"Kafka {KAFKA_VERSION} jars not found in {libs}; run `splitaudit setup`")
-        java = java_executable()
+        java = process.java_executable()
         classpath = f"{libs}/*"
         self._write_config()
         if not (self.workdir / "data" / "meta.properties").exists():
@@ -156,15 +154,6 @@ class KafkaBroker:
                 ]
             )
         )
-
-
-def java_executable() -> str:
-    """The `java` the stack runs on: $JAVA_HOME/bin/java, else the one on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    candidate = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not candidate or not Path(candidate).exists():
-        raise ExternalError("no `java` found (set JAVA_HOME or put Java 17 on PATH)")
-    return candidate
 
 
 def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:

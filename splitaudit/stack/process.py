@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -144,3 +145,12 @@ def tail(log: Path | None, lines: int = 12) -> str:
         return ""
     text = log.read_text(errors="replace").splitlines()[-lines:]
     return "\n  " + "\n  ".join(text) if text else ""
+
+
+def java_executable() -> str:
+    """The `java` the stack runs on: $JAVA_HOME/bin/java, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not candidate or not Path(candidate).exists():
+        raise ExternalError("no `java` found (set JAVA_HOME or put Java 17 on PATH)")
+    return candidate

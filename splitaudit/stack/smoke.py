@@ -58,11 +58,7 @@ def run_smoke(
             flink.cancel(job_id)
             out.append(savepoint)
         with steps.step("restore from the savepoint") as out:
-            restored_id = flink.run_jar(jar_id, program_args=args, parallelism=parallelism, savepoint_path=savepoint)
-            flink.wait_all_running(restored_id)
-            restored = flink.checkpoints(restored_id).latest_restored
-            if restored is None or restored.external_path != savepoint:
-                raise ExternalError(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
+            restored_id, restored = flink.restore(jar_id, savepoint, program_args=args, parallelism=parallelism)
             out.append(f"job {restored_id} restored from checkpoint {restored.id} (savepoint)")
         with steps.step("checkpoint the restored job, then cancel") as out:
             after = flink.wait_for_checkpoint(restored_id, after=restored.id)
