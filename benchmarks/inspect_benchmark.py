@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from fixtures.generate_flink import Case, compile_job, java_opts, run_case, snapshot_dir  # noqa: E402
-from splitaudit.savepoint.view import SavepointView, inspect_savepoint  # noqa: E402
-from splitaudit.stack.home import flink_home, maven_repo  # noqa: E402
+from splitaudit.home import flink_home, maven_repo  # noqa: E402
+from splitaudit.savepoint_view import SavepointView, inspect_savepoint  # noqa: E402
 
 FLINK = "1.19.3"
 STATE_PROCESSOR = ("org.apache.flink", "flink-state-processor-api", "1.19.1")

@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 from splitaudit.audit.findings import DUPLICATE, MISSING
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink, read_sink
-from splitaudit.stack.spark import spark_session
+from splitaudit.clients.spark import spark_session
 
 PARTITIONS = 12
 DUPLICATES = 1_000

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from splitaudit.report.progress import ConsoleProgress
+from splitaudit.progress import ConsoleProgress
 from splitaudit.stack import install, process
 from splitaudit.stack.smoke import run_smoke
 from splitaudit.stack.stack import Stack

@@ -14,10 +14,10 @@ import click
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.patch.jar import patch_jar
+from splitaudit.progress import ConsoleProgress
 from splitaudit.report.html import check_html_target, write_html
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
-from splitaudit.report.progress import ConsoleProgress
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_demo, run_with_own_stack
 from splitaudit.stack import install
 from splitaudit.stack.results import StackStatus

@@ -20,7 +20,7 @@ import pytest
 
 from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, UNASSIGNED, Finding, Findings
 from splitaudit.audit.request import AuditRequest, SinkColumns
-from splitaudit.report.progress import Progress
+from splitaudit.progress import Progress
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,7 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def splitaudit_spark(request: pytest.FixtureRequest) -> Iterator[SparkSession]:
     """A Spark session for the splitaudit assertions, stopped at the end of the test run."""
-    from splitaudit.stack.spark import spark_session
+    from splitaudit.clients.spark import spark_session
 
     session = spark_session(request.config.getoption("--splitaudit-master"), app_name="splitaudit-pytest")
     try:

@@ -25,7 +25,7 @@ from pyspark.sql.types import StructType
 
 from splitaudit.audit.tables import SCHEMAS, TABLES, savepoint_table
 from splitaudit.errors import UsageError
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 
 FORMAT = "flink_savepoint"
 

@@ -3,7 +3,7 @@
 Both read a topic from its log-start to its end offset with `isolation.level=read_committed`, so records of
 aborted transactions are skipped and transaction markers (which occupy an offset but are no record) never
 appear, and with `failOnDataLoss=false`, because those markers and compaction leave holes in the offsets that
-are no loss. Spark's Kafka connector comes from `splitaudit setup` (`splitaudit.stack.spark.spark_session` puts
+are no loss. Spark's Kafka connector comes from `splitaudit setup` (`splitaudit.clients.spark.spark_session` puts
 it on the classpath); on a cluster, give it to spark-submit as usual.
 """
 
@@ -13,8 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from splitaudit.audit.request import SinkColumns
+from splitaudit.clients.kafka import topic_partitions
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.stack.kafka import topic_partitions
 
 # Lineage fields a sink record may carry besides its source coordinates, with their Spark types (DESIGN.md).
 LINEAGE_FIELDS = {"reader_id": "string", "attempt": "int", "subtask": "int", "job_id": "string"}

@@ -3,7 +3,7 @@ and what its sink processed (DESIGN.md, audit semantics).
 
 All offsets are *next* offsets: a savepoint's split offset and a group's committed offset are the next offset to
 read, a sink's processed next offset is its highest offset + 1, a partition's end offset is one past its last
-record. Pure: the inputs are a few values per partition (from `splitaudit.stack.kafka.partition_offsets`, the
+record. Pure: the inputs are a few values per partition (from `splitaudit.clients.kafka.partition_offsets`, the
 savepoint's splits and the sink's coverage), so no Spark is needed.
 """
 
@@ -22,7 +22,7 @@ from splitaudit.audit.findings import (
     PartitionCoverage,
 )
 from splitaudit.audit.tables import concrete_offset
-from splitaudit.stack.kafka import PartitionOffsets
+from splitaudit.clients.kafka import PartitionOffsets
 
 Key = tuple[str, int]  # (topic, partition)
 

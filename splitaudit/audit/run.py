@@ -27,10 +27,10 @@ from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
 from splitaudit.audit.sink import SinkAudit, audit_sink, read_sink
+from splitaudit.clients.kafka import partition_offsets, topic_partitions
+from splitaudit.clients.spark import spark_session
 from splitaudit.errors import UsageError
-from splitaudit.report.progress import Progress
-from splitaudit.stack.kafka import partition_offsets, topic_partitions
-from splitaudit.stack.spark import spark_session
+from splitaudit.progress import Progress
 
 DENSE_NOTE = (
     "gaps are judged between each partition's lowest and highest sink offset, assuming dense offsets "

@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from splitaudit.audit.tables import SCHEMAS, savepoint_table
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 
 
 @dataclass(frozen=True)

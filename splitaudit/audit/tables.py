@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from splitaudit.savepoint.view import OperatorView, SavepointView
+from splitaudit.savepoint_view import OperatorView, SavepointView
 from splitaudit.splits.beam import FlinkSourceEnumeratorState, FlinkSourceSplit, UnboundedWrapperSplit
 from splitaudit.splits.kafka import KafkaEnumeratorState, KafkaPartitionSplit
 from splitaudit.splits.model import DecodedState

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import ExternalError, InputError, UsageError
+from splitaudit.home import JAVA_ROOT
 from splitaudit.patch.rawzip import rewrite_entries
 from splitaudit.patch.results import PatchReport, ReplacedEntry
-from splitaudit.stack.home import JAVA_ROOT
 
 SOURCE_PACKAGE = "org/apache/beam/runners/flink/translation/wrappers/streaming/io/source/"
 PATCHED_CLASSES = (SOURCE_PACKAGE + "FlinkSource.class", SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class")

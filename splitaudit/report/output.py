@@ -20,7 +20,7 @@ from rich.table import Table
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, AssignmentMatrix, Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
-from splitaudit.savepoint.view import SavepointView
+from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 

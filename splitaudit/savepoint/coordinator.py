@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.handles import ByteStreamStateHandle
 
 SERDE_VERSIONS = (0, 1)

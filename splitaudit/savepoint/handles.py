@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 
 # Tags of MetadataV2V3SerializerBase (unchanged 1.17 → 2.3; 15-17 since 1.20).
 NULL_HANDLE = 0

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import mmh3
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
 from splitaudit.savepoint.handles import (
     ByteStreamStateHandle,
     OperatorStateHandle,
@@ -22,7 +23,6 @@ from splitaudit.savepoint.handles import (
     read_stream_handle,
     skip_channel_state_handle,
 )
-from splitaudit.savepoint.javaser import STREAM_MAGIC, class_name, read_java_object
 
 HEADER_MAGIC_NUMBER = 0x4960672D
 MASTER_STATE_MAGIC_NUMBER = 0xC96B1696 - (1 << 32)  # read as a signed Java int

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import cramjam
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 
 PROXY_VERSIONS = (5, 6)
 SNAPPY_STREAM_IDENTIFIER = b"sNaPpY"

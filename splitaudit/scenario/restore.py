@@ -27,13 +27,13 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from splitaudit.audit.request import AuditRequest
+from splitaudit.clients import kafka as kafka_client
+from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.report.progress import Progress, StepLog
+from splitaudit.home import PIPELINE_JARS
+from splitaudit.progress import Progress, StepLog
 from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
 from splitaudit.scenario.sink import count_rows, read_sink
-from splitaudit.stack import kafka as kafka_client
-from splitaudit.stack.flink import FlinkRestClient
-from splitaudit.stack.home import PIPELINE_JARS
 from splitaudit.stack.stack import Stack
 
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, DOUBLE_ASSIGNMENT, REPLAY, Findings
-from splitaudit.report.progress import TimedStep
+from splitaudit.progress import TimedStep
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import fastavro
 
-from splitaudit.savepoint.decoder import DataInput
-from splitaudit.savepoint.javaser import STREAM_MAGIC, class_name, read_java_object
+from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
 
 FLINK_SOURCE_SPLIT = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit"
 KAFKA_UNBOUNDED_SOURCE = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 
 SPLIT_SERIALIZER_VERSION = 0
 ENUMERATOR_VERSIONS = (0, 1, 2, 3)

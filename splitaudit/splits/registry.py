@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from splitaudit.errors import InputError
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.splits import beam, kafka, number_sequence
 from splitaudit.splits.model import DecodedState, UnknownState
 

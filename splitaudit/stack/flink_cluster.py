@@ -14,10 +14,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError
+from splitaudit.home import FLINK_VERSION, flink_home
 from splitaudit.stack import process
-from splitaudit.stack.flink import FlinkRestClient
-from splitaudit.stack.home import FLINK_VERSION, flink_home
 
 
 @dataclass(frozen=True)

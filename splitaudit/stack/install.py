@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import ExternalError
-from splitaudit.report.progress import Progress
-from splitaudit.stack.home import (
+from splitaudit.home import (
     BEAM_VERSION,
     FLINK_VERSION,
     JAVA_ROOT,
@@ -35,6 +34,7 @@ from splitaudit.stack.home import (
     spark_kafka_jars,
     stack_home,
 )
+from splitaudit.progress import Progress
 from splitaudit.stack.results import ComponentState, SetupReport
 
 SMOKE_JOB = "splitaudit-smoke-job.jar"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from splitaudit.report.progress import TimedStep
+from splitaudit.progress import TimedStep
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.report.progress import Progress, StepLog
-from splitaudit.stack import kafka as kafka_client
-from splitaudit.stack.home import jobs_dir
+from splitaudit.home import jobs_dir
+from splitaudit.progress import Progress, StepLog
 from splitaudit.stack.install import SMOKE_JOB
 from splitaudit.stack.results import SmokeReport
 from splitaudit.stack.stack import Stack

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import UsageError
-from splitaudit.report.progress import Progress
+from splitaudit.progress import Progress
 from splitaudit.stack import process
 from splitaudit.stack.flink_cluster import FlinkCluster
 from splitaudit.stack.kafka import KafkaBroker

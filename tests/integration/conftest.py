@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.report.progress import Progress
-from splitaudit.stack.spark import spark_session
+from splitaudit.clients.spark import spark_session
+from splitaudit.progress import Progress
 from splitaudit.stack.stack import Stack
 
 

@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Producer
 
 from splitaudit.audit.findings import LAG, MISSING, UNASSIGNED
-from splitaudit.stack import kafka
+from splitaudit.clients import kafka
 from splitaudit.stack.stack import Stack
 from tests.kafka_transactions import MARKED, produce_transactions
 

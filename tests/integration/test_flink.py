@@ -7,9 +7,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from splitaudit.stack import kafka
-from splitaudit.stack.flink import FlinkRestError
-from splitaudit.stack.home import jobs_dir
+from splitaudit.clients import kafka
+from splitaudit.clients.flink import FlinkRestError
+from splitaudit.home import jobs_dir
 from splitaudit.stack.install import SMOKE_JOB
 from splitaudit.stack.stack import Stack
 

@@ -7,9 +7,9 @@ import time
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from splitaudit.clients import kafka
+from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.stack import kafka
-from splitaudit.stack.kafka import PartitionOffsets
 from splitaudit.stack.process import free_port
 from splitaudit.stack.stack import Stack
 

@@ -14,9 +14,9 @@ from splitaudit.audit.findings import ERROR, MISSING, REPLAY
 from splitaudit.audit.kafka_topic import read_kafka_sink, source_offsets
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
+from splitaudit.clients import kafka
+from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
-from splitaudit.stack import kafka
-from splitaudit.stack.kafka import PartitionOffsets
 from splitaudit.stack.stack import Stack
 from tests.kafka_transactions import MARKED, produce_transactions
 

@@ -15,7 +15,7 @@ import pytest
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY, UNASSIGNED
 from splitaudit.patch.jar import patch_jar
-from splitaudit.report.progress import Progress
+from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
     ScenarioSettings,
     pipeline_jar,

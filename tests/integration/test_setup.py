@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from splitaudit.stack.home import SPARK_KAFKA_VERSION, spark_kafka_jars
+from splitaudit.home import SPARK_KAFKA_VERSION, spark_kafka_jars
 
 pytestmark = pytest.mark.integration
 

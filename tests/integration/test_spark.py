@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.stack.home import spark_kafka_jars
+from splitaudit.home import spark_kafka_jars
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from splitaudit.audit.findings import (
     PartitionCoverage,
 )
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
-from splitaudit.stack.kafka import PartitionOffsets
+from splitaudit.clients.kafka import PartitionOffsets
 
 
 def _kinds(findings: list[Finding]) -> list[tuple[str, str, int | None, int, tuple[tuple[int, int], ...]]]:

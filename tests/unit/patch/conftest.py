@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.stack.home import JAVA_ROOT, PIPELINE_JARS, maven_repo
+from splitaudit.home import JAVA_ROOT, PIPELINE_JARS, maven_repo
 
 BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
 

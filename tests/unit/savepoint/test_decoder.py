@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from splitaudit.errors import InputError
-from splitaudit.savepoint.decoder import DataInput, decode_modified_utf8
+from splitaudit.primitives.datainput import DataInput, decode_modified_utf8
 
 
 def test_big_endian_primitives() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import fixture
 
 FILE_BACKED = "1.20.3-savepoint-native-files-snappy"

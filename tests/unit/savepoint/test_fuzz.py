@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import flink_fixtures
 
 CORPUS = flink_fixtures("flink", "kafka", "flink-file-merging")

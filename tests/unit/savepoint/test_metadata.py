@@ -7,7 +7,7 @@ import pytest
 from splitaudit.errors import InputError
 from splitaudit.savepoint.handles import EmptySegmentFileStateHandle, SegmentFileStateHandle
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import FlinkFixture, fixture, flink_fixtures
 
 FIXTURES = flink_fixtures()

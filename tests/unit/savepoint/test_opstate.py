@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from splitaudit.errors import InputError
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.handles import RelativeFileStateHandle
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import FlinkFixture, fixture, flink_fixtures, normalized
 
 FIXTURES = flink_fixtures()

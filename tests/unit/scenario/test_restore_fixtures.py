@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from splitaudit.savepoint.view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "beam_flink_source"
 CASES = sorted(path.name for path in FIXTURES.iterdir() if (path / "expected.json").is_file())

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from splitaudit.errors import InputError
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.splits import registry
 
 BEAM = Path(__file__).resolve().parents[3] / "fixtures" / "beam" / "serialization-2.62.0"

@@ -3,7 +3,7 @@ minimal hand-made cases the fixtures cannot show: tie-breaks and bytes nobody re
 
 from __future__ import annotations
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.splits import registry
 from splitaudit.splits.kafka import KafkaEnumeratorState
 from splitaudit.splits.model import UnknownState

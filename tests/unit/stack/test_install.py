@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from splitaudit.errors import ExternalError
-from splitaudit.report.progress import Progress
+from splitaudit.progress import Progress
 from splitaudit.stack import install
 
 

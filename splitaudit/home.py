@@ -15,7 +15,7 @@ BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by 
 # Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
 SPARK_KAFKA_VERSION = "4.2.0"
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
 # The reference pipeline's job jars, as the beam_pipelines/java reactor builds them (setup runs it).
 PIPELINE_JARS = {

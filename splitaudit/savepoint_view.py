@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from splitaudit.errors import InputError
+from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.coordinator import read_coordinator_state
-from splitaudit.savepoint.decoder import DataInput
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import (
     ByteStreamStateHandle,

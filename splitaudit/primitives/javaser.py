@@ -14,7 +14,7 @@ from typing import Any
 from javaobj.v1.transformers import DefaultObjectTransformer
 from javaobj.v1.unmarshaller import JavaObjectUnmarshaller
 
-from splitaudit.savepoint.decoder import DataInput
+from splitaudit.primitives.datainput import DataInput
 
 STREAM_MAGIC = b"\xac\xed\x00\x05"
 

@@ -1,0 +1,189 @@
+"""Kafka client calls splitaudit makes against any cluster: topics, produce, consume, offsets, partitions.
+
+Used by the audit (a user's cluster, `--bootstrap`) and by the embedded stack (the broker `stack.kafka` starts);
+confluent-kafka (librdkafka) underneath.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec  # type: ignore[attr-defined]
+
+from splitaudit.errors import ExternalError, UsageError
+
+
+def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:
+    """An admin client; short timeouts so a dead broker fails fast. `quiet` silences librdkafka's connection
+    errors, for health checks that expect them while a broker starts."""
+    config: dict[str, str | int | float | bool] = {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000}
+    if quiet:
+        config["log_level"] = 0
+    return AdminClient(config)
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Create a topic with `partitions` partitions (replication 1); an existing topic is an error."""
+    client = admin(bootstrap)  # must outlive the future: a collected client cancels its requests
+    futures = client.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    try:
+        futures[topic].result(timeout)
+    except KafkaException as ex:
+        raise UsageError(f"cannot create topic {topic!r} on {bootstrap}: {ex.args[0].str()}") from ex
+
+
+def grow_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Give an existing topic `partitions` partitions in all (Kafka only ever adds partitions)."""
+    client = admin(bootstrap)
+    futures = client.create_partitions([NewPartitions(topic, partitions)])
+    try:
+        futures[topic].result(timeout)
+    except KafkaException as ex:
+        raise UsageError(f"cannot grow topic {topic!r} to {partitions} partitions: {ex.args[0].str()}") from ex
+
+
+def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> dict[int, int]:
+    """Produce `count` records numbered from `start`, round-robin over the partitions; return per-partition counts.
+
+    Record i goes to partition i % partitions with key and value "i", so what each partition holds is known.
+    """
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
+    errors: list[str] = []
+
+    def delivered(error: object, _message: object) -> None:
+        if error is not None:
+            errors.append(str(error))
+
+    sent: dict[int, int] = dict.fromkeys(range(partitions), 0)
+    for i in range(start, start + count):
+        partition = i % partitions
+        while True:
+            try:
+                producer.produce(topic, key=str(i), value=str(i), partition=partition, on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        sent[partition] += 1
+    remaining = producer.flush(60)
+    if remaining or errors:
+        raise ExternalError(f"producing to {topic}: {remaining} undelivered, errors: {errors[:3]}")
+    return sent
+
+
+ADMIN_TIMEOUT = 10.0  # seconds a metadata or offsets request may take before the cluster counts as unreachable
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """What Kafka holds of one partition, as *next* offsets: the first offset still in the log (log-start, which
+    retention and deleted records move up), the end offset (high watermark, one past the last record), and a
+    consumer group's committed offset (the next offset the group reads; None when it committed none)."""
+
+    log_start: int
+    end: int
+    committed: int | None = None
+
+
+def topic_partitions(bootstrap: str, topic: str, timeout: float = ADMIN_TIMEOUT) -> list[int]:
+    """The partition ids of `topic`, from the cluster's metadata, sorted.
+
+    Raises UsageError when the topic does not exist, ExternalError when nothing at `bootstrap` answers within
+    `timeout` seconds. Lists all topics rather than asking for this one, so a cluster that auto-creates topics
+    does not create it.
+    """
+    try:
+        metadata = admin(bootstrap, quiet=True).list_topics(timeout=timeout)
+    except KafkaException as ex:
+        raise ExternalError(
+            f"the Kafka cluster at {bootstrap} did not answer within {timeout:g} s: {_reason(ex)}"
+        ) from ex
+    found = metadata.topics.get(topic)
+    if found is None:
+        raise UsageError(f"topic {topic!r} does not exist on the Kafka cluster at {bootstrap}")
+    if found.error is not None:
+        raise UsageError(f"topic {topic!r} on the Kafka cluster at {bootstrap}: {found.error.str()}")
+    return sorted(found.partitions)
+
+
+def partition_offsets(
+    bootstrap: str, topic: str, group: str | None = None, timeout: float = ADMIN_TIMEOUT
+) -> dict[tuple[str, int], PartitionOffsets]:
+    """Log-start, end and (with `group`) committed offset of every partition of `topic`, keyed (topic, partition).
+
+    The end offset is the high watermark (read_uncommitted): it counts records of open or aborted transactions
+    and transaction markers, as any offset in the log does. Errors as `topic_partitions`.
+    """
+    partitions = topic_partitions(bootstrap, topic, timeout)
+    client = admin(bootstrap, quiet=True)  # one client for all requests; it must outlive their futures
+    where = f"offsets of topic {topic!r} from the Kafka cluster at {bootstrap}"
+    try:
+        starts = _list_offsets(client, topic, partitions, OffsetSpec.earliest(), timeout)  # type: ignore[no-untyped-call]
+        ends = _list_offsets(client, topic, partitions, OffsetSpec.latest(), timeout)  # type: ignore[no-untyped-call]
+        committed = _committed_offsets(client, group, topic, partitions, timeout) if group is not None else {}
+    except KafkaException as ex:
+        raise ExternalError(f"{where}: {_reason(ex)}") from ex
+    return {(topic, p): PartitionOffsets(starts[p], ends[p], committed.get(p)) for p in partitions}
+
+
+def _list_offsets(
+    client: AdminClient, topic: str, partitions: list[int], spec: OffsetSpec, timeout: float
+) -> dict[int, int]:
+    """One ListOffsets request for all partitions: the earliest (log-start) or latest (end) offset of each."""
+    futures = client.list_offsets(
+        {TopicPartition(topic, p): spec for p in partitions},
+        isolation_level=IsolationLevel.READ_UNCOMMITTED,
+        request_timeout=timeout,
+    )
+    return {tp.partition: future.result(timeout).offset for tp, future in futures.items()}
+
+
+def _committed_offsets(
+    client: AdminClient, group: str, topic: str, partitions: list[int], timeout: float
+) -> dict[int, int]:
+    """The group's committed offset of each partition that has one (a group that never committed has none)."""
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
+    futures = client.list_consumer_group_offsets([request], request_timeout=timeout)
+    answer = futures[group].result(timeout)
+    return {tp.partition: tp.offset for tp in answer.topic_partitions if tp.error is None and tp.offset >= 0}
+
+
+def _reason(ex: KafkaException) -> str:
+    """The librdkafka error text of an exception (its KafkaError), else the exception's own text."""
+    error = ex.args[0] if ex.args else None
+    return str(error.str()) if isinstance(error, KafkaError) else str(ex)
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
+    """Read every record of the topic from the beginning; return the offsets seen per partition."""
+    known = partition_offsets(bootstrap, topic)
+    offsets = {p: known[(topic, p)] for p in range(partitions)}
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"splitaudit-read-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+        }
+    )
+    seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    try:
+        consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in range(partitions)])
+        deadline = time.monotonic() + timeout
+        while any(len(seen[p]) < offsets[p].end - offsets[p].log_start for p in seen) and time.monotonic() < deadline:
+            for message in consumer.consume(num_messages=10_000, timeout=1.0):
+                partition, offset = message.partition(), message.offset()
+                if message.error() is None and partition is not None and offset is not None:
+                    seen[partition].append(offset)
+    finally:
+        consumer.close()
+    return seen

@@ -1,0 +1,69 @@
+"""The package's import rule: every import points down the layers README.md's architecture section lists.
+
+A module may import from its own package or from a package of a lower layer, never from its own layer's other
+packages or from above. Function-level imports count too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import splitaudit
+
+PACKAGE = Path(splitaudit.__file__).parent
+
+# Lowest first. Each entry is a package (folder) or a top-level module of splitaudit.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "progress", "home"}),
+    frozenset({"primitives", "clients"}),
+    frozenset({"savepoint", "splits", "patch"}),
+    frozenset({"savepoint_view"}),
+    frozenset({"audit", "stack"}),
+    frozenset({"scenario"}),
+    frozenset({"report"}),
+    frozenset({"cli", "pytest_plugin", "__init__"}),
+    frozenset({"__main__"}),
+)
+LAYER_OF = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+
+
+def _unit(module: str) -> str:
+    """The layer unit of a dotted `splitaudit.…` module name: its first component below `splitaudit`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] if node.module != "splitaudit" else [f"splitaudit.{a.name}" for a in node.names]
+            found += [(node.lineno, name) for name in names if name.startswith("splitaudit.")]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("splitaudit.")]
+    return found
+
+
+def _violations() -> list[str]:
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        unit = relative.parts[0].removesuffix(".py")
+        for line, target in _imports(path):
+            target_unit = _unit(target)
+            if target_unit == unit:
+                continue
+            if LAYER_OF[target_unit] >= LAYER_OF[unit]:
+                bad.append(f"splitaudit/{relative}:{line} imports {target} ({unit} may not use {target_unit})")
+    return bad
+
+
+def test_every_package_has_a_layer() -> None:
+    units = {p.name.removesuffix(".py") for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert units == set(LAYER_OF)
+
+
+def test_imports_point_down_the_layers() -> None:
+    assert _violations() == []
