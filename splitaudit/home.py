@@ -24,6 +24,22 @@ PIPELINE_JARS = {
 }
 
 
+def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
+    """The enumerator-patch jar the reactor builds for one Beam release and runner artifact (two classes).
+
+    `flink_runner` is the runner's artifact id, e.g. `beam-runners-flink-1.19`; the module is
+    `enumerator-patch/flink-<flink>-beam-<beam_version>/`, its artifact `dev.splitaudit:<flink_runner>-patch`.
+    """
+    flink = flink_runner.removeprefix("beam-runners-flink-")
+    module = JAVA_ROOT / "enumerator-patch" / f"flink-{flink}-beam-{beam_version}"
+    return module / "target" / f"{flink_runner}-patch-{beam_version}.jar"
+
+
+def reference_runners() -> Path:
+    """Released `beam-runners-flink-*` jars the reactor copies for the patch tests (not on any classpath)."""
+    return JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners"
+
+
 def stack_home() -> Path:
     """The folder holding downloads, the Flink distribution, the Kafka jars and the Maven repository."""
     configured = os.environ.get("SPLITAUDIT_STACK_HOME")
@@ -51,6 +67,11 @@ def spark_kafka_jars(version: str = SPARK_KAFKA_VERSION) -> Path:
 def maven_repo() -> Path:
     """Maven's local repository, kept inside the stack home so nothing lands in ~/.m2."""
     return stack_home() / "m2"
+
+
+def patch_repo() -> Path:
+    """The Maven repository (file layout) setup deploys the patch artifacts to, for users' own builds."""
+    return stack_home() / "patch-repo"
 
 
 def jobs_dir() -> Path:

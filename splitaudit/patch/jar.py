@@ -1,11 +1,12 @@
 """`splitaudit patch-jar`: replace Beam's split enumerator classes in a shaded job jar with the patched ones.
 
 The patch (beam_pipelines/java/enumerator-patch, upstream apache/beam PR #33606) is two classes of the
-classic Flink runner. A user's job jar qualifies when it holds exactly the classes the patch was built
-against: Beam's released `FlinkSource.class` and `FlinkSourceSplitEnumerator.class` of a supported Beam
-release and runner artifact, recognised by their SHA-256. Anything else is refused with the reason: not a
-jar, not Beam, no classic Flink runner, a runner that predates FlinkSource, a runner that already has the
-fix, a version the patch was not built for, or classes that differ from the release.
+classic Flink runner, built once per supported Beam release and runner artifact. A user's job jar is
+recognised from its own contents, never its file name: the Beam release and runner from the
+`META-INF/maven/org.apache.beam/*/pom.properties` the shade plugin keeps, and the classes by their SHA-256
+against the released ones. Anything else is refused with the reason and what to do: not a jar, not Beam, no
+classic Flink runner, a runner that predates FlinkSource, a release that already has the fix, a jar splitaudit
+already patched (unless `--force`), a release no variant is built for, or classes that differ from the release.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import ExternalError, InputError, UsageError
-from splitaudit.home import JAVA_ROOT
+from splitaudit.home import patch_jar_path
 from splitaudit.patch.rawzip import rewrite_entries
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 
@@ -35,6 +36,14 @@ FIXED_CONSTRUCTOR_DESCRIPTOR = (
     b"(Lorg/apache/flink/api/connector/source/SplitEnumeratorContext;Lorg/apache/beam/sdk/io/Source;"
     b"Lorg/apache/beam/sdk/options/PipelineOptions;IZ)V"
 )
+# The log message only splitaudit's patched enumerator has (a string constant of the class): tells a jar
+# splitaudit patched from a Beam release that carries the upstream fix.
+PATCH_MARKER = b"splits already initialized, not splitting again"
+# What a user of an affected release no variant is built for can do.
+REMEDY = (
+    "upgrade to Beam 2.70.0 or later (it has the fix), or build the job with a supported release "
+    "(beam_pipelines/java/README.md shows the dependency that adds the patch to a Maven or Gradle build)"
+)
 
 _BEAM_POM = "META-INF/maven/org.apache.beam/{artifact}/pom.properties"
 _RUNNER_POM = re.compile(r"META-INF/maven/org\.apache\.beam/(beam-runners-flink-\d+\.\d+)/pom\.properties")
@@ -43,27 +52,44 @@ _FLINK_CORE_POM = "META-INF/maven/org.apache.flink/flink-core/pom.properties"
 
 @dataclass(frozen=True)
 class PatchTarget:
-    """A Beam release and Flink runner artifact the patch was built for, and where its classes are."""
+    """A Beam release and Flink runner artifact a patch variant is built for."""
 
     beam_version: str
     flink_runner: str
     # SHA-256 of Beam's released classes, read from org.apache.beam:<flink_runner>:<beam_version>.
     original_sha256: Mapping[str, str]
-    patch_jar: Path
+
+    @property
+    def label(self) -> str:
+        return f"Beam {self.beam_version} with {self.flink_runner}"
+
+    @property
+    def patch_jar(self) -> Path:
+        return patch_jar_path(self.flink_runner, self.beam_version)
 
 
+def _target(beam_version: str, flink_runner: str, flink_source: str, enumerator: str) -> PatchTarget:
+    return PatchTarget(beam_version, flink_runner, {PATCHED_CLASSES[0]: flink_source, PATCHED_CLASSES[1]: enumerator})
+
+
+# 2.56.0, 2.59.0 and 2.62.0 release the same FlinkSource.class; 2.59.0 and 2.62.0 the same enumerator too.
+_FLINK_SOURCE_2_56 = "df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"
+_ENUMERATOR_2_59 = "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
 SUPPORTED_TARGETS = (
-    PatchTarget(
-        beam_version="2.62.0",
-        flink_runner="beam-runners-flink-1.19",
-        original_sha256={
-            SOURCE_PACKAGE + "FlinkSource.class": ("df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"),
-            SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class": (
-                "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
-            ),
-        },
-        patch_jar=JAVA_ROOT / "enumerator-patch" / "target" / "enumerator-patch-0.1.0.jar",
+    _target(
+        "2.54.0",
+        "beam-runners-flink-1.16",
+        "9b9bcccee605bc842f0821f79fde79a9172024a46c701c6ea1aa14fea7f31bae",
+        "633499785f97f74a149d13cdbc1546de526359c57d4bb4b163ad9707d315ecd3",
     ),
+    _target(
+        "2.56.0",
+        "beam-runners-flink-1.16",
+        _FLINK_SOURCE_2_56,
+        "1577b8182bcef266fd84cba0cc67e28050624c09d743578b0893b9c8323b4d3c",
+    ),
+    _target("2.59.0", "beam-runners-flink-1.16", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59),
+    _target("2.62.0", "beam-runners-flink-1.19", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59),
 )
 
 
@@ -77,7 +103,7 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
         raise UsageError(f"{out_jar} already exists; pass --force to overwrite it")
     try:
         with zipfile.ZipFile(in_jar) as jar:
-            target, bundled_flink, entries_total, originals = _check_jar(str(in_jar), jar)
+            target, bundled_flink, entries_total, originals = _check_jar(str(in_jar), jar, force)
     except zipfile.BadZipFile as ex:
         raise InputError(str(in_jar), None, f"not a jar (zip) file: {ex}") from ex
     patched = _patched_classes(target)
@@ -104,7 +130,7 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
     )
 
 
-def _check_jar(where: str, jar: zipfile.ZipFile) -> tuple[PatchTarget, str | None, int, dict[str, bytes]]:
+def _check_jar(where: str, jar: zipfile.ZipFile, force: bool) -> tuple[PatchTarget, str | None, int, dict[str, bytes]]:
     """Find the patch target a job jar matches, or refuse it with the reason."""
     names = jar.namelist()
     name_set = set(names)
@@ -135,23 +161,33 @@ def _check_jar(where: str, jar: zipfile.ZipFile) -> tuple[PatchTarget, str | Non
             f"{label} has no FlinkSource (Beam before 2.52): not affected by beam#31313, nothing to patch",
         )
     originals = {name: jar.read(name) for name in PATCHED_CLASSES}
-    if FIXED_CONSTRUCTOR_DESCRIPTOR in originals[ENUMERATOR_CLASS]:
+    already_patched = PATCH_MARKER in originals[ENUMERATOR_CLASS]
+    if already_patched and not force:
         raise InputError(
             where,
             None,
-            f"{label} already has the fix for beam#31313 (FlinkSourceSplitEnumerator takes "
-            "splitsInitialized): a fixed Beam release or an already patched jar, nothing to patch",
+            f"{label} is already patched by splitaudit (its FlinkSourceSplitEnumerator is the patched one); "
+            "pass --force to put this build's patched classes in again",
+        )
+    if FIXED_CONSTRUCTOR_DESCRIPTOR in originals[ENUMERATOR_CLASS] and not already_patched:
+        raise InputError(
+            where,
+            None,
+            f"{label} already has the upstream fix for beam#31313 (FlinkSourceSplitEnumerator takes "
+            "splitsInitialized): nothing to patch",
         )
     target = next(
         (t for t in SUPPORTED_TARGETS if (t.beam_version, t.flink_runner) == (beam_version, flink_runner)),
         None,
     )
     if target is None:
-        supported = ", ".join(f"Beam {t.beam_version} with {t.flink_runner}" for t in SUPPORTED_TARGETS)
-        raise InputError(where, None, f"{label}: the patch is built only for {supported}")
+        supported = ", ".join(t.label for t in SUPPORTED_TARGETS)
+        raise InputError(
+            where, None, f"{label}: no patch variant is built for this release (supported: {supported}); {REMEDY}"
+        )
     for name, expected in target.original_sha256.items():
         actual = hashlib.sha256(originals[name]).hexdigest()
-        if actual != expected:
+        if actual != expected and not already_patched:
             raise InputError(
                 where,
                 None,

@@ -31,6 +31,7 @@ from splitaudit.home import (
     jobs_dir,
     kafka_libs,
     maven_repo,
+    patch_repo,
     spark_kafka_jars,
     stack_home,
 )
@@ -88,14 +89,22 @@ def components() -> list[Component]:
             lambda: _tree_hash(smoke),
             lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
         ),
-        # The reactor of beam_pipelines/java: the reference pipeline's stock and patched jars, the patch classes,
-        # and the released runner jars the patch-jar tests compare against; they stay in the modules' target/.
+        # The reactor of beam_pipelines/java: the reference pipeline's stock and patched jars, the patch classes
+        # of every variant, and the released runner jars the patch-jar tests compare against; they stay in the
+        # modules' target/. The patch artifacts are deployed to patch_repo() for users' Maven or Gradle builds.
         Component(
             "beam-pipeline",
             BEAM_VERSION,
             PIPELINE_JARS["patched"],
             lambda: _tree_hash(*reactor),
-            lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests"),
+            lambda p, log: _maven(
+                p,
+                log,
+                reactor[0],
+                "deploy",
+                "-DskipTests",
+                f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
+            ),
         ),
     ]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.home import JAVA_ROOT, PIPELINE_JARS, maven_repo
+from splitaudit.home import PIPELINE_JARS, maven_repo, reference_runners
 
 BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
 
@@ -30,11 +30,9 @@ def patched_jar() -> Path:
 
 
 @pytest.fixture(scope="session")
-def reference_runners() -> Path:
-    """Released runner jars the build copies for these tests: 1.19 2.70.0 (fixed), 1.16 2.59.0 (affected)."""
-    return _built(
-        JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners" / "beam-runners-flink-1.19-2.70.0.jar"
-    ).parent
+def released_runners() -> Path:
+    """Released runner jars the build copies for these tests: every supported release and 2.70.0 (fixed)."""
+    return _built(reference_runners() / "beam-runners-flink-1.19-2.70.0.jar").parent
 
 
 @pytest.fixture(scope="session")

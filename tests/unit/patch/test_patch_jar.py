@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from splitaudit.cli import main
-from splitaudit.patch.jar import PATCHED_CLASSES, SUPPORTED_TARGETS
+from splitaudit.patch.jar import PATCH_MARKER, PATCHED_CLASSES, REMEDY, SUPPORTED_TARGETS, PatchTarget
 from splitaudit.patch.rawzip import rewrite_entries
 
 ENUMERATOR = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplitEnumerator"
@@ -58,7 +58,8 @@ def test_replaces_exactly_the_two_classes_with_the_patched_builds(
     replaced = report["replaced"]
     assert isinstance(replaced, list)
     assert [entry["name"] for entry in replaced] == list(PATCHED_CLASSES)
-    assert [entry["original_sha256"] for entry in replaced] == list(SUPPORTED_TARGETS[0].original_sha256.values())
+    target = next(t for t in SUPPORTED_TARGETS if t.beam_version == "2.62.0")
+    assert [entry["original_sha256"] for entry in replaced] == list(target.original_sha256.values())
     with zipfile.ZipFile(out) as tool, zipfile.ZipFile(patched_jar) as maven, zipfile.ZipFile(stock_jar) as stock:
         assert tool.testzip() is None
         for name in PATCHED_CLASSES:
@@ -145,24 +146,66 @@ def test_refuses_a_beam_jar_without_the_classic_flink_runner(maven_artifact: Pat
     )
 
 
-def test_refuses_a_released_runner_that_has_the_fix(reference_runners: Path, tmp_path: Path) -> None:
-    fixed = reference_runners / "beam-runners-flink-1.19-2.70.0.jar"
+def test_refuses_a_released_runner_that_has_the_fix(released_runners: Path, tmp_path: Path) -> None:
+    fixed = released_runners / "beam-runners-flink-1.19-2.70.0.jar"
     assert _refusal(fixed, tmp_path) == (
-        f"{fixed}: Beam 2.70.0 with beam-runners-flink-1.19 already has the fix for beam#31313 "
-        "(FlinkSourceSplitEnumerator takes splitsInitialized): a fixed Beam release or an already patched jar, "
-        "nothing to patch"
+        f"{fixed}: Beam 2.70.0 with beam-runners-flink-1.19 already has the upstream fix for beam#31313 "
+        "(FlinkSourceSplitEnumerator takes splitsInitialized): nothing to patch"
     )
 
 
-def test_refuses_a_jar_it_already_patched(patched_jar: Path, tmp_path: Path) -> None:
-    assert "Beam 2.62.0 with beam-runners-flink-1.19 already has the fix" in _refusal(patched_jar, tmp_path)
+def test_refuses_a_jar_it_already_patched_unless_forced(patched_jar: Path, tmp_path: Path) -> None:
+    assert _refusal(patched_jar, tmp_path) == (
+        f"{patched_jar}: Beam 2.62.0 with beam-runners-flink-1.19 is already patched by splitaudit (its "
+        "FlinkSourceSplitEnumerator is the patched one); pass --force to put this build's patched classes in again"
+    )
+    out = tmp_path / "again.jar"
+    code, report = _patch(str(patched_jar), "--out", str(out), "--force")
+    assert code == 0, report
+    with zipfile.ZipFile(out) as again, zipfile.ZipFile(patched_jar) as before:
+        assert {i.filename: i.CRC for i in again.infolist()} == {i.filename: i.CRC for i in before.infolist()}
 
 
-def test_refuses_an_affected_version_the_patch_was_not_built_for(reference_runners: Path, tmp_path: Path) -> None:
-    other = reference_runners / "beam-runners-flink-1.16-2.59.0.jar"
+@pytest.mark.parametrize("target", SUPPORTED_TARGETS, ids=lambda t: f"{t.flink_runner}-{t.beam_version}")
+def test_patches_every_supported_release_with_its_own_variant(
+    target: PatchTarget, released_runners: Path, tmp_path: Path
+) -> None:
+    """A released runner jar of each supported release (its classes and pom.properties, as a shaded job jar
+    keeps them) gets exactly the two classes of the variant built for that release."""
+    released = released_runners / f"{target.flink_runner}-{target.beam_version}.jar"
+    out = tmp_path / "patched.jar"
+    code, report = _patch(str(released), "--out", str(out))
+    assert code == 0, report
+    assert (report["beam_version"], report["flink_runner"]) == (target.beam_version, target.flink_runner)
+    assert report["patch_classes_from"] == str(target.patch_jar)
+    with (
+        zipfile.ZipFile(out) as result,
+        zipfile.ZipFile(target.patch_jar) as variant,
+        zipfile.ZipFile(released) as original,
+    ):
+        for name in PATCHED_CLASSES:
+            assert hashlib.sha256(original.read(name)).hexdigest() == target.original_sha256[name]
+            assert result.read(name) == variant.read(name)
+        assert PATCH_MARKER in result.read(PATCHED_CLASSES[1])
+        assert [i.filename for i in result.infolist()] == [i.filename for i in original.infolist()]
+    # The result is patched now: a second run refuses it.
+    assert "is already patched by splitaudit" in _refusal(out, tmp_path)
+
+
+def test_refuses_an_affected_release_no_variant_is_built_for(released_runners: Path, tmp_path: Path) -> None:
+    # Beam 2.60.0 is affected but cannot be fetched here: a real 2.59.0 runner jar claiming to be 2.60.0.
+    released = released_runners / "beam-runners-flink-1.16-2.59.0.jar"
+    pom = "META-INF/maven/org.apache.beam/beam-runners-flink-1.16/pom.properties"
+    with zipfile.ZipFile(released) as original:
+        claimed = original.read(pom).replace(b"version=2.59.0", b"version=2.60.0")
+    assert b"version=2.60.0" in claimed
+    other = tmp_path / "runner-2.60.0.jar"
+    with other.open("wb") as target:
+        rewrite_entries(released, target, {pom: claimed})
     assert _refusal(other, tmp_path) == (
-        f"{other}: Beam 2.59.0 with beam-runners-flink-1.16: the patch is built only for Beam 2.62.0 with "
-        "beam-runners-flink-1.19"
+        f"{other}: Beam 2.60.0 with beam-runners-flink-1.16: no patch variant is built for this release (supported: "
+        "Beam 2.54.0 with beam-runners-flink-1.16, Beam 2.56.0 with beam-runners-flink-1.16, Beam 2.59.0 with "
+        f"beam-runners-flink-1.16, Beam 2.62.0 with beam-runners-flink-1.19); {REMEDY}"
     )
 
 

@@ -129,7 +129,7 @@ public abstract class FlinkSource<T, OutputT>
           Map<Integer, List<FlinkSourceSplit<T>>> checkpoint)
           throws Exception {
     // splitaudit: the enumerator is restored, so it is built as already initialised and does not split
-    // the Beam source again in start(); stock 2.62.0 used the 4-argument constructor here, which gave
+    // the Beam source again in start(); stock Beam used the 4-argument constructor here, which gave
     // every restored split a fresh twin reading the same partitions (beam#31313, apache/beam#33606).
     FlinkSourceSplitEnumerator<T> enumerator =
         new FlinkSourceSplitEnumerator<>(
