@@ -14,14 +14,31 @@ KAFKA_VERSION = "3.9.1"
 BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by beam#31313
 # Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
 SPARK_KAFKA_VERSION = "4.2.0"
+# The Flink session cluster each Beam release of the real-cluster matrix runs on: the newest Flink of the
+# runner artifact the Maven repository has for that release (beam-runners-flink-1.16 for 2.54.0-2.59.0,
+# -1.19 for 2.62.0 and 2.70.0). Only BEAM_VERSION's jars are built by a plain `splitaudit setup`.
+MATRIX_FLINK = {
+    "2.54.0": "1.16.3",
+    "2.56.0": "1.16.3",
+    "2.59.0": "1.16.3",
+    "2.62.0": FLINK_VERSION,
+    "2.70.0": FLINK_VERSION,  # fixed upstream: run unpatched
+}
+FIXED_BEAM_VERSIONS = frozenset({"2.70.0"})
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
-# The reference pipeline's job jars, as the beam_pipelines/java reactor builds them (setup runs it).
-PIPELINE_JARS = {
-    "stock": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-stock.jar",
-    "patched": JAVA_ROOT / "reference-pipeline" / "target" / "splitaudit-pipeline-patched.jar",
-}
+
+
+def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
+    """The reference pipeline's job jars for one Beam release, as the beam_pipelines/java reactor builds them:
+    `stock` always, `patched` for releases a patch variant exists for."""
+    target = JAVA_ROOT / "reference-pipeline" / f"beam-{beam_version}" / "target"
+    variants = ("stock",) if beam_version in FIXED_BEAM_VERSIONS else ("stock", "patched")
+    return {variant: target / f"splitaudit-pipeline-{variant}.jar" for variant in variants}
+
+
+PIPELINE_JARS = pipeline_jars()
 
 
 def patch_jar_path(flink_runner: str, beam_version: str) -> Path:

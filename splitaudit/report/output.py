@@ -21,7 +21,7 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, AssignmentMatrix, Findi
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
-from splitaudit.scenario.results import DemoReport, ScenarioReport
+from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -55,6 +55,10 @@ class Output(ABC):
     @abstractmethod
     def demo_report(self, report: DemoReport) -> None:
         """Show the stock and the patched restore scenario side by side, per partition."""
+
+    @abstractmethod
+    def matrix_report(self, report: MatrixReport) -> None:
+        """Show every run of the real-cluster matrix per partition, with whether it is as expected."""
 
     @abstractmethod
     def savepoint_view(self, view: SavepointView) -> None:
@@ -188,6 +192,39 @@ class ConsoleOutput(Output):
         self.console.print(f"{outcome}: stock Beam double-assigns on restore, the patched build does not")
         self.console.print(f"demo wall time {report.seconds:.0f} s")
 
+    def matrix_report(self, report: MatrixReport) -> None:
+        table = Table(title=f"beam#31313 on a real cluster, every reachable Beam release ({report.run_dir})")
+        for column in ("Beam", "Flink", "jar", "partition", "expected", "rows", "two readers", "replayed", "missing"):
+            table.add_column(column, justify="right")
+        table.add_column("as expected")
+        for run in report.runs:
+            for index, p in enumerate(run.report.partitions):
+                first = index == 0
+                table.add_row(
+                    run.beam_version if first else "",
+                    run.flink_version if first else "",
+                    run.variant if first else "",
+                    *(
+                        str(n)
+                        for n in (
+                            p.partition,
+                            p.expected_records,
+                            p.sink_rows,
+                            p.double_read_offsets,
+                            p.replayed_offsets,
+                            p.missing_offsets,
+                        )
+                    ),
+                    ("[green]yes[/green]" if run.as_expected else "[red]NO[/red]") if first else "",
+                    end_section=index == len(run.report.partitions) - 1,
+                )
+        self.console.print(table)
+        for run in report.runs:
+            self.console.print(f"Beam {run.beam_version} {run.variant}, the auditor says: {_verdict(run.report)}")
+        outcome = "[green]as expected[/green]" if report.as_expected else "[red]NOT as expected[/red]"
+        self.console.print(f"{outcome}: affected stock jars double-assign on restore, patched and fixed ones do not")
+        self.console.print(f"matrix wall time {report.seconds:.0f} s")
+
     def findings(self, findings: Findings) -> None:
         summary = Table(title="audit summary")
         for name in findings.summary.__dict__:
@@ -299,6 +336,9 @@ class JsonOutput(Output):
         self._print(report.to_json())
 
     def demo_report(self, report: DemoReport) -> None:
+        self._print(report.to_json())
+
+    def matrix_report(self, report: MatrixReport) -> None:
         self._print(report.to_json())
 
     def findings(self, findings: Findings) -> None:

@@ -30,7 +30,7 @@ from splitaudit.audit.request import AuditRequest
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.home import PIPELINE_JARS
+from splitaudit.home import BEAM_VERSION, pipeline_jars
 from splitaudit.progress import Progress, StepLog
 from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
 from splitaudit.scenario.sink import count_rows, read_sink
@@ -48,12 +48,15 @@ class ScenarioSettings:
     added_partitions: int = 0  # partitions added to the topic while the job is down (before the second batch)
 
 
-def pipeline_jar(variant: str) -> Path:
-    """The shaded job jar of a variant ("stock" or "patched"), as the Maven build leaves it."""
-    jar = PIPELINE_JARS[variant]
-    if not jar.is_file():
-        raise ExternalError(f"{jar} is missing; run `splitaudit setup`")
-    return jar
+def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
+    """The shaded job jar of a variant ("stock" or "patched") of one Beam release, as the Maven build leaves it."""
+    jars = pipeline_jars(beam_version)
+    if variant not in jars:
+        raise UsageError(f"the reference pipeline of Beam {beam_version} has no {variant} jar")
+    if not jars[variant].is_file():
+        setup = "splitaudit setup" if beam_version == BEAM_VERSION else "splitaudit setup --matrix"
+        raise ExternalError(f"{jars[variant]} is missing; run `{setup}`")
+    return jars[variant]
 
 
 def run_restore_scenario(

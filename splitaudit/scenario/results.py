@@ -129,3 +129,53 @@ class DemoReport:
             "stock": self.stock.to_json(),
             "patched": self.patched.to_json(),
         }
+
+
+@dataclass(frozen=True)
+class MatrixRun:
+    """One (Beam release, Flink version, variant) of the real-cluster matrix and what it is expected to show."""
+
+    beam_version: str
+    flink_version: str
+    variant: str  # "stock", "patched" (built by Maven) or "patch-jar" (the stock jar after `splitaudit patch-jar`)
+    affected: bool  # a stock jar of an affected release: every partition read twice after the restore
+    report: ScenarioReport
+
+    @property
+    def as_expected(self) -> bool:
+        """Affected: double assignment of every partition; otherwise the auditor finds nothing at all."""
+        partitions = tuple(p.partition for p in self.report.partitions)
+        if self.affected:
+            return self.report.double_assigned_partitions == partitions
+        return not self.report.audit.findings
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "beam_version": self.beam_version,
+            "flink_version": self.flink_version,
+            "variant": self.variant,
+            "affected": self.affected,
+            "as_expected": self.as_expected,
+            "report": self.report.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class MatrixReport:
+    """`splitaudit matrix`: the restore scenario for every Beam release and variant, each on its own Flink."""
+
+    run_dir: str
+    seconds: float
+    runs: tuple[MatrixRun, ...]
+
+    @property
+    def as_expected(self) -> bool:
+        return all(run.as_expected for run in self.runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_dir": self.run_dir,
+            "seconds": self.seconds,
+            "as_expected": self.as_expected,
+            "runs": [run.to_json() for run in self.runs],
+        }

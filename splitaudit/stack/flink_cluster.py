@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,8 +173,10 @@ class FlinkCluster:
             "logback-console.xml",
         ):
             shutil.copyfile(home / "conf" / name, self.conf_dir / name)
+        legacy = _legacy_config(self.version)
+        java_opts = f"{JAVA_17_OPTIONS} -Djava.io.tmpdir={self.tmp_dir}"
         settings = {
-            "env.java.opts.all": f"{_distribution_java_opts(home)} -Djava.io.tmpdir={self.tmp_dir}",
+            "env.java.opts" if legacy else "env.java.opts.all": java_opts,
             "jobmanager.rpc.address": "127.0.0.1",
             "jobmanager.rpc.port": str(self.rpc_port),
             "jobmanager.bind-host": "127.0.0.1",
@@ -194,17 +195,18 @@ class FlinkCluster:
             "io.tmp.dirs": str(self.tmp_dir),
             "web.tmpdir": str(self.tmp_dir / "web"),
             "web.upload.dir": str(self.tmp_dir / "upload"),
-            "state.backend.type": "hashmap",
+            "state.backend" if legacy else "state.backend.type": "hashmap",
             "state.checkpoints.dir": self.checkpoints_dir.as_uri(),
             "state.savepoints.dir": self.savepoints_dir.as_uri(),
             "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
-            "restart-strategy.type": "fixed-delay",
+            "restart-strategy" if legacy else "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": "3",
             "restart-strategy.fixed-delay.delay": "1 s",
         }
-        # Flink 1.19+ reads conf/config.yaml (standard YAML); flat dotted keys are valid there.
-        lines = [f"{key}: {_yaml_string(value)}" for key, value in settings.items()]
-        (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")
+        # Flink 1.19+ reads conf/config.yaml (standard YAML; flat dotted keys are valid there), older releases
+        # conf/flink-conf.yaml: flat `key: value` lines whose value is the rest of the line, quotes included.
+        lines = [f"{key}: {value if legacy else _yaml_string(value)}" for key, value in settings.items()]
+        (self.conf_dir / ("flink-conf.yaml" if legacy else "config.yaml")).write_text("\n".join(lines) + "\n")
 
 
 def _yaml_string(value: str) -> str:
@@ -212,7 +214,45 @@ def _yaml_string(value: str) -> str:
     return json.dumps(value)
 
 
-def _distribution_java_opts(home: Path) -> str:
-    """The JVM flags the distribution's own conf sets for all processes (the Java 17 --add-opens list)."""
-    match = re.search(r"^\s+all:\s*(--add-.*)$", (home / "conf" / "config.yaml").read_text(), re.MULTILINE)
-    return match.group(1).strip() if match else ""
+def _legacy_config(version: str) -> bool:
+    """Whether a Flink release predates 1.19's config.yaml and the `.type`/`.all` key names (1.16 here)."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) < (1, 19)
+
+
+# What Flink 1.18+ distributions set (Flink 1.19.3's conf/config.yaml, env.java.opts.all) so that Flink runs on
+# Java 17; Flink 1.16's conf sets nothing (it supports Java 8 and 11), and runs on this Java 17 with the same.
+JAVA_17_OPTIONS = " ".join(
+    [
+        *(
+            f"--add-exports={export}=ALL-UNNAMED"
+            for export in (
+                "java.base/sun.net.util",
+                "java.rmi/sun.rmi.registry",
+                "jdk.compiler/com.sun.tools.javac.api",
+                "jdk.compiler/com.sun.tools.javac.file",
+                "jdk.compiler/com.sun.tools.javac.parser",
+                "jdk.compiler/com.sun.tools.javac.tree",
+                "jdk.compiler/com.sun.tools.javac.util",
+                "java.security.jgss/sun.security.krb5",
+            )
+        ),
+        *(
+            f"--add-opens=java.base/{package}=ALL-UNNAMED"
+            for package in (
+                "java.lang",
+                "java.net",
+                "java.io",
+                "java.nio",
+                "sun.nio.ch",
+                "java.lang.reflect",
+                "java.text",
+                "java.time",
+                "java.util",
+                "java.util.concurrent",
+                "java.util.concurrent.atomic",
+                "java.util.concurrent.locks",
+            )
+        ),
+    ]
+)

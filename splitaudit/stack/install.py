@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from splitaudit.home import (
     FLINK_VERSION,
     JAVA_ROOT,
     KAFKA_VERSION,
+    MATRIX_FLINK,
     PIPELINE_JARS,
     SPARK_KAFKA_VERSION,
     flink_home,
@@ -32,6 +34,7 @@ from splitaudit.home import (
     kafka_libs,
     maven_repo,
     patch_repo,
+    pipeline_jars,
     spark_kafka_jars,
     stack_home,
 )
@@ -52,13 +55,13 @@ class Component:
     build: Callable[[Progress, Path], None]
 
 
-def components() -> list[Component]:
-    """Everything the stack needs, in install order."""
+def components(matrix: bool = False) -> list[Component]:
+    """Everything the stack needs, in install order; `matrix` adds what the real-cluster matrix needs."""
     kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
     spark_kafka_pom = JAVA_ROOT / "stack" / "spark-kafka" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
     reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
-    return [
+    everything = [
         Component(
             "flink",
             FLINK_VERSION,
@@ -107,15 +110,41 @@ def components() -> list[Component]:
             ),
         ),
     ]
+    if not matrix:
+        return everything
+    older_flinks = sorted({v for v in MATRIX_FLINK.values() if v != FLINK_VERSION})
+    return [
+        *everything,
+        *(_older_flink(version) for version in older_flinks),
+        # The reference pipeline of every matrix release (reference-pipeline/beam-<version>/), -Pmatrix.
+        Component(
+            "beam-matrix",
+            ",".join(MATRIX_FLINK),
+            pipeline_jars("2.70.0")["stock"],
+            lambda: _tree_hash(*reactor),
+            lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
+        ),
+    ]
 
 
-def setup(progress: Progress) -> SetupReport:
-    """Install what is missing or stale; report every component."""
+def _older_flink(version: str) -> Component:
+    """A Flink distribution besides FLINK_VERSION, unpacked from its PyPI sdists."""
+    return Component(
+        f"flink-{version}",
+        version,
+        flink_home(version),
+        lambda: f"flink-{version}",
+        lambda p, log: _flink_sdists(p, log, version),
+    )
+
+
+def setup(progress: Progress, matrix: bool = False) -> SetupReport:
+    """Install what is missing or stale; report every component (with `matrix`, the matrix's too)."""
     home = stack_home()
     (home / "stamps").mkdir(parents=True, exist_ok=True)
     (home / "logs").mkdir(parents=True, exist_ok=True)
     states = []
-    for component in components():
+    for component in components(matrix):
         stamp = home / "stamps" / f"{component.name}.json"
         key = component.key()
         started = time.monotonic()
@@ -194,6 +223,32 @@ def _flink(progress: Progress, log: Path) -> None:
     for script in (flink_home() / "bin").glob("*.sh"):
         script.chmod(0o755)
     (flink_home() / "bin" / "flink").chmod(0o755)
+
+
+def _flink_sdists(progress: Progress, log: Path, version: str) -> None:
+    """An older Flink distribution (1.16) from its PyPI sdists, unpacked, never built or installed.
+
+    PyPI has no wheel of apache-flink 1.16 for this Python, and building its sdist fails (pemja); the
+    distribution itself is data in the two sdists: `deps/lib`, `deps/opt`, `deps/plugins` in
+    apache-flink-libraries, `deps/bin`, `deps/conf` in apache-flink. They are laid out as FLINK_HOME the way
+    the 1.19 install lays them out (`flink-<version>/pyflink/`).
+    """
+    home = flink_home(version)
+    shutil.rmtree(home.parent, ignore_errors=True)
+    home.mkdir(parents=True)
+    for requirement in (f"apache-flink-libraries=={version}", f"apache-flink=={version}"):
+        sdist = _pypi_download(progress, log, requirement, sdist=True)
+        progress.info(f"unpacking {sdist.name}")
+        with tarfile.open(sdist) as archive:
+            for member in archive.getmembers():
+                parts = Path(member.name).parts
+                if len(parts) > 2 and parts[1] == "deps" and (member.isfile() or member.isdir()):
+                    member.name = str(Path(*parts[2:]))
+                    archive.extract(member, home, filter="data")
+    for script in (*(home / "bin").glob("*.sh"), home / "bin" / "flink"):
+        script.chmod(0o755)
+    if not (home / "lib" / f"flink-dist-{version}.jar").is_file():
+        raise ExternalError(f"the Flink {version} sdists held no lib/flink-dist-{version}.jar; see {log}")
 
 
 def _pypi_download(progress: Progress, log: Path, requirement: str, *, sdist: bool) -> Path:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import UsageError
+from splitaudit.home import FLINK_VERSION
 from splitaudit.progress import Progress
 from splitaudit.stack import process
 from splitaudit.stack.flink_cluster import FlinkCluster
@@ -17,9 +18,14 @@ from splitaudit.stack.results import ServiceStatus, StackStatus
 
 @dataclass(frozen=True)
 class Stack:
-    """Kafka + Flink of one run directory (`<workdir>/kafka`, `<workdir>/flink`, `<workdir>/stack.json`)."""
+    """Kafka + Flink of one run directory (`<workdir>/kafka`, `<workdir>/flink`, `<workdir>/stack.json`).
+
+    `flink_version` is the Flink release `up` starts (one `splitaudit setup` installed); a stack found again
+    from its stack.json runs the release recorded there.
+    """
 
     workdir: Path
+    flink_version: str = FLINK_VERSION
 
     @property
     def state_file(self) -> Path:
@@ -35,7 +41,12 @@ class Stack:
         except ValueError as ex:
             raise UsageError(f"{self.state_file}: not a stack state file ({ex})") from ex
         kafka = KafkaBroker(self.workdir / "kafka", state["kafka"]["port"], state["kafka"]["controller_port"])
-        flink = FlinkCluster(self.workdir / "flink", state["flink"]["rest_port"], state["flink"]["rpc_port"])
+        flink = FlinkCluster(
+            self.workdir / "flink",
+            state["flink"]["rest_port"],
+            state["flink"]["rpc_port"],
+            version=state["flink"].get("version", FLINK_VERSION),
+        )
         return kafka, flink
 
     @property
@@ -62,7 +73,11 @@ class Stack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         state = {
             "kafka": {"port": process.free_port(), "controller_port": process.free_port()},
-            "flink": {"rest_port": process.free_port(), "rpc_port": process.free_port()},
+            "flink": {
+                "rest_port": process.free_port(),
+                "rpc_port": process.free_port(),
+                "version": self.flink_version,
+            },
         }
         # Written before anything starts, so `down` finds whatever did start if we die half way.
         self.state_file.write_text(json.dumps(state, indent=2))

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from splitaudit.home import SPARK_KAFKA_VERSION, spark_kafka_jars
+from splitaudit.home import SPARK_KAFKA_VERSION, flink_home, spark_kafka_jars
+from splitaudit.stack.flink_cluster import JAVA_17_OPTIONS
 
 pytestmark = pytest.mark.integration
 
@@ -35,3 +36,9 @@ def test_spark_kafka_connector_adds_only_what_pyspark_lacks() -> None:
         f"spark-sql-kafka-0-10_2.13-{SPARK_KAFKA_VERSION}.jar",
         "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
     ]
+
+
+def test_the_java_17_options_are_the_ones_the_flink_distribution_sets() -> None:
+    # Every cluster (1.19 and the matrix's 1.16, whose conf has none) starts with these JVM options.
+    config = (flink_home() / "conf" / "config.yaml").read_text()
+    assert f"all: {JAVA_17_OPTIONS}\n" in config
