@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration chromium
+.PHONY: setup demo test lint unit integration chromium matrix
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/.
 $(VENV)/.installed: pyproject.toml requirements.lock
@@ -42,7 +42,12 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m integration
+	$(BIN)/pytest -m "integration and not matrix"
+
+# The real-cluster matrix: every reachable Beam release on its own Flink, stock and patched (about 30 minutes).
+matrix: setup
+	@$(BIN)/splitaudit setup --matrix
+	$(BIN)/pytest -m matrix
 
 test: setup lint chromium
 	$(BIN)/pytest
