@@ -359,6 +359,18 @@ def matrix(
     run(ctx, action)
 
 
+def _partition_counts(values: tuple[str, ...]) -> tuple[tuple[str | None, int], ...]:
+    """`--partitions` values (`N`, `TOPIC=N`, comma-separated or repeated) as (topic or None, N) pairs."""
+    counts: list[tuple[str | None, int]] = []
+    for item in (part.strip() for value in values for part in value.split(",")):
+        topic, _, count = item.rpartition("=")
+        try:
+            counts.append((topic or None, int(count)))
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is not N or TOPIC=N", param_hint="--partitions") from None
+    return tuple(counts)
+
+
 SPARK_MASTER = click.option(
     "--master",
     default="local[*]",
@@ -412,7 +424,9 @@ ALLOW_EXTERNAL_STATE = click.option(
     "that really exist for the gaps (transaction markers and compaction are not loss), expired records "
     "(log start above the savepoint's next offset) and lag. With --sink-format kafka, also the sink's cluster.",
 )
-@click.option("--topic", metavar="T", help="The source topic (default: the one topic the savepoint's sources read).")
+@click.option("--topic", "topics", metavar="T", multiple=True,
+              help="A source topic; repeat it (or separate with commas) for several (default: every topic the "
+                   "savepoint's sources read).")  # fmt: skip
 @click.option(
     "--group",
     metavar="G",
@@ -421,11 +435,11 @@ ALLOW_EXTERNAL_STATE = click.option(
 )
 @click.option(
     "--partitions",
-    type=int,
-    metavar="N",
-    help="The topic has partitions 0..N-1: partitions the savepoint holds nowhere are reported missing. "
-    "--bootstrap asks Kafka instead; without either the list comes from the sink, else from the enumerator's "
-    "checkpoint. The report says which.",
+    metavar="N|TOPIC=N",
+    multiple=True,
+    help="The topic has partitions 0..N-1 (N: the one source topic; TOPIC=N, repeated or comma-separated, per "
+    "topic): partitions the savepoint holds nowhere are reported missing. --bootstrap asks Kafka instead; "
+    "without either the list comes from the sink, else from the enumerator's checkpoint. The report says which.",
 )
 @UIDS
 @ALLOW_EXTERNAL_STATE
@@ -455,9 +469,9 @@ def audit(
     partition_col: str,
     offset_col: str,
     bootstrap: str | None,
-    topic: str | None,
+    topics: tuple[str, ...],
     group: str | None,
-    partitions: int | None,
+    partitions: tuple[str, ...],
     uids: tuple[str, ...],
     allow_external_state: bool,
     exactly_once: bool,
@@ -472,6 +486,8 @@ def audit(
     Savepoint: a partition held by two splits or subtasks, held by a reader and also pending in the
       enumerator, or held by nobody (error). With --before: a partition whose next offset went backwards
       (rewind), or that was dropped (error) or is new (info).
+    Several topics: every check works per (topic, partition); --bootstrap reads every topic the savepoint's
+      sources read (or each --topic).
     Sink: duplicate (topic, partition, offset) keys, classified by the lineage columns reader_id and attempt
       when present: double assignment (two readers within one attempt, an error) or replay (a later attempt
       after a restore, a warning unless --exactly-once); missing offsets: with --bootstrap the offsets that
@@ -493,8 +509,8 @@ def audit(
         savepoint=savepoint,
         before=before,
         savepoint_options=SavepointOptions(uids, allow_external_state),
-        topic=topic,
-        partitions=partitions,
+        topics=tuple(t.strip() for item in topics for t in item.split(",") if t.strip()),
+        partitions=_partition_counts(partitions),
         bootstrap=bootstrap,
         group=group,
         exactly_once=exactly_once,

@@ -12,7 +12,7 @@ master). A failed assertion lists each finding: kind, topic, partition, count, o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from os import PathLike
 from typing import TYPE_CHECKING
 
@@ -56,16 +56,24 @@ def splitaudit_spark(request: pytest.FixtureRequest) -> Iterator[SparkSession]:
 def assert_no_double_assignment(
     savepoint: str | PathLike[str],
     *,
-    partitions: int | None = None,
+    partitions: int | Mapping[str, int] | None = None,
     topic: str | None = None,
     master: str = DEFAULT_MASTER,
 ) -> Findings:
     """Every partition the savepoint's Kafka sources hold is held by exactly one split: none by two subtasks or
-    splits, none by a reader and the enumerator at once, and — with `partitions` (0..N-1 of `topic`, or of the
-    one topic the savepoint reads) or for Flink's KafkaSource, whose enumerator lists them — none by nobody."""
+    splits, none by a reader and the enumerator at once, and — with `partitions` (N: 0..N-1 of `topic`, or of the
+    one topic the savepoint reads; or {topic: N} per topic) or for Flink's KafkaSource, whose enumerator lists
+    them — none by nobody."""
     from splitaudit.audit.run import run_audit
 
-    request = AuditRequest(savepoint=str(savepoint), topic=topic, partitions=partitions, master=master)
+    counts: tuple[tuple[str | None, int], ...] = ()
+    if isinstance(partitions, int):
+        counts = ((topic, partitions),)
+    elif partitions is not None:
+        counts = tuple(partitions.items())
+    request = AuditRequest(
+        savepoint=str(savepoint), topics=() if topic is None else (topic,), partitions=counts, master=master
+    )
     findings = run_audit(request, Progress())
     _fail_on(findings, {ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UNASSIGNED}, f"savepoint {savepoint}")
     return findings

@@ -9,6 +9,8 @@ it on the classpath); on a cluster, give it to spark-submit as usual.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -21,17 +23,17 @@ LINEAGE_FIELDS = {"reader_id": "string", "attempt": "int", "subtask": "int", "jo
 _CORRUPT = "_corrupt_record"  # from_json puts the text of a record it cannot parse here
 
 
-def source_offsets(spark: SparkSession, bootstrap: str, topic: str) -> DataFrame:
-    """The offsets that really exist in `topic`: one row (topic string, partition int, offset long) per record.
+def source_offsets(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -> DataFrame:
+    """The offsets that really exist in `topics`: one row (topic string, partition int, offset long) per record.
 
     This is the reference set the sink's gaps are judged against: an offset of an aborted transaction, of a
     transaction marker, or removed by compaction is absent here, so its absence from the sink is no loss. Only
     the coordinates are selected, never keys or values. Lazy: each action reads the topic again.
 
-    Raises UsageError when the topic does not exist, ExternalError when the cluster does not answer or Spark
+    Raises UsageError when a topic does not exist, ExternalError when the cluster does not answer or Spark
     has no Kafka connector.
     """
-    return _read_topic(spark, bootstrap, topic).select("topic", "partition", "offset")
+    return _read_topics(spark, bootstrap, topics).select("topic", "partition", "offset")
 
 
 def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: SinkColumns) -> DataFrame:
@@ -50,7 +52,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     coordinates = {columns.topic: "string", columns.partition: "int", columns.offset: "long"}
     fields = coordinates | {name: kind for name, kind in LINEAGE_FIELDS.items() if name not in coordinates}
     schema = ", ".join(f"`{name}` {kind}" for name, kind in (fields | {_CORRUPT: "string"}).items())
-    records = _read_topic(spark, bootstrap, topic).select(
+    records = _read_topics(spark, bootstrap, (topic,)).select(
         F.col("partition").alias("_partition"),
         F.col("offset").alias("_offset"),
         F.from_json(F.col("value").cast("string"), schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("v"),
@@ -88,13 +90,14 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     )
 
 
-def _read_topic(spark: SparkSession, bootstrap: str, topic: str) -> DataFrame:
-    """All committed records of the topic, earliest to latest, with Spark's Kafka source columns."""
-    topic_partitions(bootstrap, topic)  # fail fast and clearly: Spark would read a missing topic as empty
+def _read_topics(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -> DataFrame:
+    """All committed records of the topics, earliest to latest, with Spark's Kafka source columns."""
+    for topic in topics:
+        topic_partitions(bootstrap, topic)  # fail fast and clearly: Spark would read a missing topic as empty
     reader = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
+        .option("subscribe", ",".join(topics))
         .option("startingOffsets", "earliest")
         .option("endingOffsets", "latest")
         .option("kafka.isolation.level", "read_committed")

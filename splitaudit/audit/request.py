@@ -28,7 +28,7 @@ class SavepointOptions:
 @dataclass(frozen=True)
 class AuditRequest:
     """What the user asked to audit (a savepoint, a sink, or both; optionally an earlier savepoint and the
-    topic's partition count), and how to run Spark."""
+    topics' partition counts), and how to run Spark."""
 
     sink: str | None = None
     sink_format: str = "parquet"
@@ -36,9 +36,10 @@ class AuditRequest:
     savepoint: str | None = None
     before: str | None = None
     savepoint_options: SavepointOptions = field(default_factory=SavepointOptions)
-    topic: str | None = None
-    partitions: int | None = None
-    bootstrap: str | None = None  # the source topic's Kafka cluster: its partitions, real offsets, group offsets
+    topics: tuple[str, ...] = ()  # the source topics; default: every topic the savepoint's sources read
+    # Partition counts: (topic, N) says the topic has partitions 0..N-1; (None, N) names the one source topic.
+    partitions: tuple[tuple[str | None, int], ...] = ()
+    bootstrap: str | None = None  # the source topics' Kafka cluster: their partitions, real offsets, group offsets
     group: str | None = None
     exactly_once: bool = False
     master: str = "local[*]"

@@ -27,7 +27,7 @@ from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
 from splitaudit.audit.sink import SinkAudit, audit_sink, read_sink
-from splitaudit.clients.kafka import partition_offsets, topic_partitions
+from splitaudit.clients.kafka import PartitionOffsets, partition_offsets, topic_partitions
 from splitaudit.clients.spark import spark_session
 from splitaudit.errors import UsageError
 from splitaudit.progress import Progress
@@ -51,14 +51,14 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         before = _load(spark, request.before, request.savepoint_options, progress)
     kafka = None
     if request.bootstrap:
-        kafka = KafkaSource(request.bootstrap, _required_topic(request, savepoint, "--bootstrap"))
+        kafka = KafkaSource(request.bootstrap, _required_topics(request, savepoint, "--bootstrap"))
     sink_audit = None
     findings: list[Finding] = []
     notes: list[str] = []
     if request.sink:
         with progress.step(f"audit the {request.sink_format} sink {request.sink}"):
             sink = _read_sink(spark, request, request.sink)
-            source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topic)
+            source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
             sink_audit = audit_sink(sink, exactly_once=request.exactly_once, source=source)
         findings += sink_audit.findings
         notes.append(DENSE_NOTE if kafka is None else kafka.gaps_note)
@@ -76,8 +76,10 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         with progress.step("compare with the earlier savepoint"):
             findings = list(check_rewind(before, savepoint)) + findings
     if kafka is not None:
-        with progress.step(f"compare with the offsets of {kafka.topic} at {kafka.bootstrap}"):
-            offsets = partition_offsets(kafka.bootstrap, kafka.topic, request.group)
+        with progress.step(f"compare with the offsets of {kafka.named} at {kafka.bootstrap}"):
+            offsets: dict[tuple[str, int], PartitionOffsets] = {}
+            for topic in kafka.topics:
+                offsets |= partition_offsets(kafka.bootstrap, topic, request.group)
             resume = {} if savepoint is None else resume_offsets(savepoint)
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)
@@ -86,16 +88,20 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
 
 @dataclass(frozen=True)
 class KafkaSource:
-    """The source topic and its cluster, when --bootstrap makes them reachable."""
+    """The source topics and their cluster, when --bootstrap makes them reachable."""
 
     bootstrap: str
-    topic: str
+    topics: tuple[str, ...]
+
+    @property
+    def named(self) -> str:
+        return ("topic " if len(self.topics) == 1 else "topics ") + ", ".join(self.topics)
 
     @property
     def gaps_note(self) -> str:
         return (
-            f"gaps are judged against the offsets that exist in {self.topic} at {self.bootstrap} (read committed): "
-            "transaction markers, aborted records and compaction are not loss"
+            f"gaps are judged against the offsets that exist in {self.named} at {self.bootstrap} (read "
+            "committed): transaction markers, aborted records and compaction are not loss"
         )
 
 
@@ -116,14 +122,17 @@ def _validate(request: AuditRequest) -> None:
         raise UsageError("give --savepoint, --sink or both: there is nothing to audit")
     if request.before and not request.savepoint:
         raise UsageError("--before needs --savepoint: it is the earlier savepoint to compare it with")
-    if request.partitions is not None and request.partitions < 1:
-        raise UsageError(f"--partitions must be at least 1, not {request.partitions}")
+    for topic, count in request.partitions:
+        if count < 1:
+            raise UsageError(f"--partitions must be at least 1, not {count}" + (f" (topic {topic})" if topic else ""))
+    if sum(topic is None for topic, _ in request.partitions) > 1:
+        raise UsageError("--partitions N names the one source topic: give it once, or TOPIC=N per topic")
     if request.group and not request.bootstrap:
         raise UsageError("--group needs --bootstrap: the group's offsets are read from the Kafka cluster")
     if request.sink_format == "kafka" and not request.bootstrap:
         raise UsageError("--sink-format kafka needs --bootstrap: --sink names a topic of that cluster")
-    if request.bootstrap and not request.topic and not request.savepoint:
-        raise UsageError("--bootstrap needs --topic (or a --savepoint whose source reads one topic)")
+    if request.bootstrap and not request.topics and not request.savepoint:
+        raise UsageError("--bootstrap needs --topic (or a --savepoint whose sources name their topics)")
     for path, option in ((request.savepoint, "savepoint"), (request.before, "before")):
         if path:
             _check_exists(path, option)
@@ -156,39 +165,50 @@ def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFra
     return read_sink(spark, sink, request.sink_format, request.columns)
 
 
-def _topic(request: AuditRequest, savepoint: SavepointFrames | None) -> str | None:
-    """The source topic: --topic, else the one topic the savepoint's sources read (None if several or none)."""
-    if request.topic:
-        return request.topic
-    topics = set() if savepoint is None else _topics(savepoint)
-    return topics.pop() if len(topics) == 1 else None
+def _source_topics(request: AuditRequest, savepoint: SavepointFrames | None) -> tuple[str, ...]:
+    """The source topics: --topic, else every topic the savepoint's sources read (sorted; empty if none)."""
+    if request.topics:
+        return request.topics
+    return () if savepoint is None else tuple(sorted(_topics(savepoint)))
 
 
-def _required_topic(request: AuditRequest, savepoint: SavepointFrames | None, option: str) -> str:
-    topic = _topic(request, savepoint)
-    if topic is None:
-        named = ", ".join(sorted(_topics(savepoint))) if savepoint is not None else "no savepoint"
-        raise UsageError(f"{option} needs --topic: the source topic is not one the savepoint names ({named})")
-    return topic
+def _required_topics(request: AuditRequest, savepoint: SavepointFrames | None, option: str) -> tuple[str, ...]:
+    topics = _source_topics(request, savepoint)
+    if not topics:
+        raise UsageError(f"{option} needs --topic: the savepoint's sources name no topic")
+    return topics
 
 
 def _partition_list(
     request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointFrames, sink_audit: SinkAudit | None
 ) -> PartitionList | None:
-    """The topic's partitions: from Kafka's admin API, else --partitions, else the partitions the sink holds,
+    """The topics' partitions: from Kafka's admin API, else --partitions, else the partitions the sink holds,
     else none (the assignment check then falls back to the enumerator's list or to the held partitions)."""
     if kafka is not None:
-        listed = frozenset((kafka.topic, p) for p in topic_partitions(kafka.bootstrap, kafka.topic))
-        return PartitionList(listed, f"the Kafka admin API at {kafka.bootstrap} (topic {kafka.topic})")
-    if request.partitions is not None:
-        topic = _required_topic(request, savepoint, "--partitions")
-        listed = frozenset((topic, p) for p in range(request.partitions))
-        return PartitionList(listed, f"--partitions {request.partitions} (topic {topic})")
+        listed = frozenset((t, p) for t in kafka.topics for p in topic_partitions(kafka.bootstrap, t))
+        return PartitionList(listed, f"the Kafka admin API at {kafka.bootstrap} ({kafka.named})")
+    if request.partitions:
+        counts = [(topic or _one_topic(request, savepoint), count) for topic, count in request.partitions]
+        listed = frozenset((topic, p) for topic, count in counts for p in range(count))
+        if request.partitions[0][0] is None and len(counts) == 1:
+            return PartitionList(listed, f"--partitions {counts[0][1]} (topic {counts[0][0]})")
+        return PartitionList(listed, "--partitions " + ", ".join(f"{topic}={count}" for topic, count in counts))
     if sink_audit is not None and sink_audit.coverage:
         held = frozenset((c.topic, c.partition) for c in sink_audit.coverage)
         topics = _topics(savepoint)
         return PartitionList(frozenset(tp for tp in held if not topics or tp[0] in topics), "the sink")
     return None
+
+
+def _one_topic(request: AuditRequest, savepoint: SavepointFrames) -> str:
+    """The topic a bare `--partitions N` counts: the one source topic, else a usage error naming them."""
+    topics = _source_topics(request, savepoint)
+    if len(topics) != 1:
+        named = ", ".join(topics) or "none"
+        raise UsageError(
+            f"--partitions N needs one source topic, and the savepoint's sources read {named}: give TOPIC=N per topic"
+        )
+    return topics[0]
 
 
 def _topics(savepoint: SavepointFrames) -> set[str]:

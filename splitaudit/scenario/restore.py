@@ -221,8 +221,8 @@ def _report(
         sink_format="json",
         savepoint=savepoints[1],
         before=savepoints[0] if restart == "savepoint" else None,  # a failover restarts from a checkpoint
-        topic=topic,
-        partitions=len(expected),
+        topics=(topic,),
+        partitions=((topic, len(expected)),),
     )
     from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
 
