@@ -27,7 +27,7 @@ public interface AuditPipelineOptions extends FlinkPipelineOptions {
 
   void setBootstrapServers(String value);
 
-  @Description("The topic to read, every partition of it.")
+  @Description("The topic to read, every partition of it; several topics separated by commas.")
   @Validation.Required
   String getTopic();
 

@@ -10,6 +10,7 @@
  */
 package dev.splitaudit.pipeline;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.beam.runners.flink.FlinkRunner;
@@ -26,7 +27,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * The reference pipeline of splitaudit: reads every partition of one Kafka topic with {@code KafkaIO.read}
+ * The reference pipeline of splitaudit: reads every partition of one or more Kafka topics with {@code KafkaIO.read}
  * and writes one JSON-lines row per record, with lineage, to a directory.
  *
  * <pre>
@@ -81,7 +82,7 @@ public final class KafkaAuditPipeline {
             "Read",
             KafkaIO.<byte[], ReaderStampedValue>read()
                 .withBootstrapServers(options.getBootstrapServers())
-                .withTopic(options.getTopic())
+                .withTopics(Arrays.asList(options.getTopic().split(",")))
                 .withKeyDeserializerAndCoder(
                     ByteArrayDeserializer.class, NullableCoder.of(ByteArrayCoder.of()))
                 .withValueDeserializerAndCoder(
