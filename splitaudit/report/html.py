@@ -10,6 +10,7 @@ cells carry `data-*` attributes (topic, partition, subtask, status, kind) so tes
 from __future__ import annotations
 
 from html import escape
+from itertools import groupby
 from pathlib import Path
 
 from splitaudit.audit.findings import (
@@ -45,6 +46,7 @@ h1 {{ font-size: 22px; }} h2 {{ font-size: 18px; margin-top: 32px; }} h3 {{ font
 table {{ border-collapse: collapse; margin: 8px 0; }}
 th, td {{ border: 1px solid #c8c8c8; padding: 3px 8px; text-align: left; vertical-align: top; }}
 th {{ background: #eceff1; }}
+tr.topic-heading th {{ background: #cfd8dc; text-align: left; }}
 td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
 .verdict-error {{ color: #b71c1c; font-weight: bold; }} .verdict-clean {{ color: #1b5e20; font-weight: bold; }}
 tr.status-double td {{ background: {DOUBLE_ROW_COLOUR}; }}
@@ -120,13 +122,30 @@ def _matrix(matrix: AssignmentMatrix) -> str:
     held_by = [h.subtask for p in matrix.partitions for h in p.holders if h.subtask is not None]
     subtasks = range(max([matrix.subtasks, *(s + 1 for s in held_by)]))  # a holder beyond parallelism still shows
     head = "".join(f"<th>subtask {s}</th>" for s in subtasks)
-    rows = "".join(_assignment_row(p, subtasks) for p in matrix.partitions)
+    columns = len(subtasks) + 4
+    groups = "".join(
+        _topic_group(topic, tuple(rows), subtasks, columns)
+        for topic, rows in groupby(matrix.partitions, key=lambda p: p.topic)
+    )
     return (
         f"<h3>Operator {escape(matrix.operator)}</h3><p>{matrix.subtasks} subtasks; partitions from "
         f'<span class="partitions-from">{escape(matrix.partitions_from)}</span></p>'
         f'<table class="assignment" data-operator="{escape(matrix.operator)}">'
-        f"<tr><th>topic</th><th>partition</th><th>status</th>{head}<th>enumerator (pending)</th></tr>{rows}</table>"
+        f"<thead><tr><th>topic</th><th>partition</th><th>status</th>{head}<th>enumerator (pending)</th></tr></thead>"
+        f"{groups}</table>"
     )
+
+
+def _topic_group(topic: str, rows: tuple[PartitionAssignment, ...], subtasks: range, columns: int) -> str:
+    """One topic's rows under a heading row that counts its partitions and the ones held twice or by nobody."""
+    double = sum(row.status == "double" for row in rows)
+    missing = sum(row.status == "missing" for row in rows)
+    heading = (
+        f'<tr class="topic-heading"><th colspan="{columns}">topic {escape(topic)}: {len(rows)} partitions, '
+        f"{double} held twice, {missing} held by nobody</th></tr>"
+    )
+    body = "".join(_assignment_row(row, subtasks) for row in rows)
+    return f'<tbody data-topic="{escape(topic)}">{heading}{body}</tbody>'
 
 
 def _assignment_row(row: PartitionAssignment, subtasks: range) -> str:

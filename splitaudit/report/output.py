@@ -372,7 +372,8 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
     table = Table(title=f"assignment of source {matrix.operator} (partitions from {matrix.partitions_from})")
     for column in ("topic", "partition", *(f"subtask {i}" for i in range(matrix.subtasks)), "enumerator (pending)"):
         table.add_column(column)
-    for row in matrix.partitions:
+    for index, row in enumerate(matrix.partitions):
+        last_of_topic = index + 1 == len(matrix.partitions) or matrix.partitions[index + 1].topic != row.topic
         cells = []
         for subtask in [*range(matrix.subtasks), None]:
             held = [h for h in row.holders if h.subtask == subtask]
@@ -381,7 +382,7 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
             )
         style = {"double": "red", "missing": "yellow"}.get(row.status)
         label = row.topic if row.status == "ok" else f"{row.topic} ({row.status})"
-        table.add_row(label, str(row.partition), *cells, style=style)
+        table.add_row(label, str(row.partition), *cells, style=style, end_section=last_of_topic)
     return table
 
 

@@ -192,3 +192,29 @@ def test_audit_refuses_the_html_target_before_auditing(tmp_path: Path, target: s
     assert result.exit_code == 2
     assert "(--html)" in result.stderr
     assert (tmp_path / "exists.html").read_text() == "keep me"
+
+
+def test_assignment_matrix_groups_several_topics() -> None:
+    matrix = AssignmentMatrix(
+        operator="Read",
+        subtasks=2,
+        partitions_from="--partitions orders=3, payments=2",
+        partitions=(
+            PartitionAssignment("orders", 0, (Holder(0, "0", 7),)),
+            PartitionAssignment("orders", 1, (Holder(1, "1", 8),)),
+            PartitionAssignment("orders", 2, (Holder(0, "0", 9), Holder(1, "1", 9))),
+            PartitionAssignment("payments", 0, (Holder(1, "1", 3),)),
+            PartitionAssignment("payments", 1, ()),
+        ),
+    )
+    page = render_html(Findings(summary=Summary(), findings=(), assignment=(matrix,)), "two topics")
+    groups = find(one(elements(page), "table", data_operator="Read"), "tbody", data_topic="*")
+    assert [g.attrs["data-topic"] for g in groups] == ["orders", "payments"]
+    assert [one(g, "tr", class_="topic-heading").text for g in groups] == [
+        "topic orders: 3 partitions, 1 held twice, 0 held by nobody",
+        "topic payments: 2 partitions, 0 held twice, 1 held by nobody",
+    ]
+    assert [[r.attrs["data-partition"] for r in find(g, "tr", data_topic="*")] for g in groups] == [
+        ["0", "1", "2"],
+        ["0", "1"],
+    ]
