@@ -42,8 +42,12 @@ def test_every_release_reads_twice_unpatched_and_once_patched(tmp_path: Path) ->
             for p in run.report.partitions
         ]
         if variant == "stock" and release in AFFECTED:
-            # The restored job's twin readers read the 500 records produced after the savepoint a second time.
-            assert rows == [(p, 1_000, 1_500, 500, 0, 0) for p in range(PARTITIONS)], (release, variant)
+            # The restored job's twin readers start where the consumer group's committed offsets are: from
+            # 2.56.0 on the savepoint's offsets, so they read the 500 records produced after it a second time;
+            # in 2.54.0 the group has no committed offsets (the TaskManager log says "Found no committed offset"
+            # at the restore), so the twins start at the first offset and read all 1,000 a second time.
+            twice = 1_000 if release == "2.54.0" else 500
+            assert rows == [(p, 1_000, 1_000 + twice, twice, 0, 0) for p in range(PARTITIONS)], (release, variant)
             assert run.report.double_assigned_partitions == (0, 1, 2, 3)
         else:
             assert rows == [(p, 1_000, 1_000, 0, 0, 0) for p in range(PARTITIONS)], (release, variant)
