@@ -6,7 +6,7 @@ a bug and is shown as such.
 
 from __future__ import annotations
 
-# Exit codes are a contract (DESIGN.md): 0 clean, 1 findings of severity error, 2 bad input or usage.
+# Exit codes are a contract (README.md, "Commands"): 0 clean, 1 findings of severity error, 2 bad input or usage.
 # 3 extends it for a failure of the environment: a server that did not start, a download that failed.
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1

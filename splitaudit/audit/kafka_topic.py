@@ -18,7 +18,8 @@ from splitaudit.audit.request import SinkColumns
 from splitaudit.clients.kafka import topic_partitions
 from splitaudit.errors import ExternalError, UsageError
 
-# Lineage fields a sink record may carry besides its source coordinates, with their Spark types (DESIGN.md).
+# Lineage fields a sink record may carry besides its source coordinates, with their Spark types: the reference
+# pipeline's sink columns (beam_pipelines/java/README.md).
 LINEAGE_FIELDS = {"reader_id": "string", "attempt": "int", "subtask": "int", "job_id": "string"}
 _CORRUPT = "_corrupt_record"  # from_json puts the text of a record it cannot parse here
 

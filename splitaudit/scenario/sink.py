@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.json as pajson
 
-# Column types of the sink rows (DESIGN.md, "Reference pipeline sink"); the hashes are null for null keys/values.
+# Column types of the sink rows (beam_pipelines/java/README.md, "Each sink row"); the hashes are null for null keys/values.
 SINK_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),

@@ -18,7 +18,7 @@ import org.apache.beam.sdk.io.kafka.KafkaRecord;
 import org.apache.beam.sdk.transforms.DoFn;
 
 /**
- * Turns each Kafka record into one sink row, a JSON object on one line with the columns DESIGN.md gives the
+ * Turns each Kafka record into one sink row, a JSON object on one line with the columns of the
  * reference sink: {@code topic, partition, offset} (the record), {@code subtask, attempt} (the Flink task
  * that emitted it), {@code reader_id} (the Beam reader that read it), {@code job_id} (the Flink job), and
  * {@code key_hash, value_hash} (content, to tell a replay of the same record from a different record).
