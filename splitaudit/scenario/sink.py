@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.json as pajson
 
-# Column types of the sink rows (beam_pipelines/java/README.md, "Each sink row"); the hashes are null for null keys/values.
+# Column types of the sink rows (beam_pipelines/java/README.md, "Each sink row"); the hashes are null for null
+# keys and values.
 SINK_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
