@@ -28,7 +28,7 @@ from splitaudit.savepoint.handles import (
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
 from splitaudit.splits import registry
-from splitaudit.splits.model import DecodedState
+from splitaudit.splits.model import EnumeratorState, SplitState
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class ReaderSplit:
 
     subtask: int
     serializer_version: int | None  # None for `_default_` elements, which carry no version
-    state: DecodedState
+    state: SplitState
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,7 +54,7 @@ class EnumeratorCheckpoint:
 
     serde_version: int
     serializer_version: int
-    state: DecodedState
+    state: EnumeratorState
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,10 +13,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.splits.model import ASSIGNED, PENDING, EnumeratorEntry, PartitionRow
 
 SPLIT_SERIALIZER_VERSION = 0
 ENUMERATOR_VERSIONS = (0, 1, 2, 3)
 ASSIGNMENT_STATUS = ("ASSIGNED", "UNASSIGNED")
+NO_STOPPING_OFFSET = -(2**63)  # KafkaPartitionSplit.NO_STOPPING_OFFSET (Long.MIN_VALUE): unbounded
+
+
+def split_id(topic: str, partition: int) -> str:
+    """`KafkaPartitionSplit.splitId()`: topic + "-" + partition."""
+    return f"{topic}-{partition}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,11 @@ class KafkaPartitionSplit:
             "stopping_offset": self.stopping_offset,
         }
 
+    def partition_rows(self) -> tuple[PartitionRow, ...]:
+        stopping = None if self.stopping_offset == NO_STOPPING_OFFSET else self.stopping_offset
+        split = split_id(self.topic, self.partition)
+        return (PartitionRow(self.type, split, self.topic, self.partition, self.starting_offset, stopping),)
+
 
 @dataclass(frozen=True)
 class KafkaPartitionAssignment:
@@ -59,6 +71,16 @@ class KafkaPartitionAssignment:
             "split": None if self.split is None else self.split.to_json(),
         }
 
+    def entry(self) -> EnumeratorEntry:
+        """The partition as the enumerator table shows it; without its split (v1, v2), no offsets."""
+        status = ASSIGNED if self.status == "ASSIGNED" else PENDING
+        if self.split is not None:
+            return EnumeratorEntry(None, status, self.split.partition_rows())
+        row = PartitionRow(
+            KafkaPartitionSplit.type, split_id(self.topic, self.partition), self.topic, self.partition, None
+        )
+        return EnumeratorEntry(None, status, (row,))
+
 
 @dataclass(frozen=True)
 class KafkaEnumeratorState:
@@ -75,6 +97,9 @@ class KafkaEnumeratorState:
             "partitions": [p.to_json() for p in self.partitions],
             "initial_discovery_finished": self.initial_discovery_finished,
         }
+
+    def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
+        return tuple(p.entry() for p in self.partitions)
 
 
 def _read_split(inp: DataInput) -> KafkaPartitionSplit:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.splits import registry
+from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
 
 BEAM = Path(__file__).resolve().parents[3] / "fixtures" / "beam" / "serialization-2.62.0"
 EXPECTED: dict[str, Any] = json.loads((BEAM / "expected.json").read_text())
@@ -92,3 +93,33 @@ def test_mutated_beam_bytes_never_escape(name: str, flips: list[tuple[int, int]]
             registry.decode_reader_split(version, DataInput(bytes(data), name))
     except InputError:
         pass
+
+
+def test_beam_states_describe_their_partitions() -> None:
+    # What the audit's tables hold for each real element: one row per topic partition, offsets from the mark.
+    version, payload = _versioned("reader-split-started.bin")
+    assert registry.decode_reader_split(version, payload).partition_rows() == (
+        PartitionRow("beam_flink_source", "1", "events", 1, 101),
+        PartitionRow("beam_flink_source", "1", "events", 4, 104),
+    )
+    version, payload = _versioned("counting-split.bin")  # not Kafka: one row, no partition
+    assert registry.decode_reader_split(version, payload).partition_rows() == (
+        PartitionRow("beam_flink_source", "0", None, None, None),
+    )
+    name = "unbounded-wrapper-element.bin"
+    wrapper = registry.decode_unbounded_wrapper_element(DataInput((BEAM / name).read_bytes(), name))
+    assert wrapper.partition_rows() == (
+        PartitionRow("beam_unbounded_wrapper", None, "events", 0, 100),
+        PartitionRow("beam_unbounded_wrapper", None, "events", 3, 103),
+    )
+    version, payload = _versioned("enumerator.bin")  # split 2 waits for subtask 1, its reader never started
+    assert registry.decode_enumerator(version, payload, set()).enumerator_entries() == (
+        EnumeratorEntry(
+            1,
+            PENDING,
+            (
+                PartitionRow("beam_flink_source", "2", "events", 2, None),
+                PartitionRow("beam_flink_source", "2", "events", 5, None),
+            ),
+        ),
+    )
