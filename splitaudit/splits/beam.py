@@ -1,25 +1,25 @@
 """Apache Beam sources on Flink: FLIP-27 `FlinkSourceSplit` and the legacy `UnboundedSourceWrapper` state.
 
 Java serialization is parsed AS DATA with javaobj-py3's v1 unmarshaller; no class is ever loaded or run.
+Layouts in splitaudit/splits/FORMAT.md, "Beam `FlinkSource`":
 
 - Reader split (`SourceReaderState` element, Beam `SerdeUtils.getNaiveObjectSerializer()`, version 0):
   `ObjectOutputStream` of
   `org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit`
   (Beam 2.52+; fields `int splitIndex`, `Source beamSplitSource`, `byte[] splitState`) whose `splitState` is
-  the source's checkpoint-mark coder output (notes/beam-flink-source.md §2.3-§2.4).
+  the source's checkpoint-mark coder output.
 - Enumerator checkpoint (coordinator payload, version 0): `HashMap<Integer, List<FlinkSourceSplit>>` of
-  pending splits per subtask (§2.5).
+  pending splits per subtask.
 - Legacy/portable `UnboundedSourceWrapper`: operator list state `_default_`, each element a Java-serialized
-  split source immediately followed by its checkpoint-mark coder bytes, no length prefix (§2.6).
+  split source immediately followed by its checkpoint-mark coder bytes, no length prefix.
 - Kafka: `org.apache.beam.sdk.io.kafka.KafkaUnboundedSource` (`id`, `spec.topicPartitions` of
   `org.apache.kafka.common.TopicPartition`) and `KafkaCheckpointMark` (AvroCoder reflect schema, fastavro).
   Other Beam sources come out with their class name and the checkpoint bytes as hex.
 
-Verification status: every layout here was checked on bytes written by Beam 2.62.0's own classes
-(fixtures/beam/serialization-2.62.0: `FlinkSourceSplit.serializer()`, the enumerator checkpoint serializer,
-`UnboundedSourceWrapper`'s checkpoint coder), which showed that AvroCoder writes `PartitionMark` fields in name
-order. The `_default_` layout was also seen in real Beam 2.31 / Flink 1.12 savepoints by the notes' author.
-NOT yet verified: a whole Beam-on-Flink savepoint (the pipeline issue's runs will provide one).
+Read from bytes Beam 2.62.0 wrote: its own serializers' elements (fixtures/beam/serialization-2.62.0/: a
+`FlinkSourceSplit` with `KafkaUnboundedSource` and `KafkaCheckpointMark`, the enumerator map, an
+`UnboundedSourceWrapper` element, a `CountingSource` split) and whole savepoints of the reference pipeline on
+Flink 1.19.3 (fixtures/beam_flink_source/), which tests/unit/test_fixtures.py decodes.
 """
 
 from __future__ import annotations

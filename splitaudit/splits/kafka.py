@@ -2,7 +2,7 @@
 
 `KafkaPartitionSplitSerializer` (CURRENT_VERSION 0 in every release v3.0.0 … v5.0.0) and
 `KafkaSourceEnumStateSerializer` versions 0-3 (0: connector-base `SerdeUtils.serializeSplitAssignments`;
-1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts from the connector sources (notes §4.1), verified on real
+1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts in splitaudit/splits/FORMAT.md, read from real
 KafkaSource savepoints of connectors 3.0.2 (v1), 3.3.0, 3.4.0, 4.0.1 (v2) and 5.0.0 (v3) (fixtures/kafka/);
 version 0 (Flink <= 1.12 connectors) is from code only.
 """
