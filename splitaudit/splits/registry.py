@@ -7,8 +7,10 @@ as `UnknownState` with its bytes, so an unfamiliar connector never stops `inspec
 
 Adding a connector is one module in this package, whose split and enumerator classes implement `SplitState`
 and `EnumeratorState` (`splitaudit/splits/model.py`: their JSON and the rows the audit's tables hold), and
-one entry in `FAMILIES` below; nothing outside `splits/` names a family's classes. The byte layouts each
-module relies on are written down in `splitaudit/splits/FORMAT.md`.
+one entry in `FAMILIES` below (a family whose bytes are Java serialization, as Beam's are, is told apart by
+the class names in them instead: its entry is an evidence branch like Beam's). Nothing outside `splits/`
+names a family's classes (tests/unit/test_split_families.py). The byte layouts each module relies on are
+written down in `splitaudit/splits/FORMAT.md`.
 """
 
 from __future__ import annotations
