@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 
@@ -50,6 +51,9 @@ class TimedStep:
     name: str
     seconds: float
     result: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "seconds": self.seconds, "result": self.result}
 
 
 class StepLog:

@@ -2,7 +2,8 @@
 
 For every operator: id, uid, name, parallelism, and — for sources — each subtask's reader splits (FLIP-27
 `SourceReaderState`, or Beam's legacy `_default_` wrapper state) and the enumerator checkpoint held by the
-operator coordinator. `to_json` is the `inspect` contract of DESIGN.md.
+operator coordinator. `to_json` is the `inspect --json` document; the containers it reads are described in
+splitaudit/savepoint/FORMAT.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from splitaudit.savepoint.handles import (
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
 from splitaudit.splits import registry
-from splitaudit.splits.model import DecodedState
+from splitaudit.splits.model import EnumeratorState, SplitState
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class ReaderSplit:
 
     subtask: int
     serializer_version: int | None  # None for `_default_` elements, which carry no version
-    state: DecodedState
+    state: SplitState
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,7 +55,7 @@ class EnumeratorCheckpoint:
 
     serde_version: int
     serializer_version: int
-    state: DecodedState
+    state: EnumeratorState
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -29,7 +29,7 @@ from splitaudit.audit.findings import (
     PartitionAssignment,
 )
 from splitaudit.audit.savepoint_frames import SavepointFrames
-from splitaudit.audit.tables import ASSIGNED, PENDING
+from splitaudit.splits.model import ASSIGNED, PENDING
 
 ENUMERATOR_SOURCE = "the enumerator checkpoint"
 SAVEPOINT_SOURCE = "the savepoint (held partitions only: give --bootstrap or --partitions to find missing ones)"

@@ -89,6 +89,18 @@ class PartitionCoverage:
     def duplicates(self) -> int:
         return self.rows - self.distinct
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "rows": self.rows,
+            "distinct": self.distinct,
+            "first_offset": self.first_offset,
+            "last_offset": self.last_offset,
+            "missing": self.missing,
+            "duplicates": self.duplicates,
+        }
+
 
 @dataclass(frozen=True)
 class Holder:
@@ -97,6 +109,9 @@ class Holder:
     subtask: int | None  # None: pending in the enumerator, not yet given to a reader
     split_id: str
     next_offset: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subtask": self.subtask, "split_id": self.split_id, "next_offset": self.next_offset}
 
 
 @dataclass(frozen=True)
@@ -117,7 +132,7 @@ class PartitionAssignment:
             "topic": self.topic,
             "partition": self.partition,
             "status": self.status,
-            "holders": [h.__dict__ for h in self.holders],
+            "holders": [h.to_json() for h in self.holders],
         }
 
 
@@ -149,6 +164,15 @@ class Summary:
     missing_partitions: int = 0
     rewound_partitions: int = 0
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "duplicate_records": self.duplicate_records,
+            "missing_records": self.missing_records,
+            "double_assigned_partitions": self.double_assigned_partitions,
+            "missing_partitions": self.missing_partitions,
+            "rewound_partitions": self.rewound_partitions,
+        }
+
 
 @dataclass(frozen=True)
 class Findings:
@@ -167,9 +191,9 @@ class Findings:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "summary": self.summary.__dict__,
+            "summary": self.summary.to_json(),
             "findings": [f.to_json() for f in self.findings],
-            "coverage": [c.__dict__ | {"duplicates": c.duplicates} for c in self.coverage],
+            "coverage": [c.to_json() for c in self.coverage],
             "notes": list(self.notes),
             "assignment": [a.to_json() for a in self.assignment],
         }

@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, Row
 
 from splitaudit.audit.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
 from splitaudit.audit.savepoint_frames import SavepointFrames
-from splitaudit.audit.tables import PENDING, concrete_offset
+from splitaudit.audit.tables import concrete_offset
+from splitaudit.splits.model import PENDING
 
 Key = tuple[str, str, int]  # operator id, topic, partition
 

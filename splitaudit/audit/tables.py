@@ -7,25 +7,18 @@
 
 Offsets are Kafka's *next* offset to read. Negative values are Flink's symbolic offsets kept as they are
 (-2 earliest, -1 latest, -3 committed); a Kafka stopping offset of Long.MIN_VALUE (unbounded) becomes null.
-Spark-free: plain rows and pyarrow tables, so the data source, the checks and the tests share one shape.
+Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in
+`splitaudit/splits/model.py`); this module only lays them out. Spark-free: plain rows and pyarrow tables, so
+the data source, the checks and the tests share one shape.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from splitaudit.savepoint_view import OperatorView, SavepointView
-from splitaudit.splits.beam import FlinkSourceEnumeratorState, FlinkSourceSplit, UnboundedWrapperSplit
-from splitaudit.splits.kafka import KafkaEnumeratorState, KafkaPartitionSplit
-from splitaudit.splits.model import DecodedState
-from splitaudit.splits.number_sequence import NumberSequenceEnumeratorState, NumberSequenceSplit
-
-NO_STOPPING_OFFSET = -(2**63)  # Flink's KafkaPartitionSplit.NO_STOPPING_OFFSET (Long.MIN_VALUE)
-PENDING = "pending"
-ASSIGNED = "assigned"
 
 _SNAPSHOT = [
     pa.field("checkpoint_id", pa.int64(), nullable=False),
@@ -100,8 +93,9 @@ def split_rows(view: SavepointView) -> list[dict[str, Any]]:
     for op in view.operators:
         if op.source is None:
             continue
+        base = _operator(view, op)
         for split in op.source.reader_splits:
-            rows += [_operator(view, op) | {"subtask": split.subtask} | r for r in _split_parts(split.state)]
+            rows += [base | {"subtask": split.subtask} | row.to_json() for row in split.state.partition_rows()]
     return rows
 
 
@@ -113,8 +107,8 @@ def enumerator_rows(view: SavepointView) -> list[dict[str, Any]]:
         if op.source is None or op.source.enumerator is None:
             continue
         base = _operator(view, op)
-        for subtask, status, parts in _enumerator_parts(op.source.enumerator.state):
-            rows += [base | {"subtask": subtask, "status": status} | r for r in parts]
+        for entry in op.source.enumerator.state.enumerator_entries():
+            rows += [base | {"subtask": entry.subtask, "status": entry.status} | row.to_json() for row in entry.rows]
     return rows
 
 
@@ -125,67 +119,4 @@ def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
         "operator_name": op.name,
         "checkpoint_id": view.checkpoint_id,
         "kind": view.kind,
-    }
-
-
-def _split_parts(state: DecodedState) -> list[dict[str, Any]]:
-    """The split columns of one decoded split: one dict per topic partition it covers."""
-    if isinstance(state, KafkaPartitionSplit):
-        return [_kafka_part(state)]
-    if isinstance(state, FlinkSourceSplit | UnboundedWrapperSplit):
-        split_id = str(state.split_index) if isinstance(state, FlinkSourceSplit) else None
-        marks = {(m.topic, m.partition): m.next_offset for m in state.source.checkpoint or ()}
-        parts = [(tp.topic, tp.partition) for tp in state.source.topic_partitions]
-        parts += [key for key in marks if key not in parts]  # a mark for a partition the source does not list
-        if not parts:
-            return [_part(state.type, split_id, None, None, None)]
-        return [
-            _part(state.type, split_id, topic, partition, marks.get((topic, partition))) for topic, partition in parts
-        ]
-    if isinstance(state, NumberSequenceSplit):
-        return [_part(state.type, state.split_id, None, None, state.from_value, state.to_value)]
-    return [_part(state.type, None, None, None, None)]
-
-
-def _enumerator_parts(state: DecodedState) -> Iterator[tuple[int | None, str, list[dict[str, Any]]]]:
-    """(target subtask, status, split columns) of each split or partition an enumerator checkpoint names."""
-    if isinstance(state, KafkaEnumeratorState):
-        for assignment in state.partitions:
-            status = ASSIGNED if assignment.status == "ASSIGNED" else PENDING
-            if assignment.split is not None:
-                yield None, status, [_kafka_part(assignment.split)]
-            else:
-                split_id = f"{assignment.topic}-{assignment.partition}"
-                yield None, status, [_part(state.type, split_id, assignment.topic, assignment.partition, None)]
-    elif isinstance(state, FlinkSourceEnumeratorState):
-        for pending in state.pending:
-            for split in pending.splits:
-                yield pending.subtask, PENDING, _split_parts(split)
-    elif isinstance(state, NumberSequenceEnumeratorState):
-        for remaining in state.splits:
-            yield None, PENDING, _split_parts(remaining)
-
-
-def _kafka_part(split: KafkaPartitionSplit) -> dict[str, Any]:
-    stopping = None if split.stopping_offset == NO_STOPPING_OFFSET else split.stopping_offset
-    # KafkaPartitionSplit.splitId() is topic + "-" + partition.
-    split_id = f"{split.topic}-{split.partition}"
-    return _part(split.type, split_id, split.topic, split.partition, split.starting_offset, stopping)
-
-
-def _part(
-    split_type: str,
-    split_id: str | None,
-    topic: str | None,
-    partition: int | None,
-    next_offset: int | None,
-    stopping_offset: int | None = None,
-) -> dict[str, Any]:
-    return {
-        "split_type": split_type,
-        "split_id": split_id,
-        "topic": topic,
-        "partition": partition,
-        "next_offset": next_offset,
-        "stopping_offset": stopping_offset,
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -15,6 +15,15 @@ class ReplacedEntry:
     original_size: int
     patched_sha256: str
     patched_size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "original_sha256": self.original_sha256,
+            "original_size": self.original_size,
+            "patched_sha256": self.patched_sha256,
+            "patched_size": self.patched_size,
+        }
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,14 @@ class PatchReport:
     replaced: tuple[ReplacedEntry, ...]
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        document["entries_kept"] = self.entries_total - len(self.replaced)
-        return document
+        return {
+            "in_jar": self.in_jar,
+            "out_jar": self.out_jar,
+            "beam_version": self.beam_version,
+            "flink_runner": self.flink_runner,
+            "bundled_flink": self.bundled_flink,
+            "patch_classes_from": self.patch_classes_from,
+            "entries_total": self.entries_total,
+            "replaced": [entry.to_json() for entry in self.replaced],
+            "entries_kept": self.entries_total - len(self.replaced),
+        }

@@ -2,7 +2,8 @@
 
 Used for the `CheckpointProperties` trailer of `_metadata` and for Beam's split state. No class is loaded or
 run: javaobj builds plain Python objects from class descriptors and field values. Its v1 API is the one that
-reads Beam's `KafkaUnboundedSource` graphs (v2 fails on them, notes/beam-flink-source.md).
+reads Beam's `KafkaUnboundedSource` graphs; v2 fails on them (splitaudit/savepoint/FORMAT.md, "Java
+serialization").
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def _summary(findings: Findings) -> str:
     )
     rows = "".join(
         f'<tr data-summary="{name}"><th>{name.replace("_", " ")}</th><td class="num">{value}</td></tr>'
-        for name, value in findings.summary.__dict__.items()
+        for name, value in findings.summary.to_json().items()
     )
     notes = "".join(f"<li>{escape(note)}</li>" for note in findings.notes)
     return f'{verdict}<table id="summary">{rows}</table>' + (f'<ul id="notes">{notes}</ul>' if notes else "")

@@ -227,9 +227,10 @@ class ConsoleOutput(Output):
 
     def findings(self, findings: Findings) -> None:
         summary = Table(title="audit summary")
-        for name in findings.summary.__dict__:
+        counts = findings.summary.to_json()
+        for name in counts:
             summary.add_column(name.replace("_", " "))
-        summary.add_row(*(str(v) for v in findings.summary.__dict__.values()))
+        summary.add_row(*(str(v) for v in counts.values()))
         self.console.print(summary)
         if findings.findings:
             table = Table(title="findings")

@@ -2,9 +2,9 @@
 
 Local paths and URIs (`s3://`, `hdfs://`, `gs://`, `file:`) go through `pyarrow.fs`. Every path that comes out
 of a file is confined: relative handles (tag 6) resolve inside the directory that holds `_metadata` (Flink's
-`exclusiveDir`, notes §1.11) and may never climb out of it, not even through a symlink; absolute handles
-(tags 2 and 15) are read only when they point inside that directory, or when the user passed
-`allow_external_state`. Nothing here writes, and nothing is ever executed or class-loaded.
+`exclusiveDir`: splitaudit/savepoint/FORMAT.md, "Where state files are") and may never climb out of it, not
+even through a symlink; absolute handles (tags 2 and 15) are read only when they point inside that directory,
+or when the user passed `allow_external_state`. Nothing here writes, and nothing is ever executed or class-loaded.
 """
 
 from __future__ import annotations

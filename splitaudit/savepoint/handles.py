@@ -3,7 +3,7 @@
 Stream handles (tags 0, 1, 2, 3, 6, 15, 16) and the operator-state handles (4, 17) are read into frozen
 dataclasses; keyed-state handles (tags 3, 5, 7-14) are skipped byte-exactly and only their tag is kept;
 channel-state handles of unaligned checkpoints (`ChannelStateHandleSerializer` V1 for metadata V3-V5 and
-`ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: notes/flink-savepoint-format.md §1.6-§1.9.
+`ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: splitaudit/savepoint/FORMAT.md, "State handles".
 """
 
 from __future__ import annotations

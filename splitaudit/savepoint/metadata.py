@@ -3,7 +3,7 @@
 Mirrors `MetadataV3Serializer` (Flink 1.11-1.15), `MetadataV4Serializer` (1.16-1.20: V3 + a Java-serialized
 `CheckpointProperties` trailer), `MetadataV5Serializer` (2.0: operator name and uid in clear text),
 `MetadataV6Serializer` (2.1-2.3: typed channel-state handles) and tolerates `MetadataV7Serializer`
-(unreleased: an optional reference checkpoint id per subtask). Layouts: notes/flink-savepoint-format.md §1.
+(unreleased: an optional reference checkpoint id per subtask). Layouts: splitaudit/savepoint/FORMAT.md.
 """
 
 from __future__ import annotations

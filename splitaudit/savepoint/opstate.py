@@ -1,12 +1,12 @@
 """The operator-state backend stream behind a tag-4/17 handle (`DefaultOperatorStateBackendSnapshotStrategy`).
 
-Layout (notes/flink-savepoint-format.md §2b): `OperatorBackendSerializationProxy` (version 5 in 1.17, 6 from
-1.18: a `bool usingStateCompression` follows the version), the `StateMetaInfoSnapshot` section (meta-info
-version 6/7, `StateMetaInfoSnapshotReadersWriters`), then the list elements that
-`PartitionableListState.write` put at the absolute offsets `_metadata` records. With compression on,
-everything after the meta section is xerial Snappy *framed* (`SnappyFramedOutputStream`, 64 KiB blocks)
-and each offset is the start of a chunk (1.18 opens a new framed stream per state, 1.19+ one for all;
-both are read the same way).
+Layout (splitaudit/savepoint/FORMAT.md, "Operator-state stream"): `OperatorBackendSerializationProxy`
+(version 5 in 1.17, 6 from 1.18: a `bool usingStateCompression` follows the version), the
+`StateMetaInfoSnapshot` section (meta-info version 6/7, `StateMetaInfoSnapshotReadersWriters`), then the
+list elements that `PartitionableListState.write` put at the absolute offsets `_metadata` records. With
+compression on, everything after the meta section is xerial Snappy *framed* (`SnappyFramedOutputStream`,
+64 KiB blocks) and each offset is the start of a chunk (1.18 opens a new framed stream per state, 1.19+ one
+for all; both are read the same way).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, DOUBLE_ASSIGNMENT, REPLAY, Findings
@@ -20,6 +20,17 @@ class PartitionCounts:
     missing_offsets: int  # produced offsets absent from the sink
     double_read_offsets: int  # extra rows of offsets two readers emitted within one attempt (double assignment)
     replayed_offsets: int  # extra rows of offsets a later attempt emitted again (replay)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "expected_records": self.expected_records,
+            "sink_rows": self.sink_rows,
+            "duplicate_rows": self.duplicate_rows,
+            "missing_offsets": self.missing_offsets,
+            "double_read_offsets": self.double_read_offsets,
+            "replayed_offsets": self.replayed_offsets,
+        }
 
 
 def partition_counts(findings: Findings, topic: str, expected: dict[int, int]) -> tuple[PartitionCounts, ...]:
@@ -95,16 +106,29 @@ class ScenarioReport:
         return sum(p.replayed_offsets for p in self.partitions)
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        document.update(
-            audit=self.audit.to_json(),
-            sink_rows=self.sink_rows,
-            duplicate_rows=self.duplicate_rows,
-            missing_offsets=self.missing_offsets,
-            double_read_offsets=self.double_read_offsets,
-            replayed_offsets=self.replayed_offsets,
-        )
-        return document
+        return {
+            "variant": self.variant,
+            "restart": self.restart,
+            "jar": self.jar,
+            "run_dir": self.run_dir,
+            "topic": self.topic,
+            "job_id_before": self.job_id_before,
+            "job_id_after": self.job_id_after,
+            "savepoint_before": self.savepoint_before,
+            "savepoint_after": self.savepoint_after,
+            "sink_path": self.sink_path,
+            "sink_format": self.sink_format,
+            "expected_records": self.expected_records,
+            "records_per_second": self.records_per_second,
+            "partitions": [p.to_json() for p in self.partitions],
+            "steps": [step.to_json() for step in self.steps],
+            "audit": self.audit.to_json(),
+            "sink_rows": self.sink_rows,
+            "duplicate_rows": self.duplicate_rows,
+            "missing_offsets": self.missing_offsets,
+            "double_read_offsets": self.double_read_offsets,
+            "replayed_offsets": self.replayed_offsets,
+        }
 
 
 @dataclass(frozen=True)

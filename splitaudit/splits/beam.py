@@ -1,25 +1,25 @@
 """Apache Beam sources on Flink: FLIP-27 `FlinkSourceSplit` and the legacy `UnboundedSourceWrapper` state.
 
 Java serialization is parsed AS DATA with javaobj-py3's v1 unmarshaller; no class is ever loaded or run.
+Layouts in splitaudit/splits/FORMAT.md, "Beam `FlinkSource`":
 
 - Reader split (`SourceReaderState` element, Beam `SerdeUtils.getNaiveObjectSerializer()`, version 0):
   `ObjectOutputStream` of
   `org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit`
   (Beam 2.52+; fields `int splitIndex`, `Source beamSplitSource`, `byte[] splitState`) whose `splitState` is
-  the source's checkpoint-mark coder output (notes/beam-flink-source.md §2.3-§2.4).
+  the source's checkpoint-mark coder output.
 - Enumerator checkpoint (coordinator payload, version 0): `HashMap<Integer, List<FlinkSourceSplit>>` of
-  pending splits per subtask (§2.5).
+  pending splits per subtask.
 - Legacy/portable `UnboundedSourceWrapper`: operator list state `_default_`, each element a Java-serialized
-  split source immediately followed by its checkpoint-mark coder bytes, no length prefix (§2.6).
+  split source immediately followed by its checkpoint-mark coder bytes, no length prefix.
 - Kafka: `org.apache.beam.sdk.io.kafka.KafkaUnboundedSource` (`id`, `spec.topicPartitions` of
   `org.apache.kafka.common.TopicPartition`) and `KafkaCheckpointMark` (AvroCoder reflect schema, fastavro).
   Other Beam sources come out with their class name and the checkpoint bytes as hex.
 
-Verification status: every layout here was checked on bytes written by Beam 2.62.0's own classes
-(fixtures/beam/serialization-2.62.0: `FlinkSourceSplit.serializer()`, the enumerator checkpoint serializer,
-`UnboundedSourceWrapper`'s checkpoint coder), which showed that AvroCoder writes `PartitionMark` fields in name
-order. The `_default_` layout was also seen in real Beam 2.31 / Flink 1.12 savepoints by the notes' author.
-NOT yet verified: a whole Beam-on-Flink savepoint (the pipeline issue's runs will provide one).
+Read from bytes Beam 2.62.0 wrote: its own serializers' elements (fixtures/beam/serialization-2.62.0/: a
+`FlinkSourceSplit` with `KafkaUnboundedSource` and `KafkaCheckpointMark`, the enumerator map, an
+`UnboundedSourceWrapper` element, a `CountingSource` split) and whole savepoints of the reference pipeline on
+Flink 1.19.3 (fixtures/beam_flink_source/), which tests/unit/test_fixtures.py decodes.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import fastavro
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
+from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
 
 FLINK_SOURCE_SPLIT = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit"
 KAFKA_UNBOUNDED_SOURCE = "org.apache.beam.sdk.io.kafka.KafkaUnboundedSource"
@@ -125,6 +126,16 @@ class BeamSource:
             document["checkpoint_hex"] = self.checkpoint_bytes.hex()
         return document
 
+    def partition_rows(self, split_type: str, split_id: str | None) -> tuple[PartitionRow, ...]:
+        """One row per partition the source lists, then per partition only its checkpoint mark names; the
+        mark's next offset where there is one. A source with neither (not Kafka) is one row without a topic."""
+        marks = {(m.topic, m.partition): m.next_offset for m in self.checkpoint or ()}
+        parts = [(tp.topic, tp.partition) for tp in self.topic_partitions]
+        parts += [key for key in marks if key not in parts]
+        if not parts:
+            return (PartitionRow(split_type, split_id, None, None, None),)
+        return tuple(PartitionRow(split_type, split_id, t, p, marks.get((t, p))) for t, p in parts)
+
 
 @dataclass(frozen=True)
 class FlinkSourceSplit:
@@ -137,6 +148,9 @@ class FlinkSourceSplit:
     def to_json(self) -> dict[str, Any]:
         return {"split_index": self.split_index, **self.source.to_json()}
 
+    def partition_rows(self) -> tuple[PartitionRow, ...]:
+        return self.source.partition_rows(self.type, str(self.split_index))
+
 
 @dataclass(frozen=True)
 class PendingSplits:
@@ -144,6 +158,9 @@ class PendingSplits:
 
     subtask: int
     splits: tuple[FlinkSourceSplit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subtask": self.subtask, "splits": [split.to_json() for split in self.splits]}
 
 
 @dataclass(frozen=True)
@@ -154,9 +171,12 @@ class FlinkSourceEnumeratorState:
     pending: tuple[PendingSplits, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "pending": [{"subtask": p.subtask, "splits": [split.to_json() for split in p.splits]} for p in self.pending]
-        }
+        return {"pending": [p.to_json() for p in self.pending]}
+
+    def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
+        return tuple(
+            EnumeratorEntry(p.subtask, PENDING, split.partition_rows()) for p in self.pending for split in p.splits
+        )
 
 
 @dataclass(frozen=True)
@@ -168,6 +188,10 @@ class UnboundedWrapperSplit:
 
     def to_json(self) -> dict[str, Any]:
         return self.source.to_json()
+
+    def partition_rows(self) -> tuple[PartitionRow, ...]:
+        """The wrapper keeps no split id."""
+        return self.source.partition_rows(self.type, None)
 
 
 def is_java_serialization(data: bytes) -> bool:

@@ -2,7 +2,7 @@
 
 `KafkaPartitionSplitSerializer` (CURRENT_VERSION 0 in every release v3.0.0 … v5.0.0) and
 `KafkaSourceEnumStateSerializer` versions 0-3 (0: connector-base `SerdeUtils.serializeSplitAssignments`;
-1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts from the connector sources (notes §4.1), verified on real
+1: v3.0.x; 2: v3.1.0 … v4.0.1; 3: v5.0.0). Layouts in splitaudit/splits/FORMAT.md, read from real
 KafkaSource savepoints of connectors 3.0.2 (v1), 3.3.0, 3.4.0, 4.0.1 (v2) and 5.0.0 (v3) (fixtures/kafka/);
 version 0 (Flink <= 1.12 connectors) is from code only.
 """
@@ -13,10 +13,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.splits.model import ASSIGNED, PENDING, EnumeratorEntry, PartitionRow
 
 SPLIT_SERIALIZER_VERSION = 0
 ENUMERATOR_VERSIONS = (0, 1, 2, 3)
 ASSIGNMENT_STATUS = ("ASSIGNED", "UNASSIGNED")
+NO_STOPPING_OFFSET = -(2**63)  # KafkaPartitionSplit.NO_STOPPING_OFFSET (Long.MIN_VALUE): unbounded
+
+
+def split_id(topic: str, partition: int) -> str:
+    """`KafkaPartitionSplit.splitId()`: topic + "-" + partition."""
+    return f"{topic}-{partition}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,11 @@ class KafkaPartitionSplit:
             "stopping_offset": self.stopping_offset,
         }
 
+    def partition_rows(self) -> tuple[PartitionRow, ...]:
+        stopping = None if self.stopping_offset == NO_STOPPING_OFFSET else self.stopping_offset
+        split = split_id(self.topic, self.partition)
+        return (PartitionRow(self.type, split, self.topic, self.partition, self.starting_offset, stopping),)
+
 
 @dataclass(frozen=True)
 class KafkaPartitionAssignment:
@@ -59,6 +71,16 @@ class KafkaPartitionAssignment:
             "split": None if self.split is None else self.split.to_json(),
         }
 
+    def entry(self) -> EnumeratorEntry:
+        """The partition as the enumerator table shows it; without its split (v1, v2), no offsets."""
+        status = ASSIGNED if self.status == "ASSIGNED" else PENDING
+        if self.split is not None:
+            return EnumeratorEntry(None, status, self.split.partition_rows())
+        row = PartitionRow(
+            KafkaPartitionSplit.type, split_id(self.topic, self.partition), self.topic, self.partition, None
+        )
+        return EnumeratorEntry(None, status, (row,))
+
 
 @dataclass(frozen=True)
 class KafkaEnumeratorState:
@@ -75,6 +97,9 @@ class KafkaEnumeratorState:
             "partitions": [p.to_json() for p in self.partitions],
             "initial_discovery_finished": self.initial_discovery_finished,
         }
+
+    def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
+        return tuple(p.entry() for p in self.partitions)
 
 
 def _read_split(inp: DataInput) -> KafkaPartitionSplit:

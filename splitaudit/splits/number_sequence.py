@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
 
 SERIALIZER_VERSION = 1
 
@@ -27,6 +28,10 @@ class NumberSequenceSplit:
     def to_json(self) -> dict[str, Any]:
         return {"split_id": self.split_id, "from": self.from_value, "to": self.to_value}
 
+    def partition_rows(self) -> tuple[PartitionRow, ...]:
+        """No topic partition: the next value and the last one take the offset columns."""
+        return (PartitionRow(self.type, self.split_id, None, None, self.from_value, self.to_value),)
+
 
 @dataclass(frozen=True)
 class NumberSequenceEnumeratorState:
@@ -37,6 +42,9 @@ class NumberSequenceEnumeratorState:
 
     def to_json(self) -> dict[str, Any]:
         return {"splits": [split.to_json() for split in self.splits]}
+
+    def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
+        return tuple(EnumeratorEntry(None, PENDING, split.partition_rows()) for split in self.splits)
 
 
 def _read_split(inp: DataInput) -> NumberSequenceSplit:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from splitaudit.progress import TimedStep
@@ -18,6 +18,15 @@ class ComponentState:
     path: str
     seconds: float
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "state": self.state,
+            "path": self.path,
+            "seconds": self.seconds,
+        }
+
 
 @dataclass(frozen=True)
 class SetupReport:
@@ -27,7 +36,7 @@ class SetupReport:
     components: tuple[ComponentState, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"stack_home": self.stack_home, "components": [c.to_json() for c in self.components]}
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,9 @@ class ServiceStatus:
     alive: bool
     address: str
     detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "pid": self.pid, "alive": self.alive, "address": self.address, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,7 @@ class StackStatus:
         return bool(self.services) and all(service.alive for service in self.services)
 
     def to_json(self) -> dict[str, Any]:
-        return {"workdir": self.workdir, "up": self.up, "services": [asdict(s) for s in self.services]}
+        return {"workdir": self.workdir, "up": self.up, "services": [s.to_json() for s in self.services]}
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,13 @@ class SmokeReport:
     steps: tuple[TimedStep, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        document["records_per_partition"] = {str(k): v for k, v in self.records_per_partition.items()}
-        return document
+        return {
+            "run_dir": self.run_dir,
+            "topic": self.topic,
+            "records_per_partition": {str(k): v for k, v in self.records_per_partition.items()},
+            "job_id": self.job_id,
+            "savepoint_path": self.savepoint_path,
+            "restored_job_id": self.restored_job_id,
+            "restored_from": self.restored_from,
+            "steps": [step.to_json() for step in self.steps],
+        }

@@ -1,4 +1,4 @@
-"""Shared helpers for the unit tests: the real-Flink fixtures under fixtures/flink/ and fixtures/kafka/."""
+"""Shared helpers for the unit tests: the real fixtures under fixtures/ and how their blobs are framed."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from splitaudit.primitives.datainput import DataInput
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 FAMILIES = ("flink", "kafka")
@@ -49,3 +51,12 @@ def normalized(document: dict[str, Any]) -> dict[str, Any]:
 
 def fixture(name: str) -> FlinkFixture:
     return next(f for f in flink_fixtures() if f.name == name)
+
+
+def versioned(path: Path) -> tuple[int, DataInput]:
+    """A `SimpleVersionedSerialization` blob written by Flink or Beam: int version, int length, payload."""
+    inp = DataInput(path.read_bytes(), path.name)
+    version = inp.read_int()
+    payload = inp.sub(inp.read_length("payload length"), "payload")
+    inp.expect_end(path.name)
+    return version, payload

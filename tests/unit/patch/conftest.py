@@ -1,4 +1,7 @@
-"""The real jars the patch tests work on, all produced by the one Maven build `splitaudit setup` runs."""
+"""The real jars the patch tests work on, all produced by the one Maven build `splitaudit setup` runs.
+
+Every test that uses one of them is marked `needs_build` here, so none can be added without the mark.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,15 @@ import pytest
 from splitaudit.home import PIPELINE_JARS, maven_repo, reference_runners
 
 BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
+
+
+BUILT = frozenset({"stock_jar", "patched_jar", "released_runners", "maven_artifact"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if BUILT & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.needs_build)
 
 
 def _built(path: Path) -> Path:

@@ -6,9 +6,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from splitaudit.patch.rawzip import rewrite_entries
 
 
+@pytest.mark.needs_build  # the JDK's jar tool
 def test_zip64_archive_keeps_every_entry_and_stays_readable_by_the_jdk(tmp_path: Path) -> None:
     # 70,000 entries: more than the 65,535 a plain end record can count, so zipfile writes ZIP64 end records.
     source = tmp_path / "many.zip"
@@ -28,6 +31,7 @@ def test_zip64_archive_keeps_every_entry_and_stays_readable_by_the_jdk(tmp_path:
     assert len(listing.stdout.splitlines()) == 70_000
 
 
+@pytest.mark.needs_build  # the JDK's jar tool
 def test_stored_entries_stay_stored(tmp_path: Path) -> None:
     source = tmp_path / "stored.jar"
     here = str(Path(__file__).parent)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.splits import registry
-from splitaudit.splits.kafka import KafkaEnumeratorState
-from splitaudit.splits.model import UnknownState
-from splitaudit.splits.number_sequence import NumberSequenceEnumeratorState
+from splitaudit.splits.kafka import KafkaEnumeratorState, KafkaPartitionAssignment, KafkaPartitionSplit
+from splitaudit.splits.model import ASSIGNED, PENDING, EnumeratorEntry, PartitionRow, UnknownState
+from splitaudit.splits.number_sequence import NumberSequenceEnumeratorState, NumberSequenceSplit
 
 
 def test_unknown_serializer_version_is_kept_as_hex() -> None:
@@ -34,3 +34,25 @@ def test_empty_enumerator_checkpoint_follows_the_readers() -> None:
 def test_non_beam_java_object_in_default_state_is_unknown() -> None:
     decoded = registry.decode_unbounded_wrapper_element(DataInput(b"\x00\x00\x00\x01", "s"))
     assert decoded.type == "unknown"
+
+
+def test_enumerators_describe_pending_and_assigned_partitions() -> None:
+    # Kafka enum state v2 keeps only (topic, partition, status): an UNASSIGNED partition is pending, no offset.
+    kafka = KafkaEnumeratorState(
+        2,
+        (
+            KafkaPartitionAssignment("t", 0, "ASSIGNED", None),
+            KafkaPartitionAssignment("t", 1, "UNASSIGNED", KafkaPartitionSplit("t", 1, 42, -(2**63))),
+        ),
+        True,
+    )
+    assert kafka.enumerator_entries() == (
+        EnumeratorEntry(None, ASSIGNED, (PartitionRow("kafka", "t-0", "t", 0, None),)),
+        EnumeratorEntry(None, PENDING, (PartitionRow("kafka", "t-1", "t", 1, 42, None),)),
+    )
+    sequence = NumberSequenceEnumeratorState((NumberSequenceSplit("3", 7, 9),))
+    assert sequence.enumerator_entries() == (
+        EnumeratorEntry(None, PENDING, (PartitionRow("number_sequence", "3", None, None, 7, 9),)),
+    )
+    assert UnknownState(b"\x00").enumerator_entries() == ()
+    assert UnknownState(b"\x00").partition_rows() == (PartitionRow("unknown", None, None, None, None),)

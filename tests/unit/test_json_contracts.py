@@ -1,0 +1,273 @@
+"""The `--json` documents of every result, byte for byte: keys, their order, and how values are written.
+
+Each result dataclass has `to_json() -> dict[str, Any]`; these pin what those documents are (README's
+contracts), so a change of how a document is built cannot change what a script reading it sees.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import splitaudit
+from splitaudit.audit.findings import (
+    AssignmentMatrix,
+    Finding,
+    Findings,
+    Holder,
+    PartitionAssignment,
+    PartitionCoverage,
+    Summary,
+)
+from splitaudit.patch.results import PatchReport, ReplacedEntry
+from splitaudit.progress import TimedStep
+from splitaudit.scenario.results import DemoReport, PartitionCounts, ScenarioReport
+from splitaudit.stack.results import ComponentState, ServiceStatus, SetupReport, SmokeReport, StackStatus
+
+PACKAGE = Path(splitaudit.__file__).parent
+
+
+def _same(document: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Equal as the bytes `JsonOutput` prints: insertion order counts."""
+    assert json.dumps(document, indent=2) == json.dumps(expected, indent=2)
+
+
+FINDINGS = Findings(
+    summary=Summary(duplicate_records=3, missing_records=2, double_assigned_partitions=1),
+    findings=(
+        Finding("double_assignment", "error", "t", 0, 3, ((5, 7),), False, ({"offset": 5, "reader_id": "a"},), "x"),
+        Finding("partition_unassigned", "error", "t", 2, 0),
+    ),
+    coverage=(PartitionCoverage("t", 0, 10, 7, 0, 8, 2),),
+    notes=("dense offsets assumed",),
+    assignment=(
+        AssignmentMatrix(
+            "kafka-source",
+            2,
+            "--partitions",
+            (
+                PartitionAssignment("t", 0, (Holder(0, "t-0", 9), Holder(None, "t-0", None))),
+                PartitionAssignment("t", 2, ()),
+            ),
+        ),
+    ),
+)
+
+FINDINGS_JSON = {
+    "summary": {
+        "duplicate_records": 3,
+        "missing_records": 2,
+        "double_assigned_partitions": 1,
+        "missing_partitions": 0,
+        "rewound_partitions": 0,
+    },
+    "findings": [
+        {
+            "kind": "double_assignment",
+            "severity": "error",
+            "topic": "t",
+            "partition": 0,
+            "count": 3,
+            "offset_ranges": [[5, 7]],
+            "ranges_truncated": False,
+            "sample": [{"offset": 5, "reader_id": "a"}],
+            "detail": "x",
+        },
+        {
+            "kind": "partition_unassigned",
+            "severity": "error",
+            "topic": "t",
+            "partition": 2,
+            "count": 0,
+            "offset_ranges": [],
+            "ranges_truncated": False,
+            "sample": [],
+            "detail": "",
+        },
+    ],
+    "coverage": [
+        {
+            "topic": "t",
+            "partition": 0,
+            "rows": 10,
+            "distinct": 7,
+            "first_offset": 0,
+            "last_offset": 8,
+            "missing": 2,
+            "duplicates": 3,
+        }
+    ],
+    "notes": ["dense offsets assumed"],
+    "assignment": [
+        {
+            "operator": "kafka-source",
+            "subtasks": 2,
+            "partitions_from": "--partitions",
+            "partitions": [
+                {
+                    "topic": "t",
+                    "partition": 0,
+                    "status": "double",
+                    "holders": [
+                        {"subtask": 0, "split_id": "t-0", "next_offset": 9},
+                        {"subtask": None, "split_id": "t-0", "next_offset": None},
+                    ],
+                },
+                {"topic": "t", "partition": 2, "status": "missing", "holders": []},
+            ],
+        }
+    ],
+}
+
+
+def test_audit_document() -> None:
+    _same(FINDINGS.to_json(), FINDINGS_JSON)
+
+
+def test_stack_documents() -> None:
+    _same(
+        SetupReport("/s", (ComponentState("flink", "1.19.3", "present", "/s/flink", 0.5),)).to_json(),
+        {
+            "stack_home": "/s",
+            "components": [
+                {"name": "flink", "version": "1.19.3", "state": "present", "path": "/s/flink", "seconds": 0.5}
+            ],
+        },
+    )
+    _same(
+        StackStatus("/w", (ServiceStatus("kafka", 12, True, "127.0.0.1:9092", "ok"),)).to_json(),
+        {
+            "workdir": "/w",
+            "up": True,
+            "services": [{"name": "kafka", "pid": 12, "alive": True, "address": "127.0.0.1:9092", "detail": "ok"}],
+        },
+    )
+    _same(
+        SmokeReport("/r", "t", {0: 5, 1: 6}, "j0", "/sp", "j1", "/sp", (TimedStep("run", 1.5, "ok"),)).to_json(),
+        {
+            "run_dir": "/r",
+            "topic": "t",
+            "records_per_partition": {"0": 5, "1": 6},
+            "job_id": "j0",
+            "savepoint_path": "/sp",
+            "restored_job_id": "j1",
+            "restored_from": "/sp",
+            "steps": [{"name": "run", "seconds": 1.5, "result": "ok"}],
+        },
+    )
+
+
+def test_patch_document() -> None:
+    report = PatchReport(
+        "in.jar",
+        "out.jar",
+        "2.62.0",
+        "beam-runners-flink-1.19",
+        None,
+        "p.jar",
+        10,
+        (ReplacedEntry("a/B.class", "aa", 1, "bb", 2),),
+    )
+    _same(
+        report.to_json(),
+        {
+            "in_jar": "in.jar",
+            "out_jar": "out.jar",
+            "beam_version": "2.62.0",
+            "flink_runner": "beam-runners-flink-1.19",
+            "bundled_flink": None,
+            "patch_classes_from": "p.jar",
+            "entries_total": 10,
+            "replaced": [
+                {
+                    "name": "a/B.class",
+                    "original_sha256": "aa",
+                    "original_size": 1,
+                    "patched_sha256": "bb",
+                    "patched_size": 2,
+                }
+            ],
+            "entries_kept": 9,
+        },
+    )
+
+
+def test_scenario_and_demo_documents() -> None:
+    scenario = ScenarioReport(
+        variant="stock",
+        restart="savepoint",
+        jar="s.jar",
+        run_dir="/r",
+        topic="t",
+        job_id_before="j0",
+        job_id_after="j1",
+        savepoint_before="/sp0",
+        savepoint_after="/sp1",
+        sink_path="/sink",
+        sink_format="json",
+        expected_records=20,
+        records_per_second=10.0,
+        partitions=(PartitionCounts(0, 10, 13, 3, 0, 3, 0), PartitionCounts(1, 10, 10, 0, 0, 0, 0)),
+        steps=(TimedStep("restore", 2.0, "job j1"),),
+        audit=FINDINGS,
+    )
+    document = {
+        "variant": "stock",
+        "restart": "savepoint",
+        "jar": "s.jar",
+        "run_dir": "/r",
+        "topic": "t",
+        "job_id_before": "j0",
+        "job_id_after": "j1",
+        "savepoint_before": "/sp0",
+        "savepoint_after": "/sp1",
+        "sink_path": "/sink",
+        "sink_format": "json",
+        "expected_records": 20,
+        "records_per_second": 10.0,
+        "partitions": [
+            {
+                "partition": p,
+                "expected_records": 10,
+                "sink_rows": rows,
+                "duplicate_rows": dup,
+                "missing_offsets": 0,
+                "double_read_offsets": dup,
+                "replayed_offsets": 0,
+            }
+            for p, rows, dup in ((0, 13, 3), (1, 10, 0))
+        ],
+        "steps": [{"name": "restore", "seconds": 2.0, "result": "job j1"}],
+        "audit": FINDINGS_JSON,
+        "sink_rows": 23,
+        "duplicate_rows": 3,
+        "missing_offsets": 0,
+        "double_read_offsets": 3,
+        "replayed_offsets": 0,
+    }
+    _same(scenario.to_json(), document)
+    _same(
+        DemoReport("/d", 60.0, scenario, scenario).to_json(),
+        {"run_dir": "/d", "seconds": 60.0, "as_expected": False, "stock": document, "patched": document},
+    )
+
+
+def test_documents_come_from_to_json_only() -> None:
+    # One convention: a result's JSON is its `to_json()`, which names every key; `asdict` and `__dict__` would
+    # put whatever fields a class has into the contract. The pid file's record is a file format, not a result.
+    allowed = {("stack/process.py", "__dict__")}
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = None
+            if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "asdict"):
+                name = node.attr
+            elif isinstance(node, ast.Name) and node.id == "asdict":
+                name = node.id
+            elif isinstance(node, ast.ImportFrom) and any(a.name == "asdict" for a in node.names):
+                name = "asdict"
+            if name is not None:
+                found.add((str(path.relative_to(PACKAGE)), name))
+    assert found == allowed
