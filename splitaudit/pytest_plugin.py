@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, UNASSIGNED, Finding, Findings
+from splitaudit.audit.findings import SAVEPOINT_ASSIGNMENT_KINDS, Finding, Findings
 from splitaudit.audit.request import AuditRequest, SinkColumns
 from splitaudit.progress import Progress
 
@@ -75,7 +75,7 @@ def assert_no_double_assignment(
         savepoint=str(savepoint), topics=() if topic is None else (topic,), partitions=counts, master=master
     )
     findings = run_audit(request, Progress())
-    _fail_on(findings, {ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UNASSIGNED}, f"savepoint {savepoint}")
+    _fail_on(findings, SAVEPOINT_ASSIGNMENT_KINDS, f"savepoint {savepoint}")
     return findings
 
 
@@ -101,11 +101,11 @@ def assert_sink_exactly_once(
         master=master,
     )
     findings = run_audit(request, Progress())
-    _fail_on(findings, {f.kind for f in findings.findings}, f"sink {sink}")
+    _fail_on(findings, frozenset(f.kind for f in findings.findings), f"sink {sink}")
     return findings
 
 
-def _fail_on(findings: Findings, kinds: set[str], what: str) -> None:
+def _fail_on(findings: Findings, kinds: frozenset[str], what: str) -> None:
     failed = [f for f in findings.findings if f.kind in kinds]
     if failed:
         lines = "\n".join(f"  - {_describe(f)}" for f in failed)

@@ -39,6 +39,11 @@ EXPIRED_UNREAD = "expired_unread"  # log-start offset above the offset the job r
 COMMITTED_OFFSET = "committed_offset_mismatch"  # the group's committed offset disagrees with the job's
 LAG = "lag"  # records in the topic past the job's next offset
 
+# Kind groups, for every place that counts or asserts on a kind of trouble rather than on one check's finding.
+SAVEPOINT_ASSIGNMENT_KINDS = frozenset({ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UNASSIGNED})  # one savepoint's errors
+DOUBLE_ASSIGNMENT_KINDS = frozenset({DOUBLE_ASSIGNMENT, ASSIGNED_TWICE, ASSIGNED_AND_PENDING})  # read twice
+MISSING_PARTITION_KINDS = frozenset({UNASSIGNED, DROPPED_PARTITION})  # partitions nobody reads
+
 
 @dataclass(frozen=True)
 class Finding:

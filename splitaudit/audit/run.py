@@ -10,12 +10,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
 from splitaudit.audit.findings import (
-    ASSIGNED_AND_PENDING,
-    ASSIGNED_TWICE,
-    DOUBLE_ASSIGNMENT,
-    DROPPED_PARTITION,
+    DOUBLE_ASSIGNMENT_KINDS,
+    MISSING_PARTITION_KINDS,
     REWIND,
-    UNASSIGNED,
     Finding,
     Findings,
     Summary,
@@ -221,16 +218,16 @@ def _findings(
 ) -> Findings:
     """One `Findings`, with the contract's summary counted from the findings."""
 
-    def partitions(*kinds: str) -> int:
+    def partitions(kinds: frozenset[str]) -> int:
         return len({(f.topic, f.partition) for f in findings if f.kind in kinds})
 
     coverage = () if sink_audit is None else sink_audit.coverage
     summary = Summary(
         duplicate_records=sum(c.duplicates for c in coverage),
         missing_records=sum(c.missing for c in coverage),
-        double_assigned_partitions=partitions(DOUBLE_ASSIGNMENT, ASSIGNED_TWICE, ASSIGNED_AND_PENDING),
-        missing_partitions=partitions(UNASSIGNED, DROPPED_PARTITION),
-        rewound_partitions=partitions(REWIND),
+        double_assigned_partitions=partitions(DOUBLE_ASSIGNMENT_KINDS),
+        missing_partitions=partitions(MISSING_PARTITION_KINDS),
+        rewound_partitions=partitions(frozenset({REWIND})),
     )
     if assignment is not None:
         notes += [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]

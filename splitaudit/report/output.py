@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, AssignmentMatrix, Findings
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Findings
 from splitaudit.errors import SplitauditError
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
@@ -397,7 +397,7 @@ def _verdict(report: ScenarioReport) -> str:
         extra = sum(p.double_read_offsets for p in report.partitions)
         shown = ", ".join(map(str, report.double_assigned_partitions))
         parts.append(f"[red]double assignment[/red] of partitions {shown} ({extra} records read twice)")
-    others = sorted({f.kind for f in audit.findings} - {DOUBLE_ASSIGNMENT})
+    others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS)
     if others:
         parts.append("also " + ", ".join(others))
     return "; ".join(parts)

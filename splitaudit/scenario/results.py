@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, DOUBLE_ASSIGNMENT, REPLAY, Findings
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DOUBLE_ASSIGNMENT_KINDS, REPLAY, Findings
 from splitaudit.progress import TimedStep
 
 
@@ -82,8 +82,10 @@ class ScenarioReport:
     @property
     def double_assigned_partitions(self) -> tuple[int, ...]:
         """The partitions the auditor reports as assigned twice (in the sink or in the savepoint)."""
-        kinds = (DOUBLE_ASSIGNMENT, ASSIGNED_TWICE, ASSIGNED_AND_PENDING)
-        return tuple(sorted({f.partition for f in self.audit.findings if f.kind in kinds and f.partition is not None}))
+        findings = self.audit.findings
+        return tuple(
+            sorted({f.partition for f in findings if f.kind in DOUBLE_ASSIGNMENT_KINDS and f.partition is not None})
+        )
 
     @property
     def sink_rows(self) -> int:
