@@ -17,6 +17,18 @@ compilation. The machine is shared: `--repeat N` times the scans and the audit N
 reports the fastest of each (the naive audit runs once).
 
     .venv/bin/python benchmarks/sink_audit.py --rows 10000000 [--rows 100000000] [--repeat 3] [--skip-naive]
+
+Measured (local[2], 2 cores shared with other work, load 2-5, best of 2, one-topic Parquet sink):
+
+- 100 M rows: the audit 8.3 s against 3.4 s for the bare scan (2.4x; 0.67x the max(topic) scan), 53x faster than
+  the naive audit; 10 M rows: 3.0 s against 0.63 s, where the few small queries on suspects weigh most. Spark
+  driver JVM peak RSS 1.88 GiB at 10 M, 1.95 GiB at 100 M; Python driver 130 MiB at both.
+- Pass 1 alone at 100 M rows, against 2.6-3.0 s for a bare scan of the three columns: grouping by (topic,
+  partition, bucket) 6.5 s, by a hash of the topic 5.5 s, by a flag for one known topic 5.7 s, by (partition,
+  bucket) 4.1 s; the aggregates over the grouping alone about 1 s. Reading the topic string of every row costs
+  1.5-2.5 s per 100 M rows, hence pass 1 skips the topic column when file statistics prove a single topic.
+- Pass 2 on the suspects' rows: Spark's `bitmap_construct_agg` 1.5-3x faster than building the bitmaps in Python
+  workers with mapInArrow.
 """
 
 from __future__ import annotations
@@ -40,7 +52,8 @@ from pyspark.sql import functions as F
 
 from splitaudit.audit.findings import DUPLICATE, MISSING
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink, read_sink
+from splitaudit.audit.sink import audit_sink
+from splitaudit.audit.sink_files import read_sink
 from splitaudit.clients.spark import spark_session
 
 PARTITIONS = 12

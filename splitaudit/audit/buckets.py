@@ -1,18 +1,17 @@
-"""Per-bucket statistics of a (topic, partition, offset) frame: the two passes the sink audit is built from.
+"""The bucket passes over a (topic, partition, offset) frame: the Spark queries the sink audit is built from.
 
 `bucket_stats` is pass 1: one scan of codegen'd aggregates per (topic, partition, 32,768-offset bucket): rows,
-first and last offset, and the offsets' fingerprint (`fingerprint`). Measured on local[2] at 100 M rows,
-against 2.6-3.0 s for a bare scan that reads all three columns: grouping by (topic, partition, bucket) 6.5 s,
-by a topic hash 5.5 s, by a flag for one known topic 5.7 s, by (partition, bucket) 4.1 s; the aggregates
-over the grouping alone about 1 s. Hence the single-topic path below.
+first and last offset, and the offsets' fingerprint (`fingerprint`). Grouping by the topic string is the dearest
+part of it, so when file statistics prove a single topic (`single_topic`) the groups are (partition, bucket)
+and the topic column is not read at all.
 
 `exact_buckets` is pass 2, for suspect buckets only: their offset bitmaps, built by Spark's own
 `bitmap_construct_agg` (`bitmaps` has the layout), give exact distinct counts, and against the source's bitmaps
-exact missing and unexpected counts. On the suspects' rows, the built-in aggregate measured 1.5-3x faster than
-building the bitmaps in Python workers with mapInArrow (no Arrow transfer, no worker start). `offset_filter`
-turns the suspect buckets into `offset BETWEEN lo AND hi` ranges that Spark pushes down to the Parquet/ORC
-reader, whose row-group statistics then skip nearly everything else: pass 2 reads only the suspects' row
-groups instead of joining every row of the sink on a computed bucket column.
+exact missing and unexpected counts; the built-in aggregate needs no Arrow transfer and no Python worker.
+`offset_filter` turns the suspect buckets into `offset BETWEEN first AND last` ranges that Spark pushes down to
+the Parquet/ORC reader, whose row-group statistics then skip nearly everything else: pass 2 reads only the
+suspects' row groups instead of joining every row of the sink on a computed bucket column. Measured figures of
+both passes are in benchmarks/sink_audit.py.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ class BucketStats:
     partition: int
     bucket: int
     rows: int
-    lo: int
-    hi: int
+    first_offset: int
+    last_offset: int
     hash_high: int
     hash_low: int
 
@@ -55,21 +54,23 @@ class BucketStats:
 
 
 @dataclass(frozen=True)
-class BucketExact:
-    """One suspect bucket after pass 2: distinct offsets held by the sink, held by the source, and by either
-    (their union); with the bitmaps when they were fetched (None: that side has no offset there, or beyond
-    MAX_BITMAP_BUCKETS)."""
+class SuspectBucket:
+    """One suspect bucket after pass 2: how many distinct offsets the sink holds in it, how many the source
+    holds, and how many either holds (their union); with the bitmaps when they were fetched (None: that side
+    has no offset there, or the bitmap was not asked for)."""
 
-    sink: int
-    source: int
-    either: int
+    sink_offsets: int
+    source_offsets: int
+    union_offsets: int
     sink_bitmap: bytes | None = None
     source_bitmap: bytes | None = None
 
     @property
-    def complete(self) -> bool:
+    def bitmaps_known(self) -> bool:
         """True when the bitmaps of both sides are known (a side with no offset here needs none)."""
-        return (self.sink == 0 or self.sink_bitmap is not None) and (self.source == 0 or self.source_bitmap is not None)
+        return (self.sink_offsets == 0 or self.sink_bitmap is not None) and (
+            self.source_offsets == 0 or self.source_bitmap is not None
+        )
 
 
 def single_topic(frame: DataFrame) -> str | None:
@@ -94,25 +95,40 @@ def bucket_stats(frame: DataFrame) -> tuple[dict[BucketKey, BucketStats], int]:
     """Pass 1 over (topic, partition, offset): the stats of every bucket, and the number of invalid rows (null
     key, negative offset), which land in groups with a null or negative bucket.
 
-    Reading the topic string of every row (dictionary decode, a variable-length grouping key) measured 1.5-2.5 s
-    per 100 M rows on local[2], most of a bare scan; so when `single_topic` proves there is one topic, the
-    groups are (partition, bucket) and the topic column is never read.
+    Reading the topic string of every row (dictionary decode, a variable-length grouping key) costs most of a
+    bare scan; so when `single_topic` proves there is one topic, the groups are (partition, bucket) and the
+    topic column is never read.
     """
     topic = single_topic(frame)
     high, low = fingerprint.fingerprint_sums(F.col("offset"))
     keys: list[Column | str] = ["partition", F.shiftright("offset", BUCKET_BITS).alias("bucket")]
     if topic is None:
         keys.insert(0, "topic")
-    aggregates = [F.count(F.lit(1)).alias("rows"), F.min("offset").alias("lo"), F.max("offset").alias("hi"), high, low]
+    aggregates = [
+        F.count(F.lit(1)).alias("rows"),
+        F.min("offset").alias("first_offset"),
+        F.max("offset").alias("last_offset"),
+        high,
+        low,
+    ]
     stats = {}
     invalid = 0
-    for r in frame.groupBy(*keys).agg(*aggregates).collect():
-        name = topic if topic is not None else r["topic"]
-        if None in (name, r["partition"], r["bucket"]) or r["bucket"] < 0:
-            invalid += r["rows"]
+    for row in frame.groupBy(*keys).agg(*aggregates).collect():
+        name = topic if topic is not None else row["topic"]
+        if None in (name, row["partition"], row["bucket"]) or row["bucket"] < 0:
+            invalid += row["rows"]
             continue
-        b = BucketStats(name, r["partition"], r["bucket"], r["rows"], r["lo"], r["hi"], r["hash_high"], r["hash_low"])
-        stats[b.key] = b
+        bucket = BucketStats(
+            name,
+            row["partition"],
+            row["bucket"],
+            row["rows"],
+            row["first_offset"],
+            row["last_offset"],
+            row["hash_high"],
+            row["hash_low"],
+        )
+        stats[bucket.key] = bucket
     return stats, invalid
 
 
@@ -174,7 +190,7 @@ def exact_buckets(
     source_keys: set[BucketKey] | frozenset[BucketKey] = frozenset(),
     *,
     with_bitmaps: bool,
-) -> dict[BucketKey, BucketExact]:
+) -> dict[BucketKey, SuspectBucket]:
     """Pass 2: exact counts of the given buckets of the sink (and of the source), with their bitmaps if asked.
 
     The rows of both sides go through one aggregate: per bucket, the bitmap of the sink's offsets, of the
@@ -205,14 +221,14 @@ def exact_buckets(
     counts = [F.bitmap_count(name).alias(f"{name}_count") for name in names]
     fetched: list[Column | str] = [*KEY_COLUMNS, *counts, *(names[:2] if with_bitmaps else [])]
     exact = {}
-    for r in built.select(*fetched).collect():
-        held = r["sink_count"]
-        known = r["source_count"] if source is not None else 0
-        exact[(r["topic"], r["partition"], r["bucket"])] = BucketExact(
-            held,
-            known,
-            r["either_count"] if source is not None else held,
-            bytes(r["sink"]) if with_bitmaps and held else None,
-            bytes(r["source"]) if with_bitmaps and known else None,
+    for row in built.select(*fetched).collect():
+        in_sink = row["sink_count"]
+        in_source = row["source_count"] if source is not None else 0
+        exact[(row["topic"], row["partition"], row["bucket"])] = SuspectBucket(
+            in_sink,
+            in_source,
+            row["either_count"] if source is not None else in_sink,
+            bytes(row["sink"]) if with_bitmaps and in_sink else None,
+            bytes(row["source"]) if with_bitmaps and in_source else None,
         )
     return exact

@@ -44,6 +44,8 @@ SAVEPOINT_ASSIGNMENT_KINDS = frozenset({ASSIGNED_TWICE, ASSIGNED_AND_PENDING, UN
 DOUBLE_ASSIGNMENT_KINDS = frozenset({DOUBLE_ASSIGNMENT, ASSIGNED_TWICE, ASSIGNED_AND_PENDING})  # read twice
 MISSING_PARTITION_KINDS = frozenset({UNASSIGNED, DROPPED_PARTITION})  # partitions nobody reads
 
+MAX_RANGES = 100  # offset ranges a finding lists (then `ranges_truncated`); its count is always exact
+
 
 @dataclass(frozen=True)
 class Finding:

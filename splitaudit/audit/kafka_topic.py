@@ -14,13 +14,11 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from splitaudit.audit.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import SinkColumns
 from splitaudit.clients.kafka import topic_partitions
 from splitaudit.errors import ExternalError, UsageError
 
-# Lineage fields a sink record may carry besides its source coordinates, with their Spark types: the reference
-# pipeline's sink columns (beam_pipelines/java/README.md).
-LINEAGE_FIELDS = {"reader_id": "string", "attempt": "int", "subtask": "int", "job_id": "string"}
 _CORRUPT = "_corrupt_record"  # from_json puts the text of a record it cannot parse here
 
 
@@ -38,7 +36,7 @@ def source_offsets(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -
 
 
 def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: SinkColumns) -> DataFrame:
-    """A Kafka topic as the job's sink, shaped as `splitaudit.audit.sink.read_sink` shapes a file sink.
+    """A Kafka topic as the job's sink, shaped as `splitaudit.audit.sink_files.read_sink` shapes a file sink.
 
     Each record's value is a JSON object holding the source coordinates of the record it was made from, in the
     fields `columns` names (topic, partition, offset by default; partition and offset JSON integers), and
@@ -51,7 +49,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     number of such records and the first one's place. The returned DataFrame is lazy and reads the topic again.
     """
     coordinates = {columns.topic: "string", columns.partition: "int", columns.offset: "long"}
-    fields = coordinates | {name: kind for name, kind in LINEAGE_FIELDS.items() if name not in coordinates}
+    fields = coordinates | {name: kind for name, kind in LINEAGE_COLUMNS.items() if name not in coordinates}
     schema = ", ".join(f"`{name}` {kind}" for name, kind in (fields | {_CORRUPT: "string"}).items())
     records = _read_topics(spark, bootstrap, (topic,)).select(
         F.col("partition").alias("_partition"),
@@ -67,7 +65,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
             F.min(F.when(bad, F.struct("_partition", "_offset"))).alias(f"first_{i}")
             for i, bad in enumerate(checks.values())
         ],
-        *[F.count(F.col(f"v.`{name}`")).alias(f"has_{name}") for name in LINEAGE_FIELDS if name not in coordinates],
+        *[F.count(F.col(f"v.`{name}`")).alias(f"has_{name}") for name in LINEAGE_COLUMNS if name not in coordinates],
     ).collect()[0]
     roles = dict(zip(coordinates, ("--topic-col", "--partition-col", "--offset-col"), strict=True))
     for i, check in enumerate(checks):
@@ -82,7 +80,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
                 f"Kafka sink topic {topic!r} at {bootstrap}: {stats[f'bad_{i}']} of {stats['records']} records "
                 f"{what}; the first at partition {first['_partition']} offset {first['_offset']} of that topic"
             )
-    lineage = [name for name in LINEAGE_FIELDS if name not in coordinates and stats[f"has_{name}"]]
+    lineage = [name for name in LINEAGE_COLUMNS if name not in coordinates and stats[f"has_{name}"]]
     return records.select(
         F.col(f"v.`{columns.topic}`").alias("topic"),
         F.col(f"v.`{columns.partition}`").alias("partition"),

@@ -23,7 +23,8 @@ from splitaudit.audit.replay import check_past_savepoint
 from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
-from splitaudit.audit.sink import SinkAudit, audit_sink, read_sink
+from splitaudit.audit.sink import SinkAudit, audit_sink
+from splitaudit.audit.sink_files import read_sink
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets, topic_partitions
 from splitaudit.clients.spark import spark_session
 from splitaudit.errors import UsageError

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from splitaudit.audit import buckets
-from splitaudit.audit import sink as sink_module
+from splitaudit.audit import coverage as coverage_module
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
@@ -26,7 +26,8 @@ from splitaudit.audit.findings import (
     WARNING,
 )
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink, read_sink
+from splitaudit.audit.sink import audit_sink
+from splitaudit.audit.sink_files import read_sink
 
 pytestmark = pytest.mark.integration
 
@@ -257,7 +258,7 @@ def test_bounded_filters_and_bitmaps_keep_counts_exact(
     # p0's suspect buckets 0, 1 and 3 become one filtered run 0..3 (bucket 2 dropped after the aggregate), and
     # only the first bucket that needs a bitmap (p0's bucket 0) gets one: the counts stay exact
     monkeypatch.setattr(buckets, "MAX_FILTER_RANGES", 1)
-    monkeypatch.setattr(sink_module, "MAX_BITMAP_BUCKETS", 1)
+    monkeypatch.setattr(coverage_module, "MAX_BITMAP_BUCKETS", 1)
     sink_path, source_path = source_and_sink
     sink = read_sink(spark, str(sink_path), "parquet", SinkColumns())
     result = audit_sink(sink, source=spark.read.parquet(str(source_path)))

@@ -1,0 +1,181 @@
+"""Classifying the sink's duplicated offsets by who emitted them: double assignment, replay, or unexplained.
+
+A sink row's lineage columns say who emitted it: `reader_id` (one source reader instance) and `attempt` (Flink's
+attempt number of the reader's subtask). Per duplicated (topic, partition, offset):
+
+- two or more distinct readers within one attempt: DOUBLE_ASSIGNMENT, the partition was assigned twice (an
+  error), whether or not other attempts emitted the offset too;
+- else more than one attempt, one reader in each: REPLAY, read again after a restore (a warning; an error when
+  the sink must be exactly once);
+- else (one reader emitted it twice, or the sink has no lineage): DUPLICATE, an error.
+
+Only the buckets that hold duplicates are read (an offset-range filter the file readers push down); per
+(topic, partition, kind) the driver gets the count of extra rows and the first MAX_RANGES runs of offsets, and
+SAMPLE_ROWS rows of the first run's first offset: nothing else row-level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Row, Window
+from pyspark.sql import functions as F
+
+from splitaudit.audit import buckets
+from splitaudit.audit.bitmaps import BucketKey
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, MAX_RANGES, REPLAY, WARNING, Finding
+
+# Lineage columns a sink may carry besides its coordinates, with the Spark types a Kafka sink's JSON is read as:
+# the reference pipeline's sink columns (beam_pipelines/java/README.md).
+LINEAGE_COLUMNS = {"reader_id": "string", "attempt": "int", "subtask": "int", "job_id": "string"}
+CLASSIFYING_COLUMNS = ("reader_id", "attempt")  # what a file sink is read with: enough to classify
+SAMPLE_ROWS = 5
+
+OffsetKey = tuple[str, int, int]  # (topic, partition, offset)
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """What the sink's columns can tell about its duplicates: nothing, or readers within attempts."""
+
+    generation: tuple[str, ...]  # the columns that name an attempt; () when duplicates cannot be classified
+
+    @classmethod
+    def of(cls, columns: Iterable[str]) -> Lineage:
+        """The lineage of a sink with these columns: classified when it has reader_id and attempt."""
+        return cls(("attempt",) if set(CLASSIFYING_COLUMNS) <= set(columns) else ())
+
+    @property
+    def classified(self) -> bool:
+        return bool(self.generation)
+
+
+@dataclass(frozen=True)
+class DuplicateRuns:
+    """The duplicated offsets of one class in one (topic, partition): the rows beyond the first of each offset,
+    and the first MAX_RANGES runs of consecutive offsets (truncated: there are more)."""
+
+    kind: str
+    topic: str
+    partition: int
+    extra_rows: int
+    ranges: tuple[tuple[int, int], ...]
+    truncated: bool
+
+    @property
+    def first_offset(self) -> OffsetKey:
+        return self.topic, self.partition, self.ranges[0][0]
+
+
+def classify_duplicates(
+    sink: DataFrame, duplicated_buckets: list[BucketKey], *, lineage: Lineage, exactly_once: bool
+) -> list[Finding]:
+    """One finding per (topic, partition, class) of the duplicated offsets in these buckets (and in any clean
+    ones that the filter's joined runs span, which have none), in topic, partition, kind order."""
+    rows = sink.filter(buckets.offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
+    runs = _runs_per_kind(_duplicated_offsets(rows, lineage))
+    samples = _samples(sink, [r.first_offset for r in runs])
+    return [_finding(r, samples.get(r.first_offset, ()), lineage, exactly_once) for r in runs]
+
+
+def _duplicated_offsets(rows: DataFrame, lineage: Lineage) -> DataFrame:
+    """(topic, partition, offset, extra_rows, kind) of every offset the rows hold more than once."""
+    key = ["topic", "partition", "offset"]
+    if not lineage.classified:
+        per_offset = rows.groupBy(*key).agg(F.count(F.lit(1)).alias("rows"))
+        kind = F.lit(DUPLICATE)
+    else:
+        per_generation = rows.groupBy(*key, *lineage.generation).agg(
+            F.count(F.lit(1)).alias("rows"), F.countDistinct("reader_id").alias("readers")
+        )
+        per_offset = per_generation.groupBy(*key).agg(
+            F.sum("rows").alias("rows"),
+            F.max("readers").alias("most_readers_in_a_generation"),
+            F.count(F.lit(1)).alias("generations"),
+        )
+        kind = (
+            F.when(F.col("most_readers_in_a_generation") > 1, F.lit(DOUBLE_ASSIGNMENT))
+            .when(F.col("generations") > 1, F.lit(REPLAY))
+            .otherwise(F.lit(DUPLICATE))
+        )
+    return per_offset.filter(F.col("rows") > 1).select(
+        *key, (F.col("rows") - 1).alias("extra_rows"), kind.alias("kind")
+    )
+
+
+def _runs_per_kind(duplicated: DataFrame) -> list[DuplicateRuns]:
+    """Per (topic, partition, kind): the extra rows and the runs of consecutive offsets, collected (a few rows)."""
+    # consecutive offsets of one kind share offset - rank: the run they belong to
+    run: Column = F.col("offset") - F.row_number().over(
+        Window.partitionBy("topic", "partition", "kind").orderBy("offset")
+    )
+    collected = (
+        duplicated.withColumn("run", run)
+        .groupBy("topic", "partition", "kind", "run")
+        .agg(F.min("offset").alias("first"), F.max("offset").alias("last"), F.sum("extra_rows").alias("extra_rows"))
+        .groupBy("topic", "partition", "kind")
+        .agg(
+            F.sum("extra_rows").alias("extra_rows"),
+            F.count(F.lit(1)).alias("runs"),
+            F.slice(F.array_sort(F.collect_list(F.struct("first", "last"))), 1, MAX_RANGES).alias("ranges"),
+        )
+        .collect()
+    )
+    runs = [_duplicate_runs(row) for row in collected]
+    return sorted(runs, key=lambda r: (r.topic, r.partition, r.kind))  # a few rows: no Spark sort (a job)
+
+
+def _duplicate_runs(row: Row) -> DuplicateRuns:
+    return DuplicateRuns(
+        row["kind"],
+        row["topic"],
+        row["partition"],
+        int(row["extra_rows"]),
+        tuple((int(r["first"]), int(r["last"])) for r in row["ranges"]),
+        row["runs"] > MAX_RANGES,
+    )
+
+
+def _finding(
+    runs: DuplicateRuns, sample: tuple[dict[str, object], ...], lineage: Lineage, exactly_once: bool
+) -> Finding:
+    severity = WARNING if runs.kind == REPLAY and not exactly_once else ERROR
+    return Finding(
+        runs.kind,
+        severity,
+        runs.topic,
+        runs.partition,
+        runs.extra_rows,
+        runs.ranges,
+        runs.truncated,
+        sample,
+        _detail(runs.kind, lineage),
+    )
+
+
+def _detail(kind: str, lineage: Lineage) -> str:
+    """What a class of duplicates means."""
+    if kind == DOUBLE_ASSIGNMENT:
+        return "emitted by two or more readers within one attempt: the partition was assigned twice"
+    if kind == REPLAY:
+        return "emitted again by a later attempt after a restore (expected with an at-least-once sink)"
+    if lineage.classified:
+        return "emitted more than once"
+    return "emitted more than once (no reader_id/attempt columns to tell double assignment from replay)"
+
+
+def _samples(sink: DataFrame, keys: list[OffsetKey]) -> dict[OffsetKey, tuple[dict[str, object], ...]]:
+    """Up to SAMPLE_ROWS sink rows for each (topic, partition, offset), in one bounded query."""
+    if not keys:
+        return {}
+    exact = [
+        (F.col("topic") == F.lit(t)) & (F.col("partition") == F.lit(p)) & (F.col("offset") == F.lit(o))
+        for t, p, o in keys
+    ]
+    rank = F.row_number().over(Window.partitionBy("topic", "partition", "offset").orderBy(*sink.columns))
+    chosen = sink.filter(buckets.any_of(exact)).withColumn("_rank", rank).filter(F.col("_rank") <= SAMPLE_ROWS)
+    samples: dict[OffsetKey, list[dict[str, object]]] = {}
+    for row in chosen.drop("_rank").collect():
+        samples.setdefault((row["topic"], row["partition"], row["offset"]), []).append(row.asDict())
+    return {key: tuple(value) for key, value in samples.items()}

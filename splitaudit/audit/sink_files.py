@@ -1,0 +1,43 @@
+"""Reading a sink of files (Parquet, JSON lines, CSV with a header, ORC) into the frame the sink checks take.
+
+Whatever a job writes, the checks need its Kafka coordinates under fixed names and types (topic string,
+partition int, offset long) and, where the job records them, the lineage columns that tell duplicates apart
+(`duplicates.CLASSIFYING_COLUMNS`). `--topic-col`, `--partition-col` and `--offset-col` map a sink's own names.
+A Kafka topic as the sink is read into the same shape by `kafka_topic.read_kafka_sink`.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from splitaudit.audit import buckets
+from splitaudit.audit.duplicates import CLASSIFYING_COLUMNS
+from splitaudit.audit.request import FILE_FORMATS, SinkColumns
+from splitaudit.errors import UsageError
+
+
+def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkColumns) -> DataFrame:
+    """The sink as a DataFrame with columns topic, partition, offset (+ lineage columns when present)."""
+    if sink_format not in FILE_FORMATS:
+        raise UsageError(f"--sink-format must be one of {', '.join(FILE_FORMATS)}, not {sink_format!r}")
+    reader = spark.read.format(sink_format)
+    if sink_format == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    try:
+        frame = reader.load(path)
+    except Exception as ex:  # Spark raises AnalysisException for a missing path or an unreadable format
+        raise UsageError(f"{path}: cannot read as {sink_format}: {str(ex).splitlines()[0]}") from ex
+    wanted = {"topic": columns.topic, "partition": columns.partition, "offset": columns.offset}
+    absent = [f"{column} (--{role}-col)" for role, column in wanted.items() if column not in frame.columns]
+    if absent:
+        raise UsageError(f"{path}: sink has no column {', '.join(absent)}; its columns are {', '.join(frame.columns)}")
+    # Parquet and ORC keep row-group statistics, from which pass 1 can prove a single topic (`buckets`)
+    statistics = {buckets.FILE_STATISTICS: sink_format in ("parquet", "orc")}
+    selected = [
+        F.col(columns.topic).cast("string").alias("topic", metadata=statistics),
+        F.col(columns.partition).cast("int").alias("partition"),
+        F.col(columns.offset).cast("long").alias("offset"),
+    ]
+    selected += [F.col(c) for c in CLASSIFYING_COLUMNS if c in frame.columns and c not in wanted.values()]
+    return frame.select(*selected)
