@@ -279,9 +279,9 @@ def scenario(
     cancels once all N are in the sink, produces N more, restores from the savepoint, waits for all 2N offsets,
     savepoints and cancels again. Then audits the sink and both savepoints on Spark (`splitaudit audit`) and
     prints, per partition, the records expected, sink rows, duplicate rows, missing offsets, records read twice
-    within one attempt (double assignment: the bug) and records replayed by a later attempt, with the auditor's
-    verdict. With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is killed mid-run
-    and Flink restarts it from the latest checkpoint. Exits as `audit` does: 0 clean, 1 findings.
+    within one generation (double assignment: the bug) and records replayed in another generation, with the
+    auditor's verdict. With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is
+    killed mid-run and Flink restarts it from the latest checkpoint. Exits as `audit` does: 0 clean, 1 findings.
     """
     if added_partitions and kill_taskmanager:
         raise click.UsageError("--add-partitions applies to the savepoint restore, not to --kill-taskmanager")
@@ -489,10 +489,11 @@ def audit(
     Several topics: every check works per (topic, partition); --bootstrap reads every topic the savepoint's
       sources read (or each --topic).
     Sink: duplicate (topic, partition, offset) keys, classified by the lineage columns reader_id and attempt
-      when present: double assignment (two readers within one attempt, an error) or replay (a later attempt
-      after a restore, a warning unless --exactly-once); missing offsets: with --bootstrap the offsets that
-      exist in the topic but not in the sink, else those between a partition's lowest and highest sink offset
-      (dense offsets assumed, and the report says so).
+      (and job_id) when present, per generation (a job_id and attempt; the attempt alone without job_id):
+      double assignment (two readers within one generation, an error) or replay (one reader in each of several
+      generations: a restore or failover, a warning unless --exactly-once); missing offsets: with --bootstrap
+      the offsets that exist in the topic but not in the sink, else those between a partition's lowest and
+      highest sink offset (dense offsets assumed, and the report says so).
     Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
     Kafka (--bootstrap, --group): records deleted before the job read them (log start above the offset it
       resumes from: loss), committed group offsets that disagree with the savepoint or the sink, and lag.

@@ -1,13 +1,19 @@
 """Classifying the sink's duplicated offsets by who emitted them: double assignment, replay, or unexplained.
 
-A sink row's lineage columns say who emitted it: `reader_id` (one source reader instance) and `attempt` (Flink's
-attempt number of the reader's subtask). Per duplicated (topic, partition, offset):
+A sink row's lineage columns say who emitted it: `reader_id` (one source reader instance), `attempt` (Flink's
+attempt number of the reader's subtask: 0 in a new job, one more after each failover) and `job_id`. A
+generation is one run of the job's readers: (job_id, attempt) when the sink has `job_id`, else `attempt` alone.
+A job restored from a savepoint is a new Flink job, whose attempts start again at 0: only `job_id` tells its
+generation from that of the job it was restored from. Per duplicated (topic, partition, offset):
 
-- two or more distinct readers within one attempt: DOUBLE_ASSIGNMENT, the partition was assigned twice (an
-  error), whether or not other attempts emitted the offset too;
-- else more than one attempt, one reader in each: REPLAY, read again after a restore (a warning; an error when
-  the sink must be exactly once);
+- two or more distinct readers within one generation: DOUBLE_ASSIGNMENT, the partition was assigned twice (an
+  error), whether or not other generations emitted the offset too;
+- else more than one generation, one reader in each: REPLAY, read again after a restore or failover from a
+  position before it (a warning; an error when the sink must be exactly once);
 - else (one reader emitted it twice, or the sink has no lineage): DUPLICATE, an error.
+
+The classes need no order between generations: an offset emitted in two of them is replayed whichever came
+first. None is assumed either: Flink job ids are random and a sink row carries no time.
 
 Only the buckets that hold duplicates are read (an offset-range filter the file readers push down); per
 (topic, partition, kind) the driver gets the count of extra rows and the first MAX_RANGES runs of offsets, and
@@ -29,7 +35,6 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, MAX_R
 # Lineage columns a sink may carry besides its coordinates, with the Spark types a Kafka sink's JSON is read as:
 # the reference pipeline's sink columns (beam_pipelines/java/README.md).
 LINEAGE_COLUMNS = {"reader_id": "string", "attempt": "int", "subtask": "int", "job_id": "string"}
-CLASSIFYING_COLUMNS = ("reader_id", "attempt")  # what a file sink is read with: enough to classify
 SAMPLE_ROWS = 5
 
 OffsetKey = tuple[str, int, int]  # (topic, partition, offset)
@@ -37,18 +42,46 @@ OffsetKey = tuple[str, int, int]  # (topic, partition, offset)
 
 @dataclass(frozen=True)
 class Lineage:
-    """What the sink's columns can tell about its duplicates: nothing, or readers within attempts."""
+    """What the sink's columns can tell about its duplicates: nothing, or readers within generations."""
 
-    generation: tuple[str, ...]  # the columns that name an attempt; () when duplicates cannot be classified
+    generation: tuple[str, ...]  # the columns that name a generation; () when duplicates cannot be classified
 
     @classmethod
     def of(cls, columns: Iterable[str]) -> Lineage:
         """The lineage of a sink with these columns: classified when it has reader_id and attempt."""
-        return cls(("attempt",) if set(CLASSIFYING_COLUMNS) <= set(columns) else ())
+        present = set(columns)
+        if not {"reader_id", "attempt"} <= present:
+            return cls(())
+        return cls(("job_id", "attempt") if "job_id" in present else ("attempt",))
 
     @property
     def classified(self) -> bool:
         return bool(self.generation)
+
+    @property
+    def by_job(self) -> bool:
+        """True when generations are told apart by job as well as attempt."""
+        return "job_id" in self.generation
+
+    @property
+    def generation_name(self) -> str:
+        return ", ".join(self.generation).join("()") if self.by_job else "attempt"
+
+    @property
+    def note(self) -> str:
+        """How this sink's duplicates were classified, for the audit's notes."""
+        if not self.classified:
+            return "the sink has no reader_id/attempt columns: duplicates are not classified"
+        if self.by_job:
+            return (
+                "duplicates are classified by generation, one per (job_id, attempt): two readers of an offset in "
+                "one generation are double assignment, one reader in each of several generations is replay"
+            )
+        return (
+            "the sink has no job_id column: duplicates are classified by attempt alone, and a job restored from a "
+            "savepoint starts again at attempt 0, so offsets it reads again that the job before it read after "
+            "the savepoint count as double assignment, not replay"
+        )
 
 
 @dataclass(frozen=True)
@@ -155,13 +188,20 @@ def _finding(
 
 
 def _detail(kind: str, lineage: Lineage) -> str:
-    """What a class of duplicates means."""
+    """What a class of duplicates means, and how this sink's generations were told apart."""
     if kind == DOUBLE_ASSIGNMENT:
-        return "emitted by two or more readers within one attempt: the partition was assigned twice"
+        caveat = "" if lineage.by_job else " (or replayed by a job restored from a savepoint: no job_id column)"
+        return (
+            f"emitted by two or more readers within one generation, one {lineage.generation_name}: the partition "
+            f"was assigned twice{caveat}"
+        )
     if kind == REPLAY:
-        return "emitted again by a later attempt after a restore (expected with an at-least-once sink)"
+        return (
+            f"emitted in more than one generation ({lineage.generation_name}), by one reader in each: read again "
+            "after a restore or failover (expected with an at-least-once sink)"
+        )
     if lineage.classified:
-        return "emitted more than once"
+        return "emitted more than once by one reader within one generation"
     return "emitted more than once (no reader_id/attempt columns to tell double assignment from replay)"
 
 

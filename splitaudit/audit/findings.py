@@ -17,9 +17,10 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 
-# Finding kinds of the sink checks.
-DOUBLE_ASSIGNMENT = "double_assignment"  # one offset emitted by two readers of the same attempt: a bug
-REPLAY = "replay"  # one offset emitted again by a later attempt after a restore: at-least-once
+# Finding kinds of the sink checks. A generation is one run of the job's readers: (job_id, attempt) when the sink
+# records the job id, else the attempt alone.
+DOUBLE_ASSIGNMENT = "double_assignment"  # one offset emitted by two readers of one generation: a bug
+REPLAY = "replay"  # one offset emitted in more than one generation (restore, failover): at-least-once
 DUPLICATE = "duplicate_records"  # one offset emitted twice with no lineage (or one reader) to tell why
 MISSING = "missing_records"  # offsets that exist in the source but not in the sink
 INVALID = "invalid_rows"  # sink rows whose topic, partition or offset is null or negative

@@ -60,8 +60,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             sink_audit = audit_sink(sink, exactly_once=request.exactly_once, source=source)
         findings += sink_audit.findings
         notes.append(DENSE_NOTE if kafka is None else kafka.gaps_note)
-        if not sink_audit.classified:
-            notes.append("the sink has no reader_id/attempt columns: duplicates are not classified")
+        notes.append(sink_audit.lineage.note)
         if savepoint is not None:
             with progress.step("find sink records past the savepoint's next offsets"):
                 findings += check_past_savepoint(sink, savepoint, exactly_once=request.exactly_once)

@@ -2,7 +2,7 @@
 
 Whatever a job writes, the checks need its Kafka coordinates under fixed names and types (topic string,
 partition int, offset long) and, where the job records them, the lineage columns that tell duplicates apart
-(`duplicates.CLASSIFYING_COLUMNS`). `--topic-col`, `--partition-col` and `--offset-col` map a sink's own names.
+(`duplicates.LINEAGE_COLUMNS`). `--topic-col`, `--partition-col` and `--offset-col` map a sink's own names.
 A Kafka topic as the sink is read into the same shape by `kafka_topic.read_kafka_sink`.
 """
 
@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from splitaudit.audit import buckets
-from splitaudit.audit.duplicates import CLASSIFYING_COLUMNS
+from splitaudit.audit.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError
 
@@ -39,5 +39,5 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
         F.col(columns.partition).cast("int").alias("partition"),
         F.col(columns.offset).cast("long").alias("offset"),
     ]
-    selected += [F.col(c) for c in CLASSIFYING_COLUMNS if c in frame.columns and c not in wanted.values()]
+    selected += [F.col(c) for c in LINEAGE_COLUMNS if c in frame.columns and c not in wanted.values()]
     return frame.select(*selected)

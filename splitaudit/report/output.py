@@ -141,7 +141,15 @@ class ConsoleOutput(Output):
             steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
         self.console.print(steps)
         sink = Table(title=f"sink {report.sink_path} (topic {report.topic})")
-        for column in ("partition", "expected", "rows", "dup rows", "missing", "two readers, one attempt", "replayed"):
+        for column in (
+            "partition",
+            "expected",
+            "rows",
+            "dup rows",
+            "missing",
+            "two readers, one generation",
+            "replayed",
+        ):
             sink.add_column(column, justify="right")
         for p in report.partitions:
             sink.add_row(

@@ -18,8 +18,8 @@ class PartitionCounts:
     sink_rows: int
     duplicate_rows: int  # sink rows minus distinct (topic, partition, offset) keys
     missing_offsets: int  # produced offsets absent from the sink
-    double_read_offsets: int  # extra rows of offsets two readers emitted within one attempt (double assignment)
-    replayed_offsets: int  # extra rows of offsets a later attempt emitted again (replay)
+    double_read_offsets: int  # extra rows of offsets two readers emitted within one generation (double assignment)
+    replayed_offsets: int  # extra rows of offsets emitted again in another generation (replay)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -271,3 +271,81 @@ def test_bounded_filters_and_bitmaps_keep_counts_exact(
         (DUPLICATE, 1): (50, ((100, 149),), False),
     }
     assert sum(c.missing for c in result.coverage) == 608 + 2_997
+
+
+def _emitted(
+    partition: int, offsets: range | list[int], reader: str, job: str, attempt: int
+) -> list[dict[str, object]]:
+    return [
+        {"topic": "g", "partition": partition, "offset": o, "reader_id": reader, "job_id": job, "attempt": attempt}
+        for o in offsets
+    ]
+
+
+@pytest.fixture(scope="module")
+def generations() -> list[dict[str, object]]:
+    """Sink rows of a job `a`, and of `b` restored from `a`'s savepoint (a new job: its attempts restart at 0).
+
+    p0: a read 0..149 and was cancelled after its savepoint at 100; b reads 100..299 (cross-job replay only).
+    p1: b's twin readers both read 100..199 (double assignment within one job) after a read 0..99.
+    p2, a mix: a read 0..199; b's reader b1 150..399, its twin b2 180..189 (read by a too) and 300..349; after a
+    failover of b (attempt 1) b3 reads 390..409.
+    """
+    return [
+        *_emitted(0, range(0, 150), "a0", "a", 0),
+        *_emitted(0, range(100, 300), "b0", "b", 0),
+        *_emitted(1, range(0, 100), "a1", "a", 0),
+        *_emitted(1, range(100, 200), "b1", "b", 0),
+        *_emitted(1, range(100, 200), "b1-twin", "b", 0),
+        *_emitted(2, range(0, 200), "a2", "a", 0),
+        *_emitted(2, range(150, 400), "b2", "b", 0),
+        *_emitted(2, [*range(180, 190), *range(300, 350)], "b2-twin", "b", 0),
+        *_emitted(2, range(390, 410), "b2-after-failover", "b", 1),
+    ]
+
+
+def _classes(result: object) -> dict[tuple[str, int | None], tuple[str, int, tuple[tuple[int, int], ...]]]:
+    return {(f.kind, f.partition): (f.severity, f.count, f.offset_ranges) for f in result.findings}  # type: ignore[attr-defined]
+
+
+def test_duplicates_are_classified_by_job_and_attempt(
+    spark: SparkSession, tmp_path: Path, generations: list[dict[str, object]]
+) -> None:
+    sink = tmp_path / "sink"
+    sink.mkdir()
+    for name, job in (("job-a.jsonl", "a"), ("job-b.jsonl", "b")):  # one file per job, as each job writes its own
+        (sink / name).write_text("".join(json.dumps(r) + "\n" for r in generations if r["job_id"] == job))
+    result = audit_sink(read_sink(spark, str(sink), "json", SinkColumns()))
+
+    assert result.lineage.generation == ("job_id", "attempt")
+    assert _classes(result) == {
+        (REPLAY, 0): (WARNING, 50, ((100, 149),)),  # both jobs at attempt 0: replay all the same
+        (DOUBLE_ASSIGNMENT, 1): (ERROR, 100, ((100, 199),)),
+        # 180..189: read by a, and twice by b (b2 and its twin): double assignment, 2 extra rows each
+        (DOUBLE_ASSIGNMENT, 2): (ERROR, 20 + 50, ((180, 189), (300, 349))),
+        # 150..199 but 180..189 (a, then b), and 390..399 (b's attempts 0 and 1)
+        (REPLAY, 2): (WARNING, 30 + 10 + 10, ((150, 179), (190, 199), (390, 399))),
+    }
+    double = {f.partition: f for f in result.findings if f.kind == DOUBLE_ASSIGNMENT}
+    assert {(row["job_id"], row["reader_id"]) for row in double[1].sample} == {("b", "b1"), ("b", "b1-twin")}
+    assert "(job_id, attempt)" in double[1].detail
+    coverage = {c.partition: (c.rows, c.distinct, c.first_offset, c.last_offset, c.missing) for c in result.coverage}
+    assert coverage == {0: (350, 300, 0, 299, 0), 1: (300, 200, 0, 199, 0), 2: (530, 410, 0, 409, 0)}
+
+
+def test_without_job_id_generations_are_attempts(
+    spark: SparkSession, tmp_path: Path, generations: list[dict[str, object]]
+) -> None:
+    rows = [{k: v for k, v in r.items() if k != "job_id"} for r in generations]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "sink.parquet")
+    result = audit_sink(read_sink(spark, str(tmp_path / "sink.parquet"), "parquet", SinkColumns()))
+
+    assert result.lineage.generation == ("attempt",)
+    assert _classes(result) == {
+        # a and b share attempt 0: the cross-job replay reads as two readers of one attempt
+        (DOUBLE_ASSIGNMENT, 0): (ERROR, 50, ((100, 149),)),
+        (DOUBLE_ASSIGNMENT, 1): (ERROR, 100, ((100, 199),)),
+        (DOUBLE_ASSIGNMENT, 2): (ERROR, 40 + 20 + 50, ((150, 199), (300, 349))),
+        (REPLAY, 2): (WARNING, 10, ((390, 399),)),
+    }
+    assert all("no job_id column" in f.detail for f in result.findings if f.kind == DOUBLE_ASSIGNMENT)
