@@ -9,8 +9,6 @@ it on the classpath); on a cluster, give it to spark-submit as usual.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -22,7 +20,7 @@ from splitaudit.errors import ExternalError, UsageError
 _CORRUPT = "_corrupt_record"  # from_json puts the text of a record it cannot parse here
 
 
-def source_offsets(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -> DataFrame:
+def source_offsets(spark: SparkSession, bootstrap: str, topics: tuple[str, ...]) -> DataFrame:
     """The offsets that really exist in `topics`: one row (topic string, partition int, offset long) per record.
 
     This is the reference set the sink's gaps are judged against: an offset of an aborted transaction, of a
@@ -89,7 +87,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     )
 
 
-def _read_topics(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -> DataFrame:
+def _read_topics(spark: SparkSession, bootstrap: str, topics: tuple[str, ...]) -> DataFrame:
     """All committed records of the topics, earliest to latest, with Spark's Kafka source columns."""
     for topic in topics:
         topic_partitions(bootstrap, topic)  # fail fast and clearly: Spark would read a missing topic as empty

@@ -40,7 +40,7 @@ def test_source_offsets_skip_transaction_markers_and_aborted_records(stack: Stac
         ("txn", 1): PartitionOffsets(0, 6),
     }
 
-    offsets = source_offsets(spark, bootstrap, "txn")
+    offsets = source_offsets(spark, bootstrap, ("txn",))
 
     assert offsets.schema.simpleString() == "struct<topic:string,partition:int,offset:bigint>"
     rows = offsets.collect()
@@ -50,7 +50,7 @@ def test_source_offsets_skip_transaction_markers_and_aborted_records(stack: Stac
 
 def test_source_offsets_of_a_missing_topic_is_a_usage_error(stack: Stack, spark: SparkSession) -> None:
     with pytest.raises(UsageError, match="topic 'nowhere' does not exist"):
-        source_offsets(spark, stack.kafka.bootstrap, "nowhere")
+        source_offsets(spark, stack.kafka.bootstrap, ("nowhere",))
 
 
 def _produce_json(bootstrap: str, topic: str, values: Mapping[int, Sequence[object]]) -> None:
