@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, AssignmentMatrix, Findings
-from splitaudit.errors import SplitauditError
+from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
@@ -83,9 +83,12 @@ class ConsoleOutput(Output):
             self.errors.print("".join(traceback.format_exception(ex)))
         # One line whatever the terminal width (soft_wrap).
         if isinstance(ex, SplitauditError):
-            self.errors.print(Text.assemble(("error:", "red"), " ", str(ex)), soft_wrap=True)
+            # Bad input is one line: control characters of a file name are escaped. Errors of the environment
+            # keep the lines of the tool they quote (Flink's, Maven's).
+            text = printable(str(ex)) if ex.exit_code == EXIT_BAD_INPUT else str(ex)
+            self.errors.print(Text.assemble(("error:", "red"), " ", text), soft_wrap=True)
         else:
-            message = f"{type(ex).__name__}: {ex} (run with --debug)"
+            message = printable(f"{type(ex).__name__}: {summary(ex)} (run with --debug)")
             self.errors.print(Text.assemble(("internal error:", "red"), " ", message), soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:

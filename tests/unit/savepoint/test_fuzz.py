@@ -113,14 +113,14 @@ def test_mutated_metadata_only_raises_input_error(
     kind, arg = data.draw(mutation(len(original)), label="mutation")
     (snapshot / "_metadata").write_bytes(apply(original, kind, arg))
     reads: list[str] = []
-    real_read_with = SavepointFiles._read_with
+    real_read = SavepointFiles._read
 
-    def recording_read_with(self: SavepointFiles, fs: Any, path: str, *rest: Any) -> bytes:
+    def recording_read(self: SavepointFiles, fs: Any, path: str, *rest: Any) -> bytes:
         reads.append(path)
-        return real_read_with(self, fs, path, *rest)
+        return real_read(self, fs, path, *rest)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(SavepointFiles, "_read_with", recording_read_with)
+        patch.setattr(SavepointFiles, "_read", recording_read)
         with contextlib.suppress(InputError):
             inspect_savepoint(str(snapshot))
     inside = str(snapshot) + os.sep
