@@ -388,8 +388,29 @@ UIDS = click.option(
 ALLOW_EXTERNAL_STATE = click.option(
     "--allow-external-state",
     is_flag=True,
-    help="Also read state files that the metadata names by absolute path outside the savepoint directory "
-    "(entropy-injected S3 paths, file-merging segments). Off by default: nothing outside it is read.",
+    help="Also read state files that the metadata names by absolute path or URI outside the savepoint directory "
+    "(entropy-injected S3 paths, file-merging segments). Off by default: nothing outside it is read, and no "
+    "path or URI from a file is resolved (no DNS lookup, no connection).",
+)
+
+
+def _size(value: str) -> int:
+    """A byte count: digits, optionally followed by K, M or G (powers of 1024)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = value[:-1] if value[-1:].upper() in "KMG" else value, value[-1:].upper()
+    unit = unit if unit in "KMG" else ""
+    if not number.isdigit() or int(number) < 1:
+        raise click.BadParameter(f"{value!r} is not a size such as 1073741824, 512M or 2G")
+    return int(number) * units[unit]
+
+
+MAX_FILE_SIZE = click.option(
+    "--max-file-size",
+    metavar="SIZE",
+    default="1G",
+    show_default=True,
+    callback=lambda _ctx, _param, value: _size(value),
+    help="The largest _metadata or state file read (bytes, or with K, M, G); a larger one is bad input (exit 2).",
 )
 
 
@@ -443,6 +464,7 @@ ALLOW_EXTERNAL_STATE = click.option(
 )
 @UIDS
 @ALLOW_EXTERNAL_STATE
+@MAX_FILE_SIZE
 @click.option(
     "--exactly-once",
     is_flag=True,
@@ -474,6 +496,7 @@ def audit(
     partitions: tuple[str, ...],
     uids: tuple[str, ...],
     allow_external_state: bool,
+    max_file_size: int,
     exactly_once: bool,
     master: str,
     html_path: Path | None,
@@ -509,7 +532,7 @@ def audit(
         columns=SinkColumns(topic_col, partition_col, offset_col),
         savepoint=savepoint,
         before=before,
-        savepoint_options=SavepointOptions(uids, allow_external_state),
+        savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
         topics=tuple(t.strip() for item in topics for t in item.split(",") if t.strip()),
         partitions=_partition_counts(partitions),
         bootstrap=bootstrap,
@@ -538,10 +561,17 @@ def audit(
 @click.argument("after", metavar="SP1")
 @UIDS
 @ALLOW_EXTERNAL_STATE
+@MAX_FILE_SIZE
 @SPARK_MASTER
 @click.pass_context
 def diff(
-    ctx: click.Context, before: str, after: str, uids: tuple[str, ...], allow_external_state: bool, master: str
+    ctx: click.Context,
+    before: str,
+    after: str,
+    uids: tuple[str, ...],
+    allow_external_state: bool,
+    max_file_size: int,
+    master: str,
 ) -> None:
     """Compare two savepoints of one job: SP0 the earlier, SP1 the later.
 
@@ -549,7 +579,7 @@ def diff(
     offsets between are read again; error), a partition SP1 no longer holds (dropped: error), and one only
     SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input.
     """
-    options = SavepointOptions(uids, allow_external_state)
+    options = SavepointOptions(uids, allow_external_state, max_file_size)
 
     def action(context: Context) -> int:
         from splitaudit.audit.run import run_diff  # imports pyspark: only when auditing
@@ -566,9 +596,15 @@ def diff(
 @UIDS
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (same as the global --json).")
 @ALLOW_EXTERNAL_STATE
+@MAX_FILE_SIZE
 @click.pass_context
 def inspect(
-    ctx: click.Context, path: str, uids: tuple[str, ...], as_json: bool, allow_external_state: bool
+    ctx: click.Context,
+    path: str,
+    uids: tuple[str, ...],
+    as_json: bool,
+    allow_external_state: bool,
+    max_file_size: int,
 ) -> NoReturn:
     """Show the source split state of a Flink savepoint or checkpoint, without a JVM.
 
@@ -580,13 +616,14 @@ def inspect(
 
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
     savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.
-    Exit code 2 (with the file and byte offset) when the input is corrupt or unreadable.
+    Only regular files are read, each at most --max-file-size and, for a state file, exactly as large as its
+    state handle says. Exit code 2 (with the file and byte offset) when the input is corrupt or unreadable.
     """
 
     if as_json:
         ctx.obj = replace(ctx.obj, output=JsonOutput())
 
     def action(context: Context) -> None:
-        context.output.savepoint_view(inspect_savepoint(path, uids, allow_external_state))
+        context.output.savepoint_view(inspect_savepoint(path, uids, allow_external_state, max_file_size))
 
     run(ctx, action)

@@ -6,6 +6,8 @@ a bug and is shown as such.
 
 from __future__ import annotations
 
+import unicodedata
+
 # Exit codes are a contract (README.md, "Commands"): 0 clean, 1 findings of severity error, 2 bad input or usage.
 # 3 extends it for a failure of the environment: a server that did not start, a download that failed.
 EXIT_CLEAN = 0
@@ -39,3 +41,15 @@ class ExternalError(SplitauditError):
     """Something outside the input failed: a download, a server start, a remote call."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+def summary(ex: BaseException) -> str:
+    """One line saying what went wrong in `ex`: the first line of its text, or its type when it has none."""
+    lines = str(ex).strip().splitlines()
+    return lines[0] if lines else type(ex).__name__
+
+
+def printable(text: str) -> str:
+    """`text` with every control character (newline, carriage return, escape, …) written as an escape, so a
+    message naming a file keeps to one line and a file name cannot move the cursor or colour the terminal."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) == "Cc" else char for char in text)

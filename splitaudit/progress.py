@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 
 class Progress:
@@ -27,7 +28,8 @@ class ConsoleProgress(Progress):
     """Progress on stderr through rich: a spinner while a step runs, then its wall time."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        # Step messages name files and topics: never read as markup or emoji.
+        self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
 
     @contextmanager
     def step(self, message: str) -> Iterator[None]:
@@ -36,12 +38,16 @@ class ConsoleProgress(Progress):
             with self.console.status(message):
                 yield
         except BaseException:
-            self.console.print(f"[red]✗[/red] {message} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+            self.console.print(_done("✗", "red", message, time.monotonic() - started))
             raise
-        self.console.print(f"[green]✓[/green] {message} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+        self.console.print(_done("✓", "green", message, time.monotonic() - started))
 
     def info(self, message: str) -> None:
-        self.console.print(f"  [dim]{message}[/dim]")
+        self.console.print(Text(f"  {message}", "dim"))
+
+
+def _done(mark: str, colour: str, message: str, seconds: float) -> Text:
+    return Text.assemble((mark, colour), f" {message} ", (f"({seconds:.1f} s)", "dim"))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.coordinator import read_coordinator_state
-from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.handles import (
     ByteStreamStateHandle,
     EmptySegmentFileStateHandle,
@@ -120,10 +120,16 @@ class SavepointView:
         }
 
 
-def inspect_savepoint(location: str, uids: Iterable[str] = (), allow_external_state: bool = False) -> SavepointView:
+def inspect_savepoint(
+    location: str,
+    uids: Iterable[str] = (),
+    allow_external_state: bool = False,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> SavepointView:
     """Read a savepoint/checkpoint directory (or its `_metadata`). `uids` name operators of 1.x files, which
-    store only ids; when given, only the operators with those uids are shown."""
-    files = SavepointFiles(location, allow_external_state)
+    store only ids; when given, only the operators with those uids are shown. No file larger than
+    `max_file_size` bytes is read."""
+    files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}
     operators = []
@@ -225,21 +231,15 @@ def _open_operator_stream(handle: OperatorStateHandle, files: SavepointFiles) ->
     if isinstance(delegate, ByteStreamStateHandle):
         stream = DataInput(delegate.data, files.metadata_path, delegate.data_offset)
     elif isinstance(delegate, RelativeFileStateHandle):
-        path, data = files.read_relative(delegate.relative_path, files.metadata_path, at)
+        path, data = files.read_relative(delegate.relative_path, delegate.state_size, files.metadata_path, at)
         stream = DataInput(data, path)
     elif isinstance(delegate, FileStateHandle):
-        path, data = files.read_absolute(delegate.path, files.metadata_path, at)
+        path, data = files.read_absolute(delegate.path, (0, delegate.state_size), files.metadata_path, at)
         stream = DataInput(data, path)
     elif isinstance(delegate, SegmentFileStateHandle):
-        path, data = files.read_absolute(delegate.physical_path, files.metadata_path, at)
-        end = delegate.start_pos + delegate.state_size
-        if end > len(data):
-            raise InputError(
-                files.metadata_path,
-                at,
-                f"segment [{delegate.start_pos}, {end}) exceeds the {len(data)}-byte {path}",
-            )
-        stream = DataInput(data[delegate.start_pos : end], path, delegate.start_pos)
+        span = (delegate.start_pos, delegate.state_size)
+        path, data = files.read_absolute(delegate.physical_path, span, files.metadata_path, at, whole=False)
+        stream = DataInput(data, path, delegate.start_pos)
     else:
         raise InputError(files.metadata_path, at, f"a {type(delegate).__name__} cannot hold operator state")
     return OperatorStateStream(stream, offsets)

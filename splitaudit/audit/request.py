@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+
 FILE_FORMATS = ("parquet", "json", "csv", "orc")
 SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --bootstrap cluster
 
@@ -23,6 +25,7 @@ class SavepointOptions:
 
     uids: tuple[str, ...] = ()
     allow_external_state: bool = False
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # the largest _metadata or state file read (`--max-file-size`)
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ def _spark(master: str, progress: Progress) -> SparkSession:
 
 def _load(spark: SparkSession, path: str, options: SavepointOptions, progress: Progress) -> SavepointFrames:
     with progress.step(f"read the savepoint {path}"):
-        return savepoint_frames(spark, path, options.uids, options.allow_external_state)
+        return savepoint_frames(spark, path, options.uids, options.allow_external_state, options.max_file_size)
 
 
 def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:

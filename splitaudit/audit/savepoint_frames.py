@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from splitaudit.audit.tables import SCHEMAS, savepoint_table
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 from splitaudit.savepoint_view import inspect_savepoint
 
 
@@ -25,10 +26,14 @@ class SavepointFrames:
 
 
 def savepoint_frames(
-    spark: SparkSession, location: str, uids: Sequence[str] = (), allow_external_state: bool = False
+    spark: SparkSession,
+    location: str,
+    uids: Sequence[str] = (),
+    allow_external_state: bool = False,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> SavepointFrames:
     """Read the savepoint at `location` (dir or `_metadata`; local path or URI) into three DataFrames."""
-    view = inspect_savepoint(location, uids, allow_external_state)
+    view = inspect_savepoint(location, uids, allow_external_state, max_file_size)
 
     def frame(table: str) -> DataFrame:
         rows = savepoint_table(view, table).to_pylist()

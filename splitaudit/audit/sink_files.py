@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from splitaudit.audit import buckets
 from splitaudit.audit.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import FILE_FORMATS, SinkColumns
-from splitaudit.errors import UsageError
+from splitaudit.errors import UsageError, summary
 
 
 def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkColumns) -> DataFrame:
@@ -27,7 +27,7 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
     try:
         frame = reader.load(path)
     except Exception as ex:  # Spark raises AnalysisException for a missing path or an unreadable format
-        raise UsageError(f"{path}: cannot read as {sink_format}: {str(ex).splitlines()[0]}") from ex
+        raise UsageError(f"{path}: cannot read as {sink_format}: {summary(ex)}") from ex
     wanted = {"topic": columns.topic, "partition": columns.partition, "offset": columns.offset}
     absent = [f"{column} (--{role}-col)" for role, column in wanted.items() if column not in frame.columns]
     if absent:

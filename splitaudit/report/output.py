@@ -14,11 +14,11 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Findings
-from splitaudit.errors import SplitauditError
+from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
@@ -73,18 +73,23 @@ class ConsoleOutput(Output):
     """Rich tables on stdout, errors on stderr."""
 
     def __init__(self) -> None:
-        self.console = Console(highlight=False)
-        self.errors = Console(stderr=True, highlight=False)
+        # Nothing printed is ever read as markup or emoji: names, topics and paths come from files, and a
+        # `[bold]` in an operator name is text. Styles are applied as `Text` spans only.
+        self.console = Console(highlight=False, markup=False, emoji=False)
+        self.errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
-            self.errors.print("".join(traceback.format_exception(ex)), markup=False)
-        # One line whatever the terminal width (soft_wrap); [brackets] in file names stay literal (escape).
+            self.errors.print("".join(traceback.format_exception(ex)))
+        # One line whatever the terminal width (soft_wrap).
         if isinstance(ex, SplitauditError):
-            self.errors.print(f"[red]error:[/red] {escape(str(ex))}", soft_wrap=True)
+            # Bad input is one line: control characters of a file name are escaped. Errors of the environment
+            # keep the lines of the tool they quote (Flink's, Maven's).
+            text = printable(str(ex)) if ex.exit_code == EXIT_BAD_INPUT else str(ex)
+            self.errors.print(Text.assemble(("error:", "red"), " ", text), soft_wrap=True)
         else:
-            message = escape(f"{type(ex).__name__}: {ex}")
-            self.errors.print(f"[red]internal error:[/red] {message} (run with --debug)", soft_wrap=True)
+            message = printable(f"{type(ex).__name__}: {summary(ex)} (run with --debug)")
+            self.errors.print(Text.assemble(("internal error:", "red"), " ", message), soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:
         table = Table(title=f"splitaudit setup → {report.stack_home}")
@@ -99,7 +104,7 @@ class ConsoleOutput(Output):
         for column in ("service", "state", "pid", "address", "detail"):
             table.add_column(column)
         for service in status.services:
-            state = "[green]up[/green]" if service.alive else "[red]down[/red]"
+            state = Text("up", "green") if service.alive else Text("down", "red")
             table.add_row(service.name, state, str(service.pid or "-"), service.address, service.detail)
         self.console.print(table)
 
@@ -190,14 +195,17 @@ class ConsoleOutput(Output):
             )
         self.console.print(table)
         for scenario in (stock, patched):
-            self.console.print(f"[bold]{scenario.variant}[/bold], the auditor says: {_verdict(scenario)}")
+            self.console.print(Text.assemble((scenario.variant, "bold"), ", the auditor says: ", _verdict(scenario)))
             self.console.print(
                 f"  {scenario.records_per_second:.0f} records/s after the restore; savepoints "
                 f"{scenario.savepoint_before} (before), {scenario.savepoint_after} (after); sink {scenario.sink_path}",
                 soft_wrap=True,
             )
-        outcome = "[green]as expected[/green]" if report.as_expected else "[red]NOT as expected[/red]"
-        self.console.print(f"{outcome}: stock Beam double-assigns on restore, the patched build does not")
+        self.console.print(
+            Text.assemble(
+                _outcome(report.as_expected), ": stock Beam double-assigns on restore, the patched build does not"
+            )
+        )
         self.console.print(f"demo wall time {report.seconds:.0f} s")
 
     def matrix_report(self, report: MatrixReport) -> None:
@@ -223,14 +231,19 @@ class ConsoleOutput(Output):
                             p.missing_offsets,
                         )
                     ),
-                    ("[green]yes[/green]" if run.as_expected else "[red]NO[/red]") if first else "",
+                    (Text("yes", "green") if run.as_expected else Text("NO", "red")) if first else "",
                     end_section=index == len(run.report.partitions) - 1,
                 )
         self.console.print(table)
         for run in report.runs:
-            self.console.print(f"Beam {run.beam_version} {run.variant}, the auditor says: {_verdict(run.report)}")
-        outcome = "[green]as expected[/green]" if report.as_expected else "[red]NOT as expected[/red]"
-        self.console.print(f"{outcome}: affected stock jars double-assign on restore, patched and fixed ones do not")
+            self.console.print(
+                Text.assemble(f"Beam {run.beam_version} {run.variant}, the auditor says: ", _verdict(run.report))
+            )
+        self.console.print(
+            Text.assemble(
+                _outcome(report.as_expected), ": affected stock jars double-assign on restore, patched and fixed do not"
+            )
+        )
         self.console.print(f"matrix wall time {report.seconds:.0f} s")
 
     def findings(self, findings: Findings) -> None:
@@ -248,7 +261,7 @@ class ConsoleOutput(Output):
                 colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
                 partition = "-" if f.partition is None else str(f.partition)
                 table.add_row(
-                    f"[{colour}]{f.severity}[/{colour}]",
+                    Text(f.severity, colour),
                     f.kind,
                     f.topic or "-",
                     partition,
@@ -258,13 +271,13 @@ class ConsoleOutput(Output):
                 )
             self.console.print(table)
         else:
-            self.console.print("[green]no findings[/green]")
+            self.console.print(Text("no findings", "green"))
         for matrix in findings.assignment:
             self.console.print(_assignment_table(matrix))
         if findings.coverage:
             self.console.print(_coverage_table(findings))
         for note in findings.notes:
-            self.console.print(f"[dim]note: {note}[/dim]", soft_wrap=True)
+            self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
 
     def savepoint_view(self, view: SavepointView) -> None:
         kind = view.kind or "snapshot"
@@ -395,17 +408,22 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
     return table
 
 
-def _verdict(report: ScenarioReport) -> str:
+def _verdict(report: ScenarioReport) -> Text:
     """One line of the auditor's findings on a scenario run."""
     audit = report.audit
     if not audit.findings:
-        return "[green]clean[/green]: every offset exactly once, every partition held once"
-    parts = []
+        return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
+    verdict = Text()
     if report.double_assigned_partitions:
         extra = sum(p.double_read_offsets for p in report.partitions)
         shown = ", ".join(map(str, report.double_assigned_partitions))
-        parts.append(f"[red]double assignment[/red] of partitions {shown} ({extra} records read twice)")
+        verdict.append("double assignment", "red")
+        verdict.append(f" of partitions {shown} ({extra} records read twice)")
     others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS)
     if others:
-        parts.append("also " + ", ".join(others))
-    return "; ".join(parts)
+        verdict.append(("; " if verdict else "") + "also " + ", ".join(others))
+    return verdict
+
+
+def _outcome(as_expected: bool) -> Text:
+    return Text("as expected", "green") if as_expected else Text("NOT as expected", "red")

@@ -11,26 +11,41 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
-from splitaudit.errors import InputError
+from splitaudit.errors import InputError, summary
 
 METADATA_FILE = "_metadata"
+# The largest _metadata or state file read, unless the user raises it (`--max-file-size`): real savepoints hold
+# megabytes; a file claiming more is far more likely damaged or hostile than real.
+DEFAULT_MAX_FILE_SIZE = 1 << 30
+CHUNK = 8 << 20  # files are read in pieces this large, never in one read of an unchecked size
 
 
 class SavepointFiles:
-    """Read access to one savepoint/checkpoint directory (PATH may be the directory or its `_metadata`)."""
+    """Read access to one savepoint/checkpoint directory (PATH may be the directory or its `_metadata`).
 
-    def __init__(self, location: str, allow_external_state: bool = False) -> None:
+    Only regular files are read (a FIFO, socket or device is refused before it is opened, so nothing blocks),
+    each no larger than `max_file_size` and, for a state file, exactly as large as its handle says. A path
+    that comes out of a file is judged by its text first: a URI or path outside the savepoint directory is
+    refused before anything resolves it (no DNS lookup, no connection, no JVM), unless `allow_external_state`.
+    """
+
+    def __init__(
+        self, location: str, allow_external_state: bool = False, max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    ) -> None:
         self.allow_external_state = allow_external_state
+        self.max_file_size = max_file_size
         self._cache: dict[str, bytes] = {}
+        self.scheme = _scheme(location)
         self.fs, path = self._filesystem(location)
         try:
             info = self.fs.get_file_info(path)
         except (OSError, ValueError) as ex:
-            raise InputError(location, None, f"cannot open: {ex}") from None
+            raise InputError(location, None, f"cannot open: {summary(ex)}") from None
         if info.type == pafs.FileType.NotFound:
             raise InputError(location, None, "no such file or directory")
         if info.type == pafs.FileType.Directory:
@@ -46,19 +61,19 @@ class SavepointFiles:
 
     @staticmethod
     def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
-        if "://" not in location and not location.startswith("file:"):
+        if not _scheme(location):
             return pafs.LocalFileSystem(), os.path.abspath(location)
         try:
             fs, path = pafs.FileSystem.from_uri(_normalize_file_uri(location))
         except (OSError, ValueError) as ex:
-            raise InputError(location, None, f"unsupported location: {ex}") from None
+            raise InputError(location, None, f"unsupported location: {summary(ex)}") from None
         return fs, path
 
     def read_metadata(self) -> bytes:
-        return self._read(self.metadata_path)
+        return self._read(self.fs, self.metadata_path, self.metadata_path, None, None, None)
 
-    def read_relative(self, relative_path: str, referenced_from: str, offset: int) -> tuple[str, bytes]:
-        """A tag-6 handle: a file name inside the savepoint directory, never outside it."""
+    def read_relative(self, relative_path: str, size: int, referenced_from: str, offset: int) -> tuple[str, bytes]:
+        """A tag-6 handle: a file name inside the savepoint directory, never outside it, `size` bytes long."""
         if not relative_path or posixpath.isabs(relative_path) or "\\" in relative_path or "\0" in relative_path:
             raise InputError(referenced_from, offset, f"relative state path {relative_path!r} is not relative")
         resolved = posixpath.normpath(posixpath.join(self.directory, relative_path))
@@ -68,24 +83,42 @@ class SavepointFiles:
                 offset,
                 f"relative state path {relative_path!r} points outside the savepoint dir",
             )
-        return resolved, self._read(resolved, referenced_from, offset)
+        return resolved, self._read(self.fs, resolved, resolved, (0, size), referenced_from, offset)
 
-    def read_absolute(self, uri: str, referenced_from: str, offset: int) -> tuple[str, bytes]:
-        """A tag-2/15 handle: a full path or URI; outside the savepoint dir only with allow_external_state."""
+    def read_absolute(
+        self, uri: str, span: tuple[int, int], referenced_from: str, offset: int, whole: bool = True
+    ) -> tuple[str, bytes]:
+        """A tag-2/15 handle: a full path or URI; outside the savepoint dir only with allow_external_state.
+
+        `span` is (start, length) of the bytes wanted; `whole` says the handle names the whole file (its size
+        must then be exactly the length). Confinement is decided on the text of `uri`: nothing resolves a path
+        the user did not allow.
+        """
         if "\0" in uri:
             raise InputError(referenced_from, offset, f"state path {uri!r} contains a NUL character")
-        fs, path = self._filesystem(uri) if ("://" in uri or uri.startswith("file:")) else (None, uri)
-        same_fs = fs is None or type(fs) is type(self.fs)
-        inside = same_fs and posixpath.isabs(path) and self._inside(posixpath.normpath(path))
-        if not inside and not self.allow_external_state:
+        path = self._own_path(uri)
+        if path is not None and self._inside(path):
+            return path, self._read(self.fs, path, path, span, referenced_from, offset, whole)
+        if not self.allow_external_state:
             raise InputError(
                 referenced_from,
                 offset,
-                f"state file {uri} lies outside the savepoint directory; pass --allow-external-state to read it",
+                f"state file {uri!r} lies outside the savepoint directory; pass --allow-external-state to read it",
             )
-        if inside or fs is None:
-            return posixpath.normpath(path), self._read(posixpath.normpath(path), referenced_from, offset)
-        return path, self._read_with(fs, path, uri, referenced_from, offset)
+        fs, resolved = self._filesystem(uri) if _scheme(uri) else (self.fs, posixpath.normpath(uri))
+        return resolved, self._read(fs, resolved, uri, span, referenced_from, offset, whole)
+
+    def _own_path(self, uri: str) -> str | None:
+        """`uri` as a path of this savepoint's own filesystem, without resolving anything; None if it is not one."""
+        scheme = _scheme(uri)
+        if not scheme:
+            return posixpath.normpath(uri) if posixpath.isabs(uri) else None
+        parsed = urlparse(uri)
+        if scheme == "file" and self._local:
+            return posixpath.normpath(parsed.path) if parsed.netloc in ("", "localhost") else None
+        if scheme != self.scheme or self._local:
+            return None
+        return posixpath.normpath(f"{parsed.netloc}{parsed.path}")
 
     def _inside(self, path: str) -> bool:
         if not (path == self.directory or path.startswith(self.directory.rstrip("/") + "/")):
@@ -95,21 +128,92 @@ class SavepointFiles:
             return real.startswith(self._real_directory.rstrip("/") + "/")
         return True
 
-    def _read(self, path: str, referenced_from: str | None = None, offset: int | None = None) -> bytes:
-        return self._read_with(self.fs, path, path, referenced_from, offset)
-
-    def _read_with(
-        self, fs: pafs.FileSystem, path: str, shown: str, referenced_from: str | None, offset: int | None
+    def _read(
+        self,
+        fs: pafs.FileSystem,
+        path: str,
+        shown: str,
+        span: tuple[int, int] | None,
+        referenced_from: str | None,
+        offset: int | None,
+        whole: bool = True,
     ) -> bytes:
+        """The bytes of a regular file (`span` = (start, length) of them, or all), bounded and checked."""
         key = f"{type(fs).__name__}:{path}"
         if key not in self._cache:
+            where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
+            kind = "state file" if referenced_from is not None else "file"
+            size = self._regular_file_size(fs, path, shown, kind, where)
+            if size > self.max_file_size:
+                raise InputError(
+                    shown, None, f"{kind} of {size} bytes is larger than --max-file-size {self.max_file_size}{where}"
+                )
+            if span is not None and whole and span[1] != size:
+                raise InputError(shown, None, f"{kind} is {size} bytes, its state handle says {span[1]}{where}")
+            if span is not None and span[0] + span[1] > size:
+                raise InputError(
+                    shown, None, f"{kind} of {size} bytes has no bytes [{span[0]}, {span[0] + span[1]}){where}"
+                )
             try:
-                with fs.open_input_stream(path) as stream:
-                    self._cache[key] = stream.read()
+                with fs.open_input_file(path) as stream:
+                    self._cache[key] = _read_bounded(stream, size)
             except (OSError, ValueError) as ex:
-                where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
-                raise InputError(shown, None, f"cannot read state file{where}: {_one_line(ex)}") from None
-        return self._cache[key]
+                raise InputError(shown, None, f"cannot read {kind}{where}: {summary(ex)}") from None
+        data = self._cache[key]
+        return data if span is None or whole else data[span[0] : span[0] + span[1]]
+
+    def _regular_file_size(self, fs: pafs.FileSystem, path: str, shown: str, kind: str, where: str) -> int:
+        """The size of `path` if it is a regular file; anything else (missing, a directory, a FIFO, a socket,
+        a device, also behind a symlink) is refused without opening it."""
+        if isinstance(fs, pafs.LocalFileSystem):
+            try:
+                status = os.stat(path)
+            except OSError as ex:
+                raise InputError(shown, None, f"cannot read {kind}{where}: {ex.strerror}") from None
+            if not stat.S_ISREG(status.st_mode):
+                raise InputError(shown, None, f"{kind} is {_file_type(status.st_mode)}, not a regular file{where}")
+            return status.st_size
+        try:
+            info = fs.get_file_info(path)
+        except (OSError, ValueError) as ex:
+            raise InputError(shown, None, f"cannot read {kind}{where}: {summary(ex)}") from None
+        if info.type == pafs.FileType.NotFound:
+            raise InputError(shown, None, f"no such {kind}{where}")
+        if info.type != pafs.FileType.File:
+            raise InputError(shown, None, f"{kind} is not a regular file{where}")
+        return int(info.size)
+
+
+def _read_bounded(stream: pafs.NativeFile, size: int) -> bytes:
+    """Exactly `size` bytes, in chunks; a file that changed size while read is an error, not a surprise."""
+    parts = []
+    left = size
+    while left:
+        chunk = stream.read(min(CHUNK, left))
+        if not chunk:
+            raise ValueError(f"the file ended {left} bytes early")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def _scheme(location: str) -> str:
+    """The URI scheme of `location` (`s3`, `hdfs`, `file`, …), or "" for a plain path (a drive letter is none)."""
+    scheme = urlparse(location).scheme
+    return scheme.lower() if len(scheme) > 1 else ""
 
 
 def _normalize_file_uri(uri: str) -> str:
@@ -118,7 +222,3 @@ def _normalize_file_uri(uri: str) -> str:
     if parsed.scheme == "file" and not uri.startswith("file://"):
         return "file://" + parsed.path
     return uri
-
-
-def _one_line(ex: BaseException) -> str:
-    return str(ex).splitlines()[0] if str(ex) else type(ex).__name__

@@ -45,7 +45,7 @@ def test_dotdot_relative_path_is_refused(tmp_path: Path) -> None:
     files = SavepointFiles(str(_copy(tmp_path)))
     (tmp_path / "x").write_bytes(b"x")
     with pytest.raises(InputError) as error:
-        files.read_relative("../x", "m", 7)
+        files.read_relative("../x", 1, "m", 7)
     assert (error.value.path, error.value.offset) == ("m", 7)
 
 
@@ -65,13 +65,14 @@ def test_absolute_paths_need_allow_external_state(tmp_path: Path) -> None:
     outside = tmp_path / "outside-state"
     outside.write_bytes(b"abc")
     with pytest.raises(InputError) as error:
-        SavepointFiles(str(snapshot)).read_absolute(f"file:{outside}", "m", 42)
+        SavepointFiles(str(snapshot)).read_absolute(f"file:{outside}", (0, 3), "m", 42)
     assert error.value.offset == 42
     assert "--allow-external-state" in error.value.message
     allowed = SavepointFiles(str(snapshot), allow_external_state=True)
-    assert allowed.read_absolute(f"file:{outside}", "m", 42) == (str(outside), b"abc")
+    assert allowed.read_absolute(f"file:{outside}", (0, 3), "m", 42) == (str(outside), b"abc")
     inside = _state_files(snapshot)[0]
-    assert SavepointFiles(str(snapshot)).read_absolute(f"file:{inside}", "m", 0)[1] == inside.read_bytes()
+    size = inside.stat().st_size
+    assert SavepointFiles(str(snapshot)).read_absolute(f"file:{inside}", (0, size), "m", 0)[1] == inside.read_bytes()
 
 
 def test_missing_state_file_names_it(tmp_path: Path) -> None:
