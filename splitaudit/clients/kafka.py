@@ -6,7 +6,6 @@ confluent-kafka (librdkafka) underneath.
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec  # type: ignore[attr-defined]
 
 from splitaudit.errors import ExternalError, UsageError
+from splitaudit.polling import poll
 
 
 def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:
@@ -165,7 +165,8 @@ def _reason(ex: KafkaException) -> str:
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
-    """Read every record of the topic from the beginning; return the offsets seen per partition."""
+    """Read every record of the topic from the beginning; return the offsets seen per partition (a
+    `PollTimeoutError` when not all arrive within `timeout`)."""
     known = partition_offsets(bootstrap, topic)
     offsets = {p: known[(topic, p)] for p in range(partitions)}
     consumer = Consumer(
@@ -176,14 +177,23 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
         }
     )
     seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
+
+    def complete() -> bool:
+        for message in consumer.consume(num_messages=10_000, timeout=1.0):
+            partition, offset = message.partition(), message.offset()
+            if message.error() is None and partition is not None and offset is not None:
+                seen[partition].append(offset)
+        return all(len(seen[p]) >= offsets[p].end - offsets[p].log_start for p in seen)
+
     try:
         consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in range(partitions)])
-        deadline = time.monotonic() + timeout
-        while any(len(seen[p]) < offsets[p].end - offsets[p].log_start for p in seen) and time.monotonic() < deadline:
-            for message in consumer.consume(num_messages=10_000, timeout=1.0):
-                partition, offset = message.partition(), message.offset()
-                if message.error() is None and partition is not None and offset is not None:
-                    seen[partition].append(offset)
+        poll(
+            f"every record of {topic}",
+            complete,
+            timeout=timeout,
+            interval=0.0,
+            last_seen=lambda: ", ".join(f"p{p}: {len(seen[p])}" for p in seen),
+        )
     finally:
         consumer.close()
     return seen
