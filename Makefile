@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration chromium matrix
+.PHONY: setup demo test lint unit integration faults chromium matrix
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/.
 $(VENV)/.installed: pyproject.toml requirements.lock
@@ -42,12 +42,16 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix"
+	$(BIN)/pytest -m "integration and not matrix and not faults"
 
 # The real-cluster matrix: every reachable Beam release on its own Flink, stock and patched (about 30 minutes).
 matrix: setup
 	@$(BIN)/splitaudit setup --matrix
 	$(BIN)/pytest -m matrix
+
+# The longer fault runs on the real stack (broker restarts, stock JobManager kill); not part of `make test`.
+faults: setup
+	$(BIN)/pytest -m faults
 
 test: setup lint chromium
 	$(BIN)/pytest
