@@ -86,20 +86,23 @@ def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
 class ContinuousProducer:
     """A thread producing records to the topic at a steady rate until stopped; what it produced, per partition.
 
-    Records are numbered on from `start` as `kafka_client.produce` numbers them, so the topic stays dense and
-    every partition's expected offsets are known once the thread stops.
+    Records are numbered on from `start` (`kafka_client.NumberedProducer`), so the topic stays dense and every
+    partition's expected offsets are known once the thread stops.
     """
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, start: int, rate: int) -> None:
-        self._args = (bootstrap, topic, partitions)
+        self._producer = kafka_client.NumberedProducer(bootstrap, topic, partitions)
         self._next = start
         self._batch = max(1, rate // 10 // partitions) * partitions  # ten a second, the same for each partition
         self._stop = threading.Event()
         self._failure: BaseException | None = None
+        self._started = 0.0
+        self.seconds = 0.0  # how long it produced
         self.produced: dict[int, int] = dict.fromkeys(range(partitions), 0)
         self._thread = threading.Thread(target=self._run, name=f"produce-{topic}", daemon=True)
 
     def __enter__(self) -> ContinuousProducer:
+        self._started = time.monotonic()
         self._thread.start()
         return self
 
@@ -110,7 +113,7 @@ class ContinuousProducer:
         try:
             while not self._stop.is_set():
                 started = time.monotonic()
-                sent = kafka_client.produce(*self._args, self._batch, start=self._next)
+                sent = self._producer.send(self._batch, self._next)
                 self._next += self._batch
                 for partition, count in sent.items():
                     self.produced[partition] += count
@@ -122,6 +125,7 @@ class ContinuousProducer:
         """Stop producing, wait for the last batch to be delivered; the records produced per partition."""
         self._stop.set()
         self._thread.join()
+        self.seconds = time.monotonic() - self._started
         if self._failure is not None:
             raise ExternalError(f"producing continuously failed: {self._failure}") from self._failure
         return self.produced
@@ -358,7 +362,10 @@ def _run_continuous(
         with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
             checkpoint = _checkpoint_after_now(run.flink, job_after)
             streamed = stream.stop()
-            out.append(f"checkpoint {checkpoint}; {stream.total} records streamed")
+            rate = stream.total / stream.seconds
+            out.append(
+                f"checkpoint {checkpoint}; {stream.total} records streamed in {stream.seconds:.1f} s, {rate:.0f}/s"
+            )
     run.count(streamed)
     since = time.monotonic()
     records_per_second = run.wait_for_all(job_after, run.total, since, run.total - settings.records)
