@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration chromium matrix fuzz
+.PHONY: setup demo test lint unit integration faults chromium matrix fuzz
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/.
 $(VENV)/.installed: pyproject.toml requirements.lock
@@ -42,7 +42,7 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix"
+	$(BIN)/pytest -m "integration and not matrix and not faults"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -53,6 +53,10 @@ fuzz: $(VENV)/.installed
 matrix: setup
 	@$(BIN)/splitaudit setup --matrix
 	$(BIN)/pytest -m matrix
+
+# The longer fault runs on the real stack (broker restarts, stock JobManager kill); not part of `make test`.
+faults: setup
+	$(BIN)/pytest -m faults
 
 test: setup lint chromium
 	$(BIN)/pytest

@@ -20,7 +20,14 @@ from splitaudit.report.html import check_html_target, write_html
 from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
 from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.scenario.matrix import run_matrix
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_demo, run_with_own_stack
+from splitaudit.scenario.restore import (
+    FAULTS,
+    TASKMANAGER_KILL,
+    ScenarioSettings,
+    pipeline_jar,
+    run_demo,
+    run_with_own_stack,
+)
 from splitaudit.stack import install
 from splitaudit.stack.results import StackStatus
 from splitaudit.stack.smoke import run_smoke
@@ -248,7 +255,22 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
 @click.option(
     "--kill-taskmanager",
     is_flag=True,
-    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore.",
+    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore "
+    "(the same as --fault taskmanager-kill).",
+)
+@click.option(
+    "--fault",
+    type=click.Choice(FAULTS),
+    default=None,
+    help="Interrupt the running job instead of savepoint + restore: taskmanager-kill (kill -9, Flink fails "
+    "over), broker-restart (the Kafka broker stopped and started again while the job reads), jobmanager-kill "
+    "(kill -9 the JobManager, start the cluster again, resubmit the job from its latest retained checkpoint).",
+)
+@click.option(
+    "--continuous",
+    is_flag=True,
+    help="Produce records all along (about 1,000/s after the first N) and cancel 2 s after the savepoint while "
+    "they keep arriving: the restored job replays what the first job read in between.",
 )
 @click.option(
     "--add-partitions",
@@ -271,6 +293,8 @@ def scenario(
     parallelism: int,
     keep_stack: bool,
     kill_taskmanager: bool,
+    fault: str | None,
+    continuous: bool,
     added_partitions: int,
 ) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
@@ -280,17 +304,26 @@ def scenario(
     savepoints and cancels again. Then audits the sink and both savepoints on Spark (`splitaudit audit`) and
     prints, per partition, the records expected, sink rows, duplicate rows, missing offsets, records read twice
     within one generation (double assignment: the bug) and records replayed in another generation, with the
-    auditor's verdict. With --kill-taskmanager the job is not restored from a savepoint: its TaskManager is
-    killed mid-run and Flink restarts it from the latest checkpoint. Exits as `audit` does: 0 clean, 1 findings.
+    auditor's verdict. With --continuous records keep arriving through the savepoint, the cancellation and the
+    restore. With --fault (or --kill-taskmanager) the job is not restored from a savepoint: it is interrupted
+    while it reads N/2 more records, recovers, and reads the last N/2. Exits as `audit` does: 0 clean, 1 findings.
     """
-    if added_partitions and kill_taskmanager:
-        raise click.UsageError("--add-partitions applies to the savepoint restore, not to --kill-taskmanager")
+    if kill_taskmanager:
+        if fault not in (None, TASKMANAGER_KILL):
+            raise click.UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
+        fault = TASKMANAGER_KILL
+    if fault is not None and (added_partitions or continuous):
+        raise click.UsageError("--add-partitions and --continuous apply to the savepoint restore, not to a fault")
+    if added_partitions and continuous:
+        raise click.UsageError("--add-partitions and --continuous do not go together")
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions, records, parallelism, added_partitions=added_partitions)
+    settings = ScenarioSettings(
+        partitions, records, parallelism, added_partitions=added_partitions, continuous=continuous
+    )
 
     def action(context: Context) -> int:
         report = run_with_own_stack(
-            run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, kill_taskmanager
+            run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, fault
         )
         context.output.scenario_report(report)
         return report.audit.exit_code

@@ -7,7 +7,6 @@ user verbatim in `FlinkRestError`.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import requests
 
 from splitaudit.errors import ExternalError
+from splitaudit.polling import poll
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
 
@@ -192,10 +192,10 @@ class FlinkRestClient:
 
     def wait_for_state(self, job_id: str, states: set[str], timeout: float = 120.0) -> str:
         """Wait until the job is in one of `states`; fail if it ends in another terminal state."""
-        deadline = time.monotonic() + timeout
-        state = "UNKNOWN"
-        while time.monotonic() < deadline:
-            state = self.job_state(job_id)
+        seen = ["UNKNOWN"]
+
+        def reached() -> str | None:
+            state = seen[0] = self.job_state(job_id)
             if state in states:
                 return state
             if state in TERMINAL_STATES:
@@ -203,19 +203,20 @@ class FlinkRestClient:
                     f"Flink job {job_id} ended {state} while waiting for {sorted(states)}:\n"
                     f"{self.job_exceptions(job_id)}"
                 )
-            time.sleep(0.5)
-        raise ExternalError(f"Flink job {job_id} still {state} after {timeout:.0f} s (wanted {sorted(states)})")
+            return None
+
+        wanted = "/".join(sorted(states))
+        return poll(f"Flink job {job_id} to be {wanted}", reached, timeout=timeout, last_seen=lambda: seen[0])
 
     def wait_all_running(self, job_id: str, timeout: float = 120.0) -> None:
         """Wait until the job and every one of its vertices run (sources can be checkpointed from then on)."""
-        deadline = time.monotonic() + timeout
         self.wait_for_state(job_id, {"RUNNING"}, timeout)
-        while time.monotonic() < deadline:
+
+        def all_running() -> bool:
             vertices = self.job(job_id).get("vertices", [])
-            if vertices and all(v.get("status") == "RUNNING" for v in vertices):
-                return
-            time.sleep(0.5)
-        raise ExternalError(f"Flink job {job_id}: not all vertices RUNNING after {timeout:.0f} s")
+            return bool(vertices) and all(v.get("status") == "RUNNING" for v in vertices)
+
+        poll(f"every vertex of Flink job {job_id} to be RUNNING", all_running, timeout=timeout)
 
     def trigger_savepoint(
         self,
@@ -247,19 +248,18 @@ class FlinkRestClient:
 
     def wait_for_savepoint(self, job_id: str, request_id: str, timeout: float = 120.0) -> str:
         """Wait for a savepoint trigger to complete; return its location (a file: URI). Flink's failure verbatim."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def location() -> str | None:
             document = self._call("GET", f"/jobs/{job_id}/savepoints/{request_id}")
-            if document.get("status", {}).get("id") == "COMPLETED":
-                operation = document.get("operation", {})
-                if "location" in operation:
-                    return str(operation["location"])
-                cause = operation.get("failure-cause", {})
-                raise ExternalError(
-                    f"savepoint of job {job_id} failed: {cause.get('stack-trace') or cause or document}"
-                )
-            time.sleep(0.3)
-        raise ExternalError(f"savepoint of job {job_id} not complete after {timeout:.0f} s")
+            if document.get("status", {}).get("id") != "COMPLETED":
+                return None
+            operation = document.get("operation", {})
+            if "location" in operation:
+                return str(operation["location"])
+            cause = operation.get("failure-cause", {})
+            raise ExternalError(f"savepoint of job {job_id} failed: {cause.get('stack-trace') or cause or document}")
+
+        return poll(f"the savepoint of Flink job {job_id}", location, timeout=timeout, interval=0.3)
 
     def savepoint(
         self,
@@ -278,11 +278,11 @@ class FlinkRestClient:
         if self.job_state(job_id) in TERMINAL_STATES:
             return
         self._call("PATCH", f"/jobs/{job_id}", params={"mode": "cancel"})
-        deadline = time.monotonic() + timeout
-        while self.job_state(job_id) not in TERMINAL_STATES:
-            if time.monotonic() > deadline:
-                raise ExternalError(f"Flink job {job_id} not canceled after {timeout:.0f} s")
-            time.sleep(0.3)
+
+        def ended() -> bool:
+            return self.job_state(job_id) in TERMINAL_STATES
+
+        poll(f"Flink job {job_id} to be canceled", ended, timeout=timeout, interval=0.3)
 
     def checkpoints(self, job_id: str) -> CheckpointHistory:
         """The job's checkpoint statistics: counts, latest completed/savepoint/restored, recent history."""
@@ -290,22 +290,9 @@ class FlinkRestClient:
 
     def wait_for_checkpoint(self, job_id: str, after: int = 0, timeout: float = 120.0) -> CheckpointRef:
         """Wait until a checkpoint with id > `after` has completed; return it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            latest = self.checkpoints(job_id).latest_completed
-            if latest is not None and latest.id > after:
-                return latest
-            time.sleep(0.5)
-        raise ExternalError(f"no completed checkpoint of job {job_id} after {timeout:.0f} s")
 
-    def vertex_metric(self, job_id: str, vertex_name_prefix: str, metric: str) -> float:
-        """Sum of one aggregated subtask metric (e.g. numRecordsIn) over the vertex whose name starts with a prefix."""
-        for vertex in self.job(job_id).get("vertices", []):
-            if str(vertex.get("name", "")).startswith(vertex_name_prefix):
-                values = self._call(
-                    "GET",
-                    f"/jobs/{job_id}/vertices/{vertex['id']}/subtasks/metrics",
-                    params={"get": metric, "agg": "sum"},
-                )
-                return float(values[0]["sum"]) if values else 0.0
-        raise ExternalError(f"job {job_id} has no vertex named {vertex_name_prefix}…")
+        def newer() -> CheckpointRef | None:
+            latest = self.checkpoints(job_id).latest_completed
+            return latest if latest is not None and latest.id > after else None
+
+        return poll(f"a completed checkpoint > {after} of Flink job {job_id}", newer, timeout=timeout)

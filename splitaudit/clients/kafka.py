@@ -6,7 +6,6 @@ confluent-kafka (librdkafka) underneath.
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec  # type: ignore[attr-defined]
 
 from splitaudit.errors import ExternalError, UsageError
+from splitaudit.polling import poll
 
 
 def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:
@@ -53,32 +53,48 @@ def grow_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.
         raise UsageError(f"cannot grow topic {topic!r} to {partitions} partitions: {ex.args[0].str()}") from ex
 
 
-def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> dict[int, int]:
-    """Produce `count` records numbered from `start`, round-robin over the partitions; return per-partition counts.
+class NumberedProducer:
+    """Produces numbered records to a topic, round-robin over its partitions, in as many batches as needed over
+    one connection (a steady stream need not set up an idempotent producer per batch).
 
     Record i goes to partition i % partitions with key and value "i", so what each partition holds is known.
     """
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
-    errors: list[str] = []
 
-    def delivered(error: object, _message: object) -> None:
-        if error is not None:
-            errors.append(str(error))
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.topic, self.partitions = topic, partitions
+        self._producer = Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True}
+        )
 
-    sent: dict[int, int] = dict.fromkeys(range(partitions), 0)
-    for i in range(start, start + count):
-        partition = i % partitions
-        while True:
-            try:
-                producer.produce(topic, key=str(i), value=str(i), partition=partition, on_delivery=delivered)
-                break
-            except BufferError:
-                producer.poll(0.1)
-        sent[partition] += 1
-    remaining = producer.flush(60)
-    if remaining or errors:
-        raise ExternalError(f"producing to {topic}: {remaining} undelivered, errors: {errors[:3]}")
-    return sent
+    def send(self, count: int, start: int) -> dict[int, int]:
+        """Produce records start..start+count-1 and wait until all are acknowledged; per-partition counts."""
+        errors: list[str] = []
+
+        def delivered(error: object, _message: object) -> None:
+            if error is not None:
+                errors.append(str(error))
+
+        sent: dict[int, int] = dict.fromkeys(range(self.partitions), 0)
+        for i in range(start, start + count):
+            partition = i % self.partitions
+            while True:
+                try:
+                    self._producer.produce(
+                        self.topic, key=str(i), value=str(i), partition=partition, on_delivery=delivered
+                    )
+                    break
+                except BufferError:
+                    self._producer.poll(0.1)
+            sent[partition] += 1
+        remaining = self._producer.flush(60)
+        if remaining or errors:
+            raise ExternalError(f"producing to {self.topic}: {remaining} undelivered, errors: {errors[:3]}")
+        return sent
+
+
+def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> dict[int, int]:
+    """Produce `count` records numbered from `start` (see `NumberedProducer`); return per-partition counts."""
+    return NumberedProducer(bootstrap, topic, partitions).send(count, start)
 
 
 ADMIN_TIMEOUT = 10.0  # seconds a metadata or offsets request may take before the cluster counts as unreachable
@@ -165,7 +181,8 @@ def _reason(ex: KafkaException) -> str:
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
-    """Read every record of the topic from the beginning; return the offsets seen per partition."""
+    """Read every record of the topic from the beginning; return the offsets seen per partition (a
+    `PollTimeoutError` when not all arrive within `timeout`)."""
     known = partition_offsets(bootstrap, topic)
     offsets = {p: known[(topic, p)] for p in range(partitions)}
     consumer = Consumer(
@@ -176,14 +193,23 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
         }
     )
     seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
+
+    def complete() -> bool:
+        for message in consumer.consume(num_messages=10_000, timeout=1.0):
+            partition, offset = message.partition(), message.offset()
+            if message.error() is None and partition is not None and offset is not None:
+                seen[partition].append(offset)
+        return all(len(seen[p]) >= offsets[p].end - offsets[p].log_start for p in seen)
+
     try:
         consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in range(partitions)])
-        deadline = time.monotonic() + timeout
-        while any(len(seen[p]) < offsets[p].end - offsets[p].log_start for p in seen) and time.monotonic() < deadline:
-            for message in consumer.consume(num_messages=10_000, timeout=1.0):
-                partition, offset = message.partition(), message.offset()
-                if message.error() is None and partition is not None and offset is not None:
-                    seen[partition].append(offset)
+        poll(
+            f"every record of {topic}",
+            complete,
+            timeout=timeout,
+            interval=0.0,
+            last_seen=lambda: ", ".join(f"p{p}: {len(seen[p])}" for p in seen),
+        )
     finally:
         consumer.close()
     return seen

@@ -139,7 +139,8 @@ class ConsoleOutput(Output):
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
 
     def scenario_report(self, report: ScenarioReport) -> None:
-        steps = Table(title=f"{report.restart} scenario, {report.variant}: {report.jar}")
+        continuous = ", records produced continuously" if report.continuous else ""
+        steps = Table(title=f"{report.restart} scenario{continuous}, {report.variant}: {report.jar}")
         for column in ("step", "seconds", "result"):
             steps.add_column(column)
         for step in report.steps:
@@ -172,7 +173,11 @@ class ConsoleOutput(Output):
                 )
             )
         self.console.print(sink)
-        restarted = "savepoint before the restore" if report.restart == "savepoint" else "restarted from checkpoint"
+        restarted = {
+            "savepoint": "savepoint before the restore",
+            "broker-restart": "last checkpoint before the broker stopped",
+            "jobmanager-kill": "resubmitted from retained checkpoint",
+        }.get(report.restart, "restarted from checkpoint")
         self.console.print(f"{restarted}: {report.savepoint_before}")
         self.console.print(f"savepoint at the end: {report.savepoint_after}")
         self.console.print(f"{report.records_per_second:.0f} records/s after the restart; run dir {report.run_dir}")

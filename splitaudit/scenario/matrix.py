@@ -45,8 +45,7 @@ def run_matrix(
     by_flink = sorted(releases, key=lambda release: MATRIX_FLINK[release])
     for flink_version, group in groupby(by_flink, key=lambda release: MATRIX_FLINK[release]):
         stack = Stack(run_dir / f"stack-flink-{flink_version}", flink_version=flink_version)
-        stack.up(progress)
-        try:
+        with stack.running(progress):
             for release in group:
                 for variant in [v for r, v in jars if r == release]:
                     name = f"beam-{release}-{variant}"
@@ -56,6 +55,4 @@ def run_matrix(
                     )
                     affected = variant == "stock" and release not in FIXED_BEAM_VERSIONS
                     runs.append(MatrixRun(release, flink_version, variant, affected, report))
-        finally:
-            stack.down(progress)
     return MatrixReport(str(run_dir), time.monotonic() - started, tuple(runs))

@@ -1,6 +1,8 @@
-"""The restore scenario of beam#31313: run the reference pipeline, savepoint, restore, and count the sink.
+"""The restore scenario of beam#31313 and its fault variants: run the reference pipeline, interrupt it, count
+the sink.
 
-On a real stack (Kafka broker + Flink session cluster), for one job jar (stock or patched):
+On a real stack (Kafka broker + Flink session cluster), for one job jar (stock or patched), the savepoint
+restore (`run_restore_scenario`):
 
 1. create a topic with P partitions and produce N records (record i to partition i % P);
 2. submit the job with parallelism 2 and wait until all N records are in the sink and a checkpoint has
@@ -13,14 +15,22 @@ On a real stack (Kafka broker + Flink session cluster), for one job jar (stock o
    reader of the stock build may still be re-reading offsets that the restored reader already emitted);
 7. savepoint again, then cancel.
 
+With `continuous`, a producer thread writes records from the job's start until the restored job runs, so
+the first job keeps reading between its savepoint and its cancellation, and the restored job reads those
+offsets again (replay). The fault variants (`run_fault_scenario`) interrupt a running job instead: the
+TaskManager killed, the Kafka broker restarted, or the JobManager killed and the job resubmitted from its
+latest retained checkpoint.
+
 Flink job ids are chosen here and passed to /jars/<id>/run, so the sink's job_id column names the real jobs.
 Everything (sink, savepoints, the stack's logs when it is the scenario's own) stays in the run directory.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,21 +41,35 @@ from splitaudit.clients import kafka as kafka_client
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import BEAM_VERSION, pipeline_jars
+from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
 from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
 from splitaudit.scenario.sink import count_rows, read_sink
 from splitaudit.stack.stack import Stack
 
+SAVEPOINT = "savepoint"
+TASKMANAGER_KILL = "taskmanager-kill"
+BROKER_RESTART = "broker-restart"
+JOBMANAGER_KILL = "jobmanager-kill"
+FAULTS = (TASKMANAGER_KILL, BROKER_RESTART, JOBMANAGER_KILL)
+
 
 @dataclass(frozen=True)
 class ScenarioSettings:
-    """The knobs of the scenario; the defaults are the issue's (4 partitions, 20,000 records, parallelism 2)."""
+    """The knobs of the scenario; the defaults reproduce beam#31313 (4 partitions, 20,000 records,
+    parallelism 2)."""
 
     partitions: int = 4
     records: int = 20_000
     parallelism: int = 2
     timeout: float = 300.0  # for each wait on the sink
     added_partitions: int = 0  # partitions added to the topic while the job is down (before the second batch)
+    continuous: bool = False  # records keep arriving through the savepoint, the cancellation and the restore
+    # Continuous production: records per second, and how long the first job keeps reading after its savepoint
+    # before it is cancelled (the offsets it reads then are what the restored job replays).
+    produce_rate: int = 1_000
+    cancel_delay: float = 2.0
+    outage: float = 5.0  # seconds the Kafka broker stays down in the broker-restart fault
 
 
 def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
@@ -59,6 +83,211 @@ def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
     return jars[variant]
 
 
+class ContinuousProducer:
+    """A thread producing records to the topic at a steady rate until stopped; what it produced, per partition.
+
+    Records are numbered on from `start` (`kafka_client.NumberedProducer`), so the topic stays dense and every
+    partition's expected offsets are known once the thread stops.
+    """
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, start: int, rate: int) -> None:
+        self._producer = kafka_client.NumberedProducer(bootstrap, topic, partitions)
+        self._next = start
+        self._batch = max(1, rate // 10 // partitions) * partitions  # ten a second, the same for each partition
+        self._stop = threading.Event()
+        self._failure: BaseException | None = None
+        self._started = 0.0
+        self.seconds = 0.0  # how long it produced
+        self.produced: dict[int, int] = dict.fromkeys(range(partitions), 0)
+        self._thread = threading.Thread(target=self._run, name=f"produce-{topic}", daemon=True)
+
+    def __enter__(self) -> ContinuousProducer:
+        self._started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                sent = self._producer.send(self._batch, self._next)
+                self._next += self._batch
+                for partition, count in sent.items():
+                    self.produced[partition] += count
+                self._stop.wait(max(0.0, 0.1 - (time.monotonic() - started)))
+        except BaseException as ex:  # reported by stop(), in the scenario's thread
+            self._failure = ex
+
+    def stop(self) -> dict[int, int]:
+        """Stop producing, wait for the last batch to be delivered; the records produced per partition."""
+        self._stop.set()
+        self._thread.join()
+        self.seconds = time.monotonic() - self._started
+        if self._failure is not None:
+            raise ExternalError(f"producing continuously failed: {self._failure}") from self._failure
+        return self.produced
+
+    @property
+    def total(self) -> int:
+        return sum(self.produced.values())
+
+
+class _Run:
+    """One run of a scenario on a stack: its directory, fresh topic, sink, job arguments and step log, and the
+    steps every scenario is made of."""
+
+    def __init__(self, stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, progress: Progress):
+        if run_dir.exists():
+            raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
+        self.stack, self.run_dir, self.settings = stack, run_dir, settings
+        self.steps = StepLog(progress)
+        self.sink, self.savepoints = run_dir / "sink", run_dir / "savepoints"
+        self.savepoints.mkdir(parents=True)
+        self.topic = f"{name}-{uuid.uuid4().hex[:8]}"
+        self.partitions = settings.partitions
+        self.produced: dict[int, int] = {}  # records produced to each partition so far: offsets 0..n-1
+        self._jar_ids: dict[Path, str] = {}
+        bootstrap = stack.kafka.bootstrap
+        with self.steps.step(f"create topic {self.topic} ({self.partitions} partitions)"):
+            kafka_client.create_topic(bootstrap, self.topic, self.partitions)
+        self.args = [
+            f"--bootstrapServers={bootstrap}",
+            f"--topic={self.topic}",
+            f"--groupId={self.topic}",
+            f"--sinkDir={self.sink}",
+            f"--parallelism={settings.parallelism}",
+        ]
+
+    @property
+    def flink(self) -> FlinkRestClient:
+        return self.stack.flink.client()
+
+    @property
+    def total(self) -> int:
+        return sum(self.produced.values())
+
+    def count(self, produced: dict[int, int]) -> None:
+        """Add records produced to the topic to what the sink must hold."""
+        for partition, n in produced.items():
+            self.produced[partition] = self.produced.get(partition, 0) + n
+
+    def produce(self, count: int, then: Callable[[], str] | None = None, what: str = "") -> None:
+        """Produce `count` records numbered on from those already produced, to every partition the topic has
+        now; `then`, when given, runs at once after (a fault while the job reads them) and reports itself."""
+        partitions = len(kafka_client.topic_partitions(self.stack.kafka.bootstrap, self.topic))
+        with self.steps.step(f"produce {count} records{what}") as out:
+            sent = kafka_client.produce(self.stack.kafka.bootstrap, self.topic, partitions, count, start=self.total)
+            self.count(sent)
+            out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
+            if then is not None:
+                out.append(then())
+
+    def upload(self, jar: Path) -> str:
+        """The cluster's id of `jar`, uploaded once per cluster start."""
+        if jar not in self._jar_ids:
+            self._jar_ids[jar] = self.flink.upload_jar(jar)
+        return self._jar_ids[jar]
+
+    def forget_jars(self) -> None:
+        """A restarted cluster has forgotten every upload."""
+        self._jar_ids.clear()
+
+    def run_job(self, jar: Path) -> str:
+        """Submit `jar` with a fresh job id and wait until every vertex runs; the job id."""
+        with self.steps.step(f"upload {jar.name} and run it (parallelism {self.settings.parallelism})") as out:
+            job = self.flink.run_jar(self.upload(jar), program_args=self.args, job_id=uuid.uuid4().hex)
+            self.flink.wait_all_running(job)
+            out.append(f"job {job}")
+        return job
+
+    def restore(self, jar: Path, savepoint: str, what: str) -> tuple[str, str]:
+        """Submit `jar` from `savepoint` (or retained checkpoint) as a new job, proven through REST; the job id
+        and the path Flink restored from."""
+        with self.steps.step(what) as out:
+            job, restored = self.flink.restore(
+                self.upload(jar), savepoint, program_args=self.args, job_id=uuid.uuid4().hex
+            )
+            out.append(f"job {job} restored from {restored.external_path}")
+        return job, str(restored.external_path)
+
+    def wait_for_first_batch(self, job: str) -> int:
+        """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
+        with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
+            _wait_for_offsets(self.sink, self.topic, self.total, self.settings.timeout)
+            checkpoint = _checkpoint_after_now(self.flink, job)
+            out.append(f"checkpoint {checkpoint}")
+        return checkpoint
+
+    def wait_for_all(self, job: str, readable: int, since: float, records: int) -> float:
+        """Wait until `readable` offsets are in the sink, then until a checkpoint adds no rows; the rate of the
+        `records` read since the monotonic time `since`, in records per second."""
+        with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
+            _wait_for_offsets(self.sink, self.topic, readable, self.settings.timeout)
+            records_per_second = records / (time.monotonic() - since)
+            checkpoint = _wait_until_settled(self.flink, job, self.sink, self.settings.timeout)
+            out.append(f"{records_per_second:.0f} records/s after the restart; checkpoint {checkpoint}")
+        return records_per_second
+
+    def savepoint_and_cancel(self, job: str, delay: float = 0.0) -> str:
+        """Savepoint the job, then cancel it (after `delay` seconds, during which it keeps reading); the path."""
+        name = "savepoint, then cancel" + (f" {delay:g} s later" if delay else "")
+        with self.steps.step(name) as out:
+            savepoint = self.flink.savepoint(job, self.savepoints.as_uri())
+            time.sleep(delay)
+            self.flink.cancel(job)
+            out.append(savepoint)
+        return savepoint
+
+    def report(
+        self,
+        variant: str,
+        restart: str,
+        jar: Path,
+        jobs: tuple[str, str],
+        savepoints: tuple[str, str],
+        records_per_second: float,
+    ) -> ScenarioReport:
+        """The scenario's report: the auditor's verdict on the sink and the savepoints, counted per partition
+        against what was produced."""
+        request = AuditRequest(
+            sink=str(self.sink),
+            sink_format="json",
+            savepoint=savepoints[1],
+            # Only a new job restored from state has a "before" of the same job to compare with; a failover
+            # and a broker restart keep their job.
+            before=savepoints[0] if restart in (SAVEPOINT, JOBMANAGER_KILL) else None,
+            topics=(self.topic,),
+            partitions=((self.topic, len(self.produced)),),
+        )
+        from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
+
+        with self.steps.step("audit the sink and the savepoints on Spark") as out:
+            findings = run_audit(request, self.steps.progress)
+            out.append(f"{len(findings.findings)} findings")
+        return ScenarioReport(
+            variant=variant,
+            restart=restart,
+            continuous=self.settings.continuous,
+            jar=str(jar),
+            run_dir=str(self.run_dir),
+            topic=self.topic,
+            job_id_before=jobs[0],
+            job_id_after=jobs[1],
+            savepoint_before=savepoints[0],
+            savepoint_after=savepoints[1],
+            sink_path=str(self.sink),
+            sink_format="json",
+            expected_records=self.total,
+            records_per_second=records_per_second,
+            partitions=partition_counts(findings, self.topic, dict(sorted(self.produced.items()))),
+            steps=tuple(self.steps.done),
+            audit=findings,
+        )
+
+
 def run_restore_scenario(
     stack: Stack,
     run_dir: Path,
@@ -68,210 +297,172 @@ def run_restore_scenario(
     settings: ScenarioSettings,
     restore_jar: Path | None = None,
 ) -> ScenarioReport:
-    """Run the scenario with `jar` on a running `stack`; everything it writes goes under `run_dir` (new).
+    """Run the savepoint restore with `jar` on a running `stack`; everything it writes goes under `run_dir` (new).
 
     `restore_jar`, when given, is the jar the restored job runs: a savepoint of one build restored into
     another, as when a user upgrades a running job to the patched jar.
     """
-    steps = StepLog(progress)
-    sink, savepoints, topic, first, args = _prepare(stack, run_dir, f"restore-{variant}", settings, steps)
-    bootstrap, flink = stack.kafka.bootstrap, stack.flink.client()
+    if settings.continuous:
+        return _run_continuous(stack, run_dir, jar, variant, progress, settings, restore_jar)
+    run = _Run(stack, run_dir, f"restore-{variant}", settings, progress)
     records, partitions = settings.records, settings.partitions
-    with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
-        jar_id = flink.upload_jar(jar)
-        job_before = flink.run_jar(jar_id, program_args=args, job_id=uuid.uuid4().hex)
-        flink.wait_all_running(job_before)
-        out.append(f"job {job_before}")
-    with steps.step(f"wait for the {records} records in the sink and a checkpoint after them") as out:
-        _wait_for_offsets(sink, topic, records, settings.timeout)
-        checkpoint = _checkpoint_after_now(flink, job_before)
-        out.append(f"checkpoint {checkpoint}")
-    with steps.step("savepoint, then cancel") as out:
-        savepoint_before = flink.savepoint(job_before, savepoints.as_uri())
-        flink.cancel(job_before)
-        out.append(savepoint_before)
+    run.produce(records)
+    job_before = run.run_job(jar)
+    run.wait_for_first_batch(job_before)
+    savepoint_before = run.savepoint_and_cancel(job_before)
     if settings.added_partitions:
-        with steps.step(f"add {settings.added_partitions} partitions to {topic} while the job is down"):
-            kafka_client.grow_topic(bootstrap, topic, partitions + settings.added_partitions)
-    with steps.step(f"produce {records} more records") as out:
-        grown = partitions + settings.added_partitions
-        second = kafka_client.produce(bootstrap, topic, grown, records, start=records)
-        out.append(", ".join(f"p{p}: {n}" for p, n in second.items()))
-    with steps.step("restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else "")) as out:
-        restore_jar_id = flink.upload_jar(restore_jar) if restore_jar else jar_id
-        job_after, restored = flink.restore(
-            restore_jar_id, savepoint_before, program_args=args, job_id=uuid.uuid4().hex
-        )
-        out.append(f"job {job_after} restored from {restored.external_path}")
+        with run.steps.step(f"add {settings.added_partitions} partitions to {run.topic} while the job is down"):
+            kafka_client.grow_topic(stack.kafka.bootstrap, run.topic, partitions + settings.added_partitions)
+    run.produce(records, what=" more")
+    job_after, _ = run.restore(
+        restore_jar or jar,
+        savepoint_before,
+        "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
+    )
     # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
     # the offsets of the partitions it had, and let the audit report the others.
-    readable = records + sum(n for p, n in second.items() if p < partitions)
-    with steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
-        started = time.monotonic()
-        _wait_for_offsets(sink, topic, readable, settings.timeout)
-        records_per_second = records / (time.monotonic() - started)
-        checkpoint = _wait_until_settled(flink, job_after, sink, settings.timeout)
-        out.append(f"{records_per_second:.0f} records/s after the restore; checkpoint {checkpoint}")
-    with steps.step("savepoint, then cancel") as out:
-        savepoint_after = flink.savepoint(job_after, savepoints.as_uri())
-        flink.cancel(job_after)
-        out.append(savepoint_after)
-    expected = {p: first.get(p, 0) + second[p] for p in second}
-    return _report(
-        variant, "savepoint", jar, run_dir, topic, (job_before, job_after), (savepoint_before, savepoint_after),
-        sink, expected, records_per_second, steps,
-    )  # fmt: skip
+    readable = sum(n for p, n in run.produced.items() if p < partitions)
+    records_per_second = run.wait_for_all(job_after, readable, time.monotonic(), records)
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    return run.report(
+        variant, SAVEPOINT, jar, (job_before, job_after), (savepoint_before, savepoint_after), records_per_second
+    )
 
 
-def run_failover_scenario(
-    stack: Stack, run_dir: Path, jar: Path, variant: str, progress: Progress, settings: ScenarioSettings
-) -> ScenarioReport:
-    """The TaskManager-failure variant: the job is not cancelled and restored, its TaskManager is killed.
-
-    Produce N records, run the job, wait for them and a checkpoint; produce N/2 more and kill -9 the
-    TaskManager at once, while the job reads them; start a new TaskManager, let Flink restart the job from
-    its latest checkpoint (a new attempt of the same job), produce the last N/2, wait for all 2N offsets and
-    a checkpoint, savepoint, cancel. Records read after the last checkpoint before the kill are read again
-    by the next attempt: replays, expected with an at-least-once sink. Two readers in one attempt are not.
-    """
-    steps = StepLog(progress)
-    sink, savepoints, topic, first, args = _prepare(stack, run_dir, f"failover-{variant}", settings, steps)
-    bootstrap, cluster = stack.kafka.bootstrap, stack.flink
-    flink = cluster.client()
-    records, partitions, half = settings.records, settings.partitions, settings.records // 2
-    with steps.step(f"upload {jar.name} and run it (parallelism {settings.parallelism})") as out:
-        job = flink.run_jar(flink.upload_jar(jar), program_args=args, job_id=uuid.uuid4().hex)
-        flink.wait_all_running(job)
-        out.append(f"job {job}")
-    with steps.step(f"wait for the {records} records in the sink and a checkpoint after them") as out:
-        _wait_for_offsets(sink, topic, records, settings.timeout)
-        out.append(f"checkpoint {_checkpoint_after_now(flink, job)}")
-    with steps.step(f"produce {half} more records and kill -9 the TaskManager while the job reads them") as out:
-        second = kafka_client.produce(bootstrap, topic, partitions, half, start=records)
-        out.append(f"killed TaskManager pid {cluster.kill_taskmanager()}")
-    with steps.step("start a new TaskManager; Flink restarts the job from its latest checkpoint") as out:
-        cluster.start_taskmanager()
-        restored = _wait_for_restart(flink, job, settings.timeout)
-        flink.wait_all_running(job)
-        out.append(f"job {job} restarted from {restored}")
-    with steps.step(f"produce the last {records - half} records") as out:
-        third = kafka_client.produce(bootstrap, topic, partitions, records - half, start=records + half)
-        out.append(", ".join(f"p{p}: {n}" for p, n in third.items()))
-    with steps.step(f"wait for all {2 * records} offsets in the sink, until a checkpoint adds no rows") as out:
-        started = time.monotonic()
-        _wait_for_offsets(sink, topic, 2 * records, settings.timeout)
-        records_per_second = (records - half) / (time.monotonic() - started)
-        out.append(f"checkpoint {_wait_until_settled(flink, job, sink, settings.timeout)}")
-    with steps.step("savepoint, then cancel") as out:
-        savepoint_after = flink.savepoint(job, savepoints.as_uri())
-        flink.cancel(job)
-        out.append(savepoint_after)
-    expected = {p: first[p] + second[p] + third[p] for p in range(partitions)}
-    return _report(
-        variant, "taskmanager-kill", jar, run_dir, topic, (job, job), (restored, savepoint_after), sink, expected,
-        records_per_second, steps,
-    )  # fmt: skip
-
-
-def _prepare(
-    stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, steps: StepLog
-) -> tuple[Path, Path, str, dict[int, int], list[str]]:
-    """Make the new run directory, a fresh topic holding the first N records, and the pipeline's arguments.
-
-    Returns the sink dir, the savepoints dir, the topic, the records produced per partition, and the args.
-    """
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
-    sink, savepoints = run_dir / "sink", run_dir / "savepoints"
-    savepoints.mkdir(parents=True)
-    bootstrap = stack.kafka.bootstrap
-    topic = f"{name}-{uuid.uuid4().hex[:8]}"
-    records, partitions = settings.records, settings.partitions
-    with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
-        kafka_client.create_topic(bootstrap, topic, partitions)
-        first = kafka_client.produce(bootstrap, topic, partitions, records)
-        out.append(", ".join(f"p{p}: {n}" for p, n in first.items()))
-    args = [
-        f"--bootstrapServers={bootstrap}",
-        f"--topic={topic}",
-        f"--groupId={topic}",
-        f"--sinkDir={sink}",
-        f"--parallelism={settings.parallelism}",
-    ]
-    return sink, savepoints, topic, first, args
-
-
-def _report(
-    variant: str,
-    restart: str,
-    jar: Path,
+def _run_continuous(
+    stack: Stack,
     run_dir: Path,
-    topic: str,
-    jobs: tuple[str, str],
-    savepoints: tuple[str, str],
-    sink: Path,
-    expected: dict[int, int],
-    records_per_second: float,
-    steps: StepLog,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    settings: ScenarioSettings,
+    restore_jar: Path | None,
 ) -> ScenarioReport:
-    """The scenario's report: the auditor's verdict on the sink and the savepoints, counted per partition
-    against what was produced."""
-    request = AuditRequest(
-        sink=str(sink),
-        sink_format="json",
-        savepoint=savepoints[1],
-        before=savepoints[0] if restart == "savepoint" else None,  # a failover restarts from a checkpoint
-        topics=(topic,),
-        partitions=((topic, len(expected)),),
+    """The savepoint restore with records produced all along: N records first, then a steady stream from the
+    job's start until the restored job has completed a checkpoint; the savepoint and the cancellation
+    `cancel_delay` apart while the stream flows. The offsets the first job read in between are in the sink
+    twice, once from each job: replay, not double assignment."""
+    if settings.added_partitions:
+        raise UsageError("--add-partitions applies to the scenario without --continuous")
+    run = _Run(stack, run_dir, f"continuous-{variant}", settings, progress)
+    run.produce(settings.records)
+    bootstrap = stack.kafka.bootstrap
+    with ContinuousProducer(bootstrap, run.topic, settings.partitions, run.total, settings.produce_rate) as stream:
+        job_before = run.run_job(jar)
+        run.steps.progress.info(f"producing about {settings.produce_rate} records/s until the restored job runs")
+        with run.steps.step(f"wait for the first {settings.records} records in the sink and a checkpoint") as out:
+            _wait_for_offsets(run.sink, run.topic, settings.records, settings.timeout)
+            out.append(f"checkpoint {_checkpoint_after_now(run.flink, job_before)}")
+        savepoint_before = run.savepoint_and_cancel(job_before, settings.cancel_delay)
+        job_after, _ = run.restore(
+            restore_jar or jar,
+            savepoint_before,
+            "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
+        )
+        with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
+            checkpoint = _checkpoint_after_now(run.flink, job_after)
+            streamed = stream.stop()
+            rate = stream.total / stream.seconds
+            out.append(
+                f"checkpoint {checkpoint}; {stream.total} records streamed in {stream.seconds:.1f} s, {rate:.0f}/s"
+            )
+    run.count(streamed)
+    since = time.monotonic()
+    records_per_second = run.wait_for_all(job_after, run.total, since, run.total - settings.records)
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    return run.report(
+        variant, SAVEPOINT, jar, (job_before, job_after), (savepoint_before, savepoint_after), records_per_second
     )
-    from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
 
-    with steps.step("audit the sink and the savepoints on Spark") as out:
-        findings = run_audit(request, steps.progress)
-        out.append(f"{len(findings.findings)} findings")
-    return ScenarioReport(
-        variant=variant,
-        restart=restart,
-        jar=str(jar),
-        run_dir=str(run_dir),
-        topic=topic,
-        job_id_before=jobs[0],
-        job_id_after=jobs[1],
-        savepoint_before=savepoints[0],
-        savepoint_after=savepoints[1],
-        sink_path=str(sink),
-        sink_format="json",
-        expected_records=sum(expected.values()),
-        records_per_second=records_per_second,
-        partitions=partition_counts(findings, topic, expected),
-        steps=tuple(steps.done),
-        audit=findings,
-    )
+
+def run_fault_scenario(
+    stack: Stack,
+    run_dir: Path,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    settings: ScenarioSettings,
+    fault: str,
+) -> ScenarioReport:
+    """A running job interrupted by `fault` while it reads: the skeleton of every fault variant.
+
+    Produce N records, run the job, wait for them and a checkpoint; produce N/2 more and cause the fault at
+    once, while the job reads them; recover; produce the last N/2, wait for all 2N offsets and a checkpoint
+    that adds no rows; savepoint, cancel.
+
+    - `taskmanager-kill`: kill -9 the TaskManager, start a new one; Flink restarts the job from its latest
+      checkpoint (a new attempt of the same job).
+    - `broker-restart`: stop the Kafka broker, keep it down for `outage` seconds, start it again on the same
+      port and data; the job's Kafka consumers reconnect (the same job, no restore).
+    - `jobmanager-kill`: kill -9 the JobManager by the pid the stack recorded. A standalone cluster without
+      high availability loses the job with it, so the TaskManager is stopped too, the cluster started again,
+      and the jar submitted as a new job from the job's latest retained checkpoint (a restore).
+
+    Records read after the last checkpoint before the fault are read again after it: replays, expected with an
+    at-least-once sink. Two readers in one generation are not.
+    """
+    if fault not in FAULTS:
+        raise UsageError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
+    run = _Run(stack, run_dir, f"{fault}-{variant}", settings, progress)
+    cluster = stack.flink
+    records, half = settings.records, settings.records // 2
+    run.produce(records)
+    job = run.run_job(jar)
+    checkpoint = run.wait_for_first_batch(job)
+    restart_point = f"checkpoint {checkpoint}"
+    job_after = job
+    if fault == TASKMANAGER_KILL:
+        run.produce(half, lambda: f"killed TaskManager pid {cluster.kill('taskmanager')}", ", kill -9 the TaskManager")
+        with run.steps.step("start a new TaskManager; Flink restarts the job from its latest checkpoint") as out:
+            cluster.start_taskmanager()
+            restart_point = _wait_for_restart(run.flink, job, settings.timeout)
+            run.flink.wait_all_running(job)
+            out.append(f"job {job} restarted from {restart_point}")
+    elif fault == BROKER_RESTART:
+        run.produce(half, lambda: f"stopped Kafka pid {stack.kafka.stop()}", ", stop the Kafka broker")
+        with run.steps.step(f"keep the broker down {settings.outage:g} s, start it again") as out:
+            time.sleep(settings.outage)
+            out.append(f"Kafka pid {stack.kafka.start().pid} on {stack.kafka.bootstrap}")
+            run.flink.wait_all_running(job)
+            out.append(f"job {job}: {run.flink.job_state(job)}")
+    else:
+        run.produce(half, lambda: f"killed JobManager pid {cluster.kill('jobmanager')}", ", kill -9 the JobManager")
+        with run.steps.step("stop the TaskManager, start the cluster again") as out:
+            retained = cluster.latest_retained_checkpoint(job)
+            cluster.stop()
+            cluster.start()
+            run.forget_jars()
+            out.append(f"latest retained checkpoint of job {job}: {retained}")
+        job_after, restart_point = run.restore(jar, retained, "resubmit the job from that checkpoint")
+    since = time.monotonic()
+    run.produce(records - half, what=" (the last)")
+    records_per_second = run.wait_for_all(job_after, run.total, since, records - half)
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    return run.report(variant, fault, jar, (job, job_after), (restart_point, savepoint_after), records_per_second)
 
 
 def _wait_for_restart(flink: FlinkRestClient, job_id: str, timeout: float) -> str:
     """Wait until the job has restarted from a checkpoint (REST latest.restored); that checkpoint's path."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        restored = flink.checkpoints(job_id).latest_restored
-        if restored is not None:
-            return restored.external_path or f"checkpoint {restored.id}"
-        time.sleep(1.0)
-    raise ExternalError(f"Flink job {job_id} did not restart from a checkpoint within {timeout:.0f} s")
+
+    def restored() -> str | None:
+        latest = flink.checkpoints(job_id).latest_restored
+        return None if latest is None else latest.external_path or f"checkpoint {latest.id}"
+
+    return poll(f"Flink job {job_id} to restart from a checkpoint", restored, timeout=timeout, interval=1.0)
 
 
 def _wait_for_offsets(sink: Path, topic: str, distinct: int, timeout: float) -> None:
     """Wait until the sink holds `distinct` different (partition, offset) keys of `topic`."""
-    deadline = time.monotonic() + timeout
-    seen = 0
-    while time.monotonic() < deadline:
+    seen = [0]
+
+    def arrived() -> bool:
         table = read_sink(sink)
         rows = table.filter(pc.equal(table["topic"], topic))
-        seen = rows.group_by(["partition", "offset"]).aggregate([]).num_rows
-        if seen >= distinct:
-            return
-        time.sleep(1.0)
-    raise ExternalError(f"{sink}: {seen} of {distinct} offsets of {topic} after {timeout:.0f} s")
+        seen[0] = rows.group_by(["partition", "offset"]).aggregate([]).num_rows
+        return seen[0] >= distinct
+
+    poll(f"{distinct} offsets of {topic} in {sink}", arrived, timeout=timeout, interval=1.0,
+         last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 
 def _wait_until_settled(flink: FlinkRestClient, job_id: str, sink: Path, timeout: float) -> int:
@@ -280,16 +471,15 @@ def _wait_until_settled(flink: FlinkRestClient, job_id: str, sink: Path, timeout
     Every offset being in the sink is not the end of the output: a second reader of the same partition (the
     twin of beam#31313) may still be catching up and emit the same offsets again a little later.
     """
-    deadline = time.monotonic() + timeout
-    rows = count_rows(sink)
-    while True:
+    rows = [count_rows(sink)]
+
+    def settled() -> int | None:
         checkpoint = _checkpoint_after_now(flink, job_id)
-        now = count_rows(sink)
-        if now == rows:
-            return checkpoint
-        if time.monotonic() > deadline:
-            raise ExternalError(f"{sink}: still growing ({rows} -> {now} rows) after {timeout:.0f} s")
-        rows = now
+        before, rows[0] = rows[0], count_rows(sink)
+        return checkpoint if rows[0] == before else None
+
+    return poll(f"{sink} to stop growing", settled, timeout=timeout, interval=0.0,
+                last_seen=lambda: f"{rows[0]} rows")  # fmt: skip
 
 
 def _checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
@@ -307,20 +497,16 @@ def run_with_own_stack(
     progress: Progress,
     settings: ScenarioSettings,
     keep_stack: bool,
-    kill_taskmanager: bool = False,
+    fault: str | None = None,
 ) -> ScenarioReport:
-    """Bring a stack up in `<run_dir>/stack`, run the scenario (or its TaskManager-failure variant) in
-    `<run_dir>/<variant>`, bring the stack down."""
+    """Bring a stack up in `<run_dir>/stack`, run the scenario (the savepoint restore, or the `fault` variant)
+    in `<run_dir>/<variant>`, bring the stack down."""
     if run_dir.exists():
         raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-    stack = Stack(run_dir / "stack")
-    stack.up(progress)
-    try:
-        scenario = run_failover_scenario if kill_taskmanager else run_restore_scenario
-        return scenario(stack, run_dir / variant, jar, variant, progress, settings)
-    finally:
-        if not keep_stack:
-            stack.down(progress)
+    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+        if fault is None:
+            return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
+        return run_fault_scenario(stack, run_dir / variant, jar, variant, progress, settings, fault)
 
 
 def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep_stack: bool) -> DemoReport:
@@ -329,12 +515,7 @@ def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep
         raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
     started = time.monotonic()
     stock_jar, patched_jar = pipeline_jar("stock"), pipeline_jar("patched")
-    stack = Stack(run_dir / "stack")
-    stack.up(progress)
-    try:
+    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
         stock = run_restore_scenario(stack, run_dir / "stock", stock_jar, "stock", progress, settings)
         patched = run_restore_scenario(stack, run_dir / "patched", patched_jar, "patched", progress, settings)
-    finally:
-        if not keep_stack:
-            stack.down(progress)
     return DemoReport(str(run_dir), time.monotonic() - started, stock, patched)

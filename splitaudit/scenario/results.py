@@ -63,13 +63,17 @@ class ScenarioReport:
     """One restore scenario run of one job jar (stock or patched): where everything is and what the sink holds."""
 
     variant: str  # "stock" | "patched" | a user's label for --jar
-    restart: str  # "savepoint": cancel and restore; "taskmanager-kill": kill -9 the TaskManager, Flink fails over
+    # "savepoint": cancel and restore; "taskmanager-kill": kill -9 the TaskManager, Flink fails over;
+    # "broker-restart": the Kafka broker stopped and started again; "jobmanager-kill": kill -9 the JobManager,
+    # the job resubmitted from its latest retained checkpoint
+    restart: str
+    continuous: bool  # records produced all along, through the savepoint, the cancellation and the restore
     jar: str
     run_dir: str
     topic: str
     job_id_before: str
-    job_id_after: str  # the same job as job_id_before after a failover
-    savepoint_before: str  # for a failover: the checkpoint Flink restarted from
+    job_id_after: str  # the same job as job_id_before unless the job was restored from state
+    savepoint_before: str  # for a fault: the checkpoint the job restarted from, or the last one before the fault
     savepoint_after: str
     sink_path: str
     sink_format: str
@@ -111,6 +115,7 @@ class ScenarioReport:
         return {
             "variant": self.variant,
             "restart": self.restart,
+            "continuous": self.continuous,
             "jar": self.jar,
             "run_dir": self.run_dir,
             "topic": self.topic,

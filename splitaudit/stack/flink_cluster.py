@@ -114,20 +114,35 @@ class FlinkCluster:
             cwd=self.workdir,
         )
 
-    def kill_taskmanager(self) -> int:
-        """SIGKILL the TaskManager, a crash rather than a shutdown; return the pid it had."""
-        record = process.PidRecord.read(self.pid_file("taskmanager"))
+    def kill(self, role: str) -> int:
+        """SIGKILL the JobManager or TaskManager by its pid file, a crash rather than a shutdown; the pid it had."""
+        pid_file = self.pid_file(role)
+        record = process.PidRecord.read(pid_file)
         running = record.process() if record is not None else None
         if record is None or running is None:
-            raise ExternalError(f"no running TaskManager to kill ({self.pid_file('taskmanager')})")
+            raise ExternalError(f"no running {role} to kill ({pid_file})")
         running.kill()
         running.wait(30)
         process.reap(record.pid)
-        self.pid_file("taskmanager").unlink()
+        pid_file.unlink()
         return record.pid
 
+    def stop(self) -> None:
+        """Stop the TaskManager, then the JobManager, by their pid files (either may already be gone)."""
+        for role in ("taskmanager", "jobmanager"):
+            process.stop(self.pid_file(role))
+
+    def latest_retained_checkpoint(self, job_id: str) -> str:
+        """The newest complete checkpoint the cluster retained for a job (one with its `_metadata`), as the
+        pointer Flink itself gives it (`file:/…/chk-N`), for resubmitting the job from it."""
+        completed = [chk for chk in (self.checkpoints_dir / job_id).glob("chk-*") if (chk / "_metadata").is_file()]
+        if not completed:
+            raise ExternalError(f"no retained checkpoint of job {job_id} in {self.checkpoints_dir / job_id}")
+        newest = max(completed, key=lambda chk: int(chk.name.removeprefix("chk-")))
+        return f"file:{newest}"
+
     def start_taskmanager(self, timeout: float = 120.0) -> process.PidRecord:
-        """Start a TaskManager again (after `kill_taskmanager`); wait until the cluster lists it.
+        """Start a TaskManager again (after `kill("taskmanager")`); wait until the cluster lists it.
 
         A killed TaskManager stays listed until its heartbeats time out, so "a TaskManager is listed" proves
         nothing; the new one is the id that was not listed before it started.

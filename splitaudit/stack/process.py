@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from splitaudit.errors import ExternalError, UsageError
+from splitaudit.polling import poll
 
 
 @dataclass(frozen=True)
@@ -128,15 +128,16 @@ def wait_until(
     log: Path | None = None,
 ) -> None:
     """Poll `check` until it is true; fail early if the process `alive` died, naming its log."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if check():
-            return
+            return True
         if alive is not None and alive.process() is None:
             reap(alive.pid)
             raise ExternalError(f"{alive.name} exited before {what}; see {log or 'its log'}{tail(log)}")
-        time.sleep(0.5)
-    raise ExternalError(f"timed out after {timeout:.0f} s waiting for {what}; see {log or 'its log'}{tail(log)}")
+        return False
+
+    poll(what, ready, timeout=timeout, last_seen=lambda: f"see {log or 'its log'}{tail(log)}")
 
 
 def tail(log: Path | None, lines: int = 12) -> str:

@@ -36,10 +36,7 @@ def run_smoke(
     steps = StepLog(progress)
     stack = Stack(run_dir / "stack")
     topic = "smoke"
-    with steps.step("stack up") as out:
-        stack.up(progress)
-        out.append(f"kafka {stack.kafka.bootstrap}, flink {stack.flink.rest_url}")
-    try:
+    with stack.running(progress, keep=keep_stack, steps=steps):
         bootstrap = stack.kafka.bootstrap
         flink = stack.flink.client()
         with steps.step(f"create topic {topic} ({partitions} partitions), produce {records} records") as out:
@@ -64,10 +61,6 @@ def run_smoke(
             after = flink.wait_for_checkpoint(restored_id, after=restored.id)
             flink.cancel(restored_id)
             out.append(f"checkpoint {after.id} completed")
-    finally:
-        if not keep_stack:
-            with steps.step("stack down"):
-                stack.down(progress)
     return SmokeReport(
         run_dir=str(run_dir),
         topic=topic,

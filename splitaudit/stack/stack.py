@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import UsageError
 from splitaudit.home import FLINK_VERSION
-from splitaudit.progress import Progress
+from splitaudit.progress import Progress, StepLog
 from splitaudit.stack import process
 from splitaudit.stack.flink_cluster import FlinkCluster
 from splitaudit.stack.kafka import KafkaBroker
@@ -91,6 +93,22 @@ class Stack:
             self.down(Progress())
             raise
         return self.status()
+
+    @contextmanager
+    def running(self, progress: Progress, *, keep: bool = False, steps: StepLog | None = None) -> Iterator[Stack]:
+        """The stack up for the length of a `with` block and down after it, also when the block fails; `keep`
+        leaves it running for the user (`splitaudit stack down` stops it later). With `steps`, starting and
+        stopping are steps of that scenario's report."""
+        log = steps or StepLog(progress)
+        with log.step("stack up") as out:
+            self.up(progress)
+            out.append(f"kafka {self.kafka.bootstrap}, flink {self.flink.rest_url}")
+        try:
+            yield self
+        finally:
+            if not keep:
+                with log.step("stack down"):
+                    self.down(progress)
 
     def status(self) -> StackStatus:
         """Each process of the stack: pid, alive, address, health."""

@@ -16,12 +16,8 @@ from splitaudit.stack.stack import Stack
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A Kafka broker and a Flink cluster on 127.0.0.1, shared by the session's integration tests."""
-    running = Stack(tmp_path_factory.mktemp("stack"))
-    try:
-        running.up(Progress())
+    with Stack(tmp_path_factory.mktemp("stack")).running(Progress()) as running:
         yield running
-    finally:
-        running.down(Progress())
 
 
 @pytest.fixture(scope="session")

@@ -17,9 +17,10 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY, UNASSIGNED
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
+    TASKMANAGER_KILL,
     ScenarioSettings,
     pipeline_jar,
-    run_failover_scenario,
+    run_fault_scenario,
     run_restore_scenario,
 )
 from splitaudit.scenario.results import ScenarioReport
@@ -122,7 +123,9 @@ def test_a_patched_savepoint_restores_into_the_stock_jar(
 def test_patched_after_a_taskmanager_kill_only_replays(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
     # kill -9 the TaskManager while the job reads; Flink restarts it from the latest checkpoint (attempt 1).
     run_dir = tmp_path_factory.mktemp("failover") / "run"
-    report = run_failover_scenario(stack, run_dir, pipeline_jar("patched"), "patched", Progress(), SETTINGS)
+    report = run_fault_scenario(
+        stack, run_dir, pipeline_jar("patched"), "patched", Progress(), SETTINGS, TASKMANAGER_KILL
+    )
     assert report.job_id_before == report.job_id_after
     assert "/chk-" in report.savepoint_before  # restarted from a checkpoint, not a savepoint
     for counts in report.partitions:

@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from splitaudit.cli import main
@@ -68,3 +69,20 @@ def test_inspect_help_describes_the_command() -> None:
     assert result.exit_code == 0
     for option in ("--uid", "--json", "--allow-external-state"):
         assert option in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kill-taskmanager", "--fault", "broker-restart"], "--kill-taskmanager is --fault taskmanager-kill"),
+        (["--fault", "jobmanager-kill", "--continuous"], "apply to the savepoint restore, not to a fault"),
+        (["--kill-taskmanager", "--add-partitions", "2"], "apply to the savepoint restore, not to a fault"),
+        (["--continuous", "--add-partitions", "2"], "do not go together"),
+    ],
+)
+def test_scenario_refuses_options_that_do_not_combine(tmp_path: Path, args: list[str], message: str) -> None:
+    # Refused before anything starts: no run directory, no stack.
+    result = CliRunner().invoke(main, ["scenario", "--workdir", str(tmp_path / "run"), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "run").exists()

@@ -198,6 +198,7 @@ def test_scenario_and_demo_documents() -> None:
     scenario = ScenarioReport(
         variant="stock",
         restart="savepoint",
+        continuous=False,
         jar="s.jar",
         run_dir="/r",
         topic="t",
@@ -216,6 +217,7 @@ def test_scenario_and_demo_documents() -> None:
     document = {
         "variant": "stock",
         "restart": "savepoint",
+        "continuous": False,
         "jar": "s.jar",
         "run_dir": "/r",
         "topic": "t",
