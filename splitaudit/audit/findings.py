@@ -48,6 +48,11 @@ MISSING_PARTITION_KINDS = frozenset({UNASSIGNED, DROPPED_PARTITION})  # partitio
 MAX_RANGES = 100  # offset ranges a finding lists (then `ranges_truncated`); its count is always exact
 
 
+def offset_range(first: int, last: int) -> str:
+    """One range of offsets for people: "7" or "7..9" (both ends included)."""
+    return str(first) if first == last else f"{first}..{last}"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One anomaly of one (topic, partition): how many records, where, and a bounded sample of rows."""
@@ -62,10 +67,12 @@ class Finding:
     sample: tuple[dict[str, Any], ...] = ()
     detail: str = ""
 
-    def ranges_text(self, limit: int) -> str:
-        """The first `limit` offset ranges for people ("5, 7..9"), ending in "…" when there are more."""
-        text = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in self.offset_ranges[:limit])
-        return text + (", …" if len(self.offset_ranges) > limit or self.ranges_truncated else "")
+    def ranges_text(self, limit: int | None = None) -> str:
+        """The offset ranges for people ("5, 7..9"), the first `limit` of them (all by default), ending in "…"
+        when there are more. The console, the HTML page and the pytest plugin all show ranges this way."""
+        shown = self.offset_ranges if limit is None else self.offset_ranges[:limit]
+        text = ", ".join(offset_range(first, last) for first, last in shown)
+        return text + (", …" if len(shown) < len(self.offset_ranges) or self.ranges_truncated else "")
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -24,6 +24,7 @@ from splitaudit.audit.findings import (
     Holder,
     PartitionAssignment,
     PartitionCoverage,
+    offset_range,
 )
 from splitaudit.errors import UsageError
 
@@ -218,7 +219,7 @@ def _bar(cov: PartitionCoverage, findings: tuple[Finding, ...]) -> str:
             segments.append(
                 f'<rect x="{x:.2f}" y="0" width="{width:.2f}" height="16" fill="{SEGMENT_COLOURS[f.kind]}" '
                 f'data-kind="{f.kind}" data-from="{low}" data-to="{high}">'
-                f"<title>{SEGMENT_LABELS[f.kind]}: {_range(low, high)}</title></rect>"
+                f"<title>{SEGMENT_LABELS[f.kind]}: {offset_range(low, high)}</title></rect>"
             )
     return (
         f'<svg viewBox="0 0 {BAR_WIDTH} 16" preserveAspectRatio="none" role="img">'
@@ -237,9 +238,7 @@ def _findings_table(findings: tuple[Finding, ...]) -> str:
 
 
 def _finding_row(f: Finding) -> str:
-    ranges = ", ".join(_range(low, high) for low, high in f.offset_ranges)
-    if f.ranges_truncated:
-        ranges += " … (truncated)"
+    ranges = f.ranges_text()
     return (
         f'<tr class="severity-{escape(f.severity)}" data-kind="{escape(f.kind)}" '
         f'data-topic="{escape(f.topic or "")}" data-partition="{"" if f.partition is None else f.partition}">'
@@ -247,7 +246,3 @@ def _finding_row(f: Finding) -> str:
         f'<td class="num">{"" if f.partition is None else f.partition}</td><td class="num">{f.count}</td>'
         f'<td class="ranges">{ranges}</td><td>{escape(f.detail)}</td></tr>'
     )
-
-
-def _range(low: int, high: int) -> str:
-    return str(low) if low == high else f"{low}-{high}"

@@ -119,9 +119,9 @@ def test_coverage_bars_place_gaps_and_duplicates(page: str) -> None:
     }
     # a bar of 1000 units over offsets 0..9999: 10 offsets a unit; a single offset is drawn 2 units wide
     assert segments == {
-        (DOUBLE_ASSIGNMENT, "100", "199"): ("10.00", "10.00", "double assignment: 100-199"),
-        (REPLAY, "9000", "9049"): ("900.00", "5.00", "replay: 9000-9049"),
-        (MISSING, "5000", "5049"): ("500.00", "5.00", "missing (gap): 5000-5049"),
+        (DOUBLE_ASSIGNMENT, "100", "199"): ("10.00", "10.00", "double assignment: 100..199"),
+        (REPLAY, "9000", "9049"): ("900.00", "5.00", "replay: 9000..9049"),
+        (MISSING, "5000", "5049"): ("500.00", "5.00", "missing (gap): 5000..5049"),
         (MISSING, "7000", "7000"): ("700.00", "2.00", "missing (gap): 7000"),
     }
     numbers = {
@@ -149,9 +149,9 @@ def test_findings_table(page: str) -> None:
     table = one(elements(page), "table", id="findings")
     rows = [[c.text for c in find(row, "td")] for row in find(table, "tr", data_kind="*")]
     assert rows == [
-        [DOUBLE_ASSIGNMENT, ERROR, "t", "1", "100", "100-199", "two readers in attempt 0"],
-        [REPLAY, WARNING, "t", "1", "50", "9000-9049", ""],
-        [MISSING, ERROR, "t", "2", "51", "5000-5049, 7000 … (truncated)", ""],
+        [DOUBLE_ASSIGNMENT, ERROR, "t", "1", "100", "100..199", "two readers in attempt 0"],
+        [REPLAY, WARNING, "t", "1", "50", "9000..9049", ""],
+        [MISSING, ERROR, "t", "2", "51", "5000..5049, 7000, …", ""],
         [INVALID, ERROR, "", "", "2", "", HOSTILE],
     ]
 
