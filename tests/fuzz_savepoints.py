@@ -28,6 +28,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import queue
 import random
 import resource
 import shutil
@@ -268,50 +269,55 @@ def fuzz(
 ) -> Summary:
     """Run cases seed, seed+1, … on `workers` processes until `cases` are done or `seconds` have passed."""
     summary = Summary()
-    context = multiprocessing.get_context("fork")
-    seeds, results = context.Queue(), context.Queue()
+    # spawn, not fork: the caller may have threads (a test session's Spark and Kafka clients), and a fork copies
+    # their locks in whatever state they are in.
+    context = multiprocessing.get_context("spawn")
     started = time.monotonic()
+    wait = case_seconds * 4 + 60  # longer than any case may take, import of a fresh worker included
     with tempfile.TemporaryDirectory(prefix="splitaudit-fuzz-") as workdir:
         (Path(workdir) / "secret").write_bytes(b"outside every savepoint")
-        args = (seeds, results, memory_mib << 20, case_seconds, workdir)
-        pool = [context.Process(target=_worker, args=args, daemon=True) for _ in range(workers)]
-        for process in pool:
-            process.start()
-        next_seed, pending = seed, 0
+        next_seed = seed
 
         def more() -> bool:
             in_time = seconds is None or time.monotonic() - started < seconds
             return in_time and (cases is None or next_seed - seed < cases)
 
-        while pending < 2 * workers and more():
-            seeds.put(next_seed)
-            next_seed, pending = next_seed + 1, pending + 1
-        while pending:
-            try:
-                case_seed, strategy, outcome, detail = results.get(timeout=case_seconds * 4 + 30)
-            except Exception:  # a worker died (a crash beyond MemoryError): count it and replace it
-                dead = [p for p in pool if not p.is_alive()]
-                summary.failures.append({"seed": None, "outcome": "worker_crash", "detail": f"{len(dead)} died"})
-                pool = [p for p in pool if p.is_alive()]
-                for _ in dead:
-                    fresh = context.Process(target=_worker, args=args, daemon=True)
-                    fresh.start()
-                    pool.append(fresh)
-                pending -= len(dead)
-                continue
-            pending -= 1
-            summary.cases += 1
-            summary.strategies[strategy] += 1
-            summary.outcomes[outcome] += 1
-            if outcome not in ("ok", "input_error"):
-                summary.failures.append({"seed": case_seed, "outcome": outcome, "detail": detail})
-            if more():
+        while more():
+            seeds, results = context.Queue(), context.Queue()
+            args = (seeds, results, memory_mib << 20, case_seconds, workdir)
+            pool = [context.Process(target=_worker, args=args, daemon=True) for _ in range(workers)]
+            for process in pool:
+                process.start()
+            pending = 0
+            while pending < 2 * workers and more():
                 seeds.put(next_seed)
                 next_seed, pending = next_seed + 1, pending + 1
-        for _ in pool:
-            seeds.put(None)
-        for process in pool:
-            process.join(30)
+            while pending:
+                try:
+                    case_seed, strategy, outcome, detail = results.get(timeout=wait)
+                except queue.Empty:  # a worker died or hangs outside any case: a failure, and a fresh pool
+                    alive = sum(process.is_alive() for process in pool)
+                    summary.failures.append(
+                        {"seed": None, "outcome": "worker_lost", "detail": f"no result in {wait:.0f} s, {alive} alive"}
+                    )
+                    break
+                pending -= 1
+                summary.cases += 1
+                summary.strategies[strategy] += 1
+                summary.outcomes[outcome] += 1
+                if outcome not in ("ok", "input_error"):
+                    summary.failures.append({"seed": case_seed, "outcome": outcome, "detail": detail})
+                if more():
+                    seeds.put(next_seed)
+                    next_seed, pending = next_seed + 1, pending + 1
+            for _ in pool:
+                seeds.put(None)
+            for process in pool:
+                process.join(10)
+                if process.is_alive():
+                    process.kill()
+            if pending:
+                continue  # the pool was lost: go on with a fresh one while time and cases remain
     summary.seconds = time.monotonic() - started
     return summary
 
