@@ -116,7 +116,7 @@ def test_cli_writes_the_sink_audit_page(tmp_path: Path) -> None:
         assert (double.attrs["data-from"], double.attrs["data-to"], double.attrs["x"]) == ("50", "99", "500.00")
     findings = [[cell.text for cell in find(row, "td")] for row in find(one(dom, "table", id="findings"), "tr")[1:]]
     assert [row[:6] for row in findings] == [
-        [DOUBLE_ASSIGNMENT, ERROR, topic, partition, str(c["double_read_offsets"]), "50-99"]
+        [DOUBLE_ASSIGNMENT, ERROR, topic, partition, str(c["double_read_offsets"]), "50..99"]
         for partition, c in counts.items()
     ]
     assert one(dom, "p", id="no-assignment")
