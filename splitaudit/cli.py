@@ -161,12 +161,43 @@ RUN_DIR = click.option(
     help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.",
 )
 PARTITIONS = click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
+
+
+def _topic_counts(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
+    """`--partitions 4` (one topic) or `--partitions 5,2` (two topics): the partitions of each topic."""
+    try:
+        counts = tuple(int(item) for item in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not N or N,N,… (partitions of each topic)") from None
+    if any(count < 1 for count in counts):
+        raise click.BadParameter(f"{value!r}: every topic needs at least one partition")
+    return counts
+
+
+def _first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """`--partitions` counts as ScenarioSettings takes them: the first topic's, then the further topics'."""
+    return counts[0], counts[1:]
+
+
+TOPIC_PARTITIONS = click.option(
+    "--partitions",
+    "topic_partitions",
+    default="4",
+    show_default=True,
+    metavar="N[,N…]",
+    callback=_topic_counts,
+    help="Partitions of the topic the job reads; comma-separated for a job reading several topics, one count "
+    "per topic (5,2: two new topics with 5 and 2 partitions, --records records produced to each).",
+)
 PARALLELISM = click.option("--parallelism", default=2, show_default=True, help="Parallelism of the job.")
 KEEP_STACK = click.option(
     "--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`)."
 )
 BEAM_RECORDS = click.option(
-    "--records", default=20_000, show_default=True, help="Records produced before and again after the savepoint."
+    "--records",
+    default=20_000,
+    show_default=True,
+    help="Records produced (to each topic) before and again after the savepoint.",
 )
 
 
@@ -248,7 +279,7 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     help="Run this job jar instead (e.g. one `patch-jar` wrote); --variant then only labels the run.",
 )
 @RUN_DIR
-@PARTITIONS
+@TOPIC_PARTITIONS
 @BEAM_RECORDS
 @PARALLELISM
 @KEEP_STACK
@@ -288,7 +319,7 @@ def scenario(
     variant: str,
     jar: Path | None,
     workdir: Path | None,
-    partitions: int,
+    topic_partitions: tuple[int, ...],
     records: int,
     parallelism: int,
     keep_stack: bool,
@@ -318,7 +349,11 @@ def scenario(
         raise click.UsageError("--add-partitions and --continuous do not go together")
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(
-        partitions, records, parallelism, added_partitions=added_partitions, continuous=continuous
+        *_first_and_more(topic_partitions),
+        records=records,
+        parallelism=parallelism,
+        added_partitions=added_partitions,
+        continuous=continuous,
     )
 
     def action(context: Context) -> int:
@@ -333,13 +368,18 @@ def scenario(
 
 @main.command()
 @RUN_DIR
-@PARTITIONS
+@TOPIC_PARTITIONS
 @BEAM_RECORDS
 @PARALLELISM
 @KEEP_STACK
 @click.pass_context
 def demo(
-    ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, keep_stack: bool
+    ctx: click.Context,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    keep_stack: bool,
 ) -> None:
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
@@ -350,7 +390,7 @@ def demo(
     clean. Exits 0 when that is what the auditor found, 1 otherwise.
     """
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
+    settings = ScenarioSettings(*_first_and_more(topic_partitions), records=records, parallelism=parallelism)
 
     def action(context: Context) -> int:
         report = run_demo(run_dir, context.progress, settings, keep_stack)
@@ -362,7 +402,7 @@ def demo(
 
 @main.command()
 @RUN_DIR
-@PARTITIONS
+@TOPIC_PARTITIONS
 @BEAM_RECORDS
 @PARALLELISM
 @click.option("--releases", default=",".join(MATRIX_FLINK), show_default=True,
@@ -370,7 +410,12 @@ def demo(
                    "1.16.3; 2.62.0, 2.70.0 on 1.19.3).")  # fmt: skip
 @click.pass_context
 def matrix(
-    ctx: click.Context, workdir: Path | None, partitions: int, records: int, parallelism: int, releases: str
+    ctx: click.Context,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    releases: str,
 ) -> None:
     """The restore scenario on a real cluster for every Beam release reachable here, stock and patched.
 
@@ -381,7 +426,7 @@ def matrix(
     Exits 0 when every run is as expected, 1 otherwise. Takes about 2 minutes per run on an idle laptop.
     """
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
+    settings = ScenarioSettings(*_first_and_more(topic_partitions), records=records, parallelism=parallelism)
     chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
 
     def action(context: Context) -> int:

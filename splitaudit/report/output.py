@@ -146,7 +146,10 @@ class ConsoleOutput(Output):
         for step in report.steps:
             steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
         self.console.print(steps)
-        sink = Table(title=f"sink {report.sink_path} (topic {report.topic})")
+        several = len(report.topics) > 1
+        sink = Table(title=f"sink {report.sink_path} ({_topics_title(report)})")
+        if several:
+            sink.add_column("topic")
         for column in (
             "partition",
             "expected",
@@ -159,6 +162,7 @@ class ConsoleOutput(Output):
             sink.add_column(column, justify="right")
         for p in report.partitions:
             sink.add_row(
+                *([_topic_label(report, p.topic)] if several else []),
                 *(
                     str(n)
                     for n in (
@@ -170,7 +174,7 @@ class ConsoleOutput(Output):
                         p.double_read_offsets,
                         p.replayed_offsets,
                     )
-                )
+                ),
             )
         self.console.print(sink)
         restarted = {
@@ -186,6 +190,9 @@ class ConsoleOutput(Output):
     def demo_report(self, report: DemoReport) -> None:
         stock, patched = report.stock, report.patched
         table = Table(title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched ({report.run_dir})")
+        several = len(stock.topics) > 1
+        if several:
+            table.add_column("topic")
         table.add_column("partition", justify="right")
         table.add_column("expected", justify="right")
         for side in ("stock", "patched"):
@@ -193,6 +200,7 @@ class ConsoleOutput(Output):
                 table.add_column(f"{side} {column}", justify="right")
         for s, p in zip(stock.partitions, patched.partitions, strict=True):
             table.add_row(
+                *([_topic_label(stock, s.topic)] if several else []),
                 str(s.partition),
                 str(s.expected_records),
                 *(str(n) for n in (s.sink_rows, s.duplicate_rows, s.missing_offsets)),
@@ -225,10 +233,12 @@ class ConsoleOutput(Output):
                     run.beam_version if first else "",
                     run.flink_version if first else "",
                     run.variant if first else "",
+                    str(p.partition)
+                    if len(run.report.topics) == 1
+                    else f"{_topic_label(run.report, p.topic)}/{p.partition}",
                     *(
                         str(n)
                         for n in (
-                            p.partition,
                             p.expected_records,
                             p.sink_rows,
                             p.double_read_offsets,
@@ -413,15 +423,31 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
     return table
 
 
+def _topics_title(report: ScenarioReport) -> str:
+    """The topics of a scenario run, for a table's title; several are listed with the short labels the table's
+    rows use."""
+    if len(report.topics) == 1:
+        return f"topic {report.topics[0]}"
+    return "topics " + ", ".join(f"{_topic_label(report, topic)} = {topic}" for topic in report.topics)
+
+
+def _topic_label(report: ScenarioReport, topic: str) -> str:
+    """A short label for one of a scenario run's several topics (their names are long): t0, t1, …"""
+    return f"t{report.topics.index(topic)}"
+
+
 def _verdict(report: ScenarioReport) -> Text:
     """One line of the auditor's findings on a scenario run."""
     audit = report.audit
     if not audit.findings:
         return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
     verdict = Text()
-    if report.double_assigned_partitions:
+    if report.double_assigned:
         extra = sum(p.double_read_offsets for p in report.partitions)
-        shown = ", ".join(map(str, report.double_assigned_partitions))
+        if len(report.topics) > 1:
+            shown = ", ".join(f"{topic}/{partition}" for topic, partition in report.double_assigned)
+        else:
+            shown = ", ".join(str(partition) for _, partition in report.double_assigned)
         verdict.append("double assignment", "red")
         verdict.append(f" of partitions {shown} ({extra} records read twice)")
     others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS)

@@ -4,7 +4,8 @@ the sink.
 On a real stack (Kafka broker + Flink session cluster), for one job jar (stock or patched), the savepoint
 restore (`run_restore_scenario`):
 
-1. create a topic with P partitions and produce N records (record i to partition i % P);
+1. create a topic with P partitions (or several topics, each with its own count: the job reads them all) and
+   produce N records to each (record i to partition i % P);
 2. submit the job with parallelism 2 and wait until all N records are in the sink and a checkpoint has
    completed after that (the pipeline reads 20,000 records in about a second, so "about half" cannot be
    caught reliably; a savepoint with everything read also gives exact next offsets, N/P per partition);
@@ -31,9 +32,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from splitaudit.audit.request import AuditRequest
@@ -59,8 +62,9 @@ class ScenarioSettings:
     """The knobs of the scenario; the defaults reproduce beam#31313 (4 partitions, 20,000 records,
     parallelism 2)."""
 
-    partitions: int = 4
-    records: int = 20_000
+    partitions: int = 4  # partitions of the job's topic (of the first, when it reads several)
+    more_topics: tuple[int, ...] = ()  # partitions of each further topic the job reads, one entry per topic
+    records: int = 20_000  # produced to each topic before the savepoint, and again after it
     parallelism: int = 2
     timeout: float = 300.0  # for each wait on the sink
     added_partitions: int = 0  # partitions added to the topic while the job is down (before the second batch)
@@ -70,6 +74,11 @@ class ScenarioSettings:
     produce_rate: int = 1_000
     cancel_delay: float = 2.0
     outage: float = 5.0  # seconds the Kafka broker stays down in the broker-restart fault
+
+    @property
+    def topic_partitions(self) -> tuple[int, ...]:
+        """The partitions of each topic the job reads, in order."""
+        return (self.partitions, *self.more_topics)
 
 
 def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
@@ -136,7 +145,7 @@ class ContinuousProducer:
 
 
 class _Run:
-    """One run of a scenario on a stack: its directory, fresh topic, sink, job arguments and step log, and the
+    """One run of a scenario on a stack: its directory, fresh topics, sink, job arguments and step log, and the
     steps every scenario is made of."""
 
     def __init__(self, stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, progress: Progress):
@@ -146,17 +155,21 @@ class _Run:
         self.steps = StepLog(progress)
         self.sink, self.savepoints = run_dir / "sink", run_dir / "savepoints"
         self.savepoints.mkdir(parents=True)
-        self.topic = f"{name}-{uuid.uuid4().hex[:8]}"
-        self.partitions = settings.partitions
-        self.produced: dict[int, int] = {}  # records produced to each partition so far: offsets 0..n-1
+        base = f"{name}-{uuid.uuid4().hex[:8]}"
+        counts = settings.topic_partitions
+        # Partitions of each topic at its creation; one topic keeps the run's name, several are numbered.
+        self.topics = {base if len(counts) == 1 else f"{base}-t{i}": n for i, n in enumerate(counts)}
+        # Records produced to each (topic, partition) so far: offsets 0..n-1.
+        self.produced: dict[tuple[str, int], int] = {}
         self._jar_ids: dict[Path, str] = {}
         bootstrap = stack.kafka.bootstrap
-        with self.steps.step(f"create topic {self.topic} ({self.partitions} partitions)"):
-            kafka_client.create_topic(bootstrap, self.topic, self.partitions)
+        for topic, partitions in self.topics.items():
+            with self.steps.step(f"create topic {topic} ({partitions} partitions)"):
+                kafka_client.create_topic(bootstrap, topic, partitions)
         self.args = [
             f"--bootstrapServers={bootstrap}",
-            f"--topic={self.topic}",
-            f"--groupId={self.topic}",
+            f"--topic={','.join(self.topics)}",
+            f"--groupId={base}",
             f"--sinkDir={self.sink}",
             f"--parallelism={settings.parallelism}",
         ]
@@ -169,21 +182,36 @@ class _Run:
     def total(self) -> int:
         return sum(self.produced.values())
 
-    def count(self, produced: dict[int, int]) -> None:
-        """Add records produced to the topic to what the sink must hold."""
+    def produced_to(self, topic: str) -> int:
+        """Records produced to `topic` so far."""
+        return sum(n for (t, _), n in self.produced.items() if t == topic)
+
+    def count(self, topic: str, produced: dict[int, int]) -> None:
+        """Add records produced to `topic` to what the sink must hold."""
         for partition, n in produced.items():
-            self.produced[partition] = self.produced.get(partition, 0) + n
+            self.produced[topic, partition] = self.produced.get((topic, partition), 0) + n
 
     def produce(self, count: int, then: Callable[[], str] | None = None, what: str = "") -> None:
-        """Produce `count` records numbered on from those already produced, to every partition the topic has
-        now; `then`, when given, runs at once after (a fault while the job reads them) and reports itself."""
-        partitions = len(kafka_client.topic_partitions(self.stack.kafka.bootstrap, self.topic))
-        with self.steps.step(f"produce {count} records{what}") as out:
-            sent = kafka_client.produce(self.stack.kafka.bootstrap, self.topic, partitions, count, start=self.total)
-            self.count(sent)
-            out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
+        """Produce `count` records to each topic, numbered on from those already produced to it, over every
+        partition the topic has now; `then`, when given, runs at once after (a fault while the job reads them)
+        and reports itself."""
+        bootstrap = self.stack.kafka.bootstrap
+        each = " to each topic" if len(self.topics) > 1 else ""
+        with self.steps.step(f"produce {count} records{what}{each}") as out:
+            for topic in self.topics:
+                partitions = len(kafka_client.topic_partitions(bootstrap, topic))
+                sent = kafka_client.produce(bootstrap, topic, partitions, count, start=self.produced_to(topic))
+                self.count(topic, sent)
+                counts = ", ".join(f"p{p}: {n}" for p, n in sent.items())
+                out.append(counts if len(self.topics) == 1 else f"{topic} {counts}")
             if then is not None:
                 out.append(then())
+
+    def grow_topics(self, added: int) -> None:
+        """Add `added` partitions to each topic (as while the job is down)."""
+        for topic, partitions in self.topics.items():
+            with self.steps.step(f"add {added} partitions to {topic} while the job is down"):
+                kafka_client.grow_topic(self.stack.kafka.bootstrap, topic, partitions + added)
 
     def upload(self, jar: Path) -> str:
         """The cluster's id of `jar`, uploaded once per cluster start."""
@@ -216,7 +244,7 @@ class _Run:
     def wait_for_first_batch(self, job: str) -> int:
         """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
         with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
-            _wait_for_offsets(self.sink, self.topic, self.total, self.settings.timeout)
+            _wait_for_offsets(self.sink, tuple(self.topics), self.total, self.settings.timeout)
             checkpoint = _checkpoint_after_now(self.flink, job)
             out.append(f"checkpoint {checkpoint}")
         return checkpoint
@@ -225,7 +253,7 @@ class _Run:
         """Wait until `readable` offsets are in the sink, then until a checkpoint adds no rows; the rate of the
         `records` read since the monotonic time `since`, in records per second."""
         with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
-            _wait_for_offsets(self.sink, self.topic, readable, self.settings.timeout)
+            _wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
             records_per_second = records / (time.monotonic() - since)
             checkpoint = _wait_until_settled(self.flink, job, self.sink, self.settings.timeout)
             out.append(f"{records_per_second:.0f} records/s after the restart; checkpoint {checkpoint}")
@@ -259,8 +287,8 @@ class _Run:
             # Only a new job restored from state has a "before" of the same job to compare with; a failover
             # and a broker restart keep their job.
             before=savepoints[0] if restart in (SAVEPOINT, JOBMANAGER_KILL) else None,
-            topics=(self.topic,),
-            partitions=((None, len(self.produced)),),  # N of the one topic in `topics`
+            topics=tuple(self.topics),
+            partitions=self._partitions_now(),
         )
         from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
 
@@ -273,7 +301,7 @@ class _Run:
             continuous=self.settings.continuous,
             jar=str(jar),
             run_dir=str(self.run_dir),
-            topic=self.topic,
+            topics=tuple(self.topics),
             job_id_before=jobs[0],
             job_id_after=jobs[1],
             savepoint_before=savepoints[0],
@@ -282,10 +310,18 @@ class _Run:
             sink_format="json",
             expected_records=self.total,
             records_per_second=records_per_second,
-            partitions=partition_counts(findings, self.topic, dict(sorted(self.produced.items()))),
+            partitions=partition_counts(findings, self.produced),
             steps=tuple(self.steps.done),
             audit=findings,
         )
+
+    def _partitions_now(self) -> tuple[tuple[str | None, int], ...]:
+        """What the audit is told of the topics' partitions, as `--partitions` says it: N of the one topic (the
+        request's `topics` names it), else TOPIC=N of each; every partition produced to, added ones included."""
+        now: dict[str | None, int] = {topic: sum(1 for t, _ in self.produced if t == topic) for topic in self.topics}
+        if len(now) == 1:
+            return ((None, sum(now.values())),)
+        return tuple(now.items())
 
 
 def run_restore_scenario(
@@ -305,14 +341,13 @@ def run_restore_scenario(
     if settings.continuous:
         return _run_continuous(stack, run_dir, jar, variant, progress, settings, restore_jar)
     run = _Run(stack, run_dir, f"restore-{variant}", settings, progress)
-    records, partitions = settings.records, settings.partitions
+    records = settings.records
     run.produce(records)
     job_before = run.run_job(jar)
     run.wait_for_first_batch(job_before)
     savepoint_before = run.savepoint_and_cancel(job_before)
     if settings.added_partitions:
-        with run.steps.step(f"add {settings.added_partitions} partitions to {run.topic} while the job is down"):
-            kafka_client.grow_topic(stack.kafka.bootstrap, run.topic, partitions + settings.added_partitions)
+        run.grow_topics(settings.added_partitions)
     run.produce(records, what=" more")
     job_after, _ = run.restore(
         restore_jar or jar,
@@ -321,8 +356,8 @@ def run_restore_scenario(
     )
     # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
     # the offsets of the partitions it had, and let the audit report the others.
-    readable = sum(n for p, n in run.produced.items() if p < partitions)
-    records_per_second = run.wait_for_all(job_after, readable, time.monotonic(), records)
+    readable = sum(n for (t, p), n in run.produced.items() if p < run.topics[t])
+    records_per_second = run.wait_for_all(job_after, readable, time.monotonic(), records * len(run.topics))
     savepoint_after = run.savepoint_and_cancel(job_after)
     return run.report(
         variant, SAVEPOINT, jar, (job_before, job_after), (savepoint_before, savepoint_after), records_per_second
@@ -346,12 +381,20 @@ def _run_continuous(
         raise UsageError("--add-partitions applies to the scenario without --continuous")
     run = _Run(stack, run_dir, f"continuous-{variant}", settings, progress)
     run.produce(settings.records)
+    first = run.total
     bootstrap = stack.kafka.bootstrap
-    with ContinuousProducer(bootstrap, run.topic, settings.partitions, run.total, settings.produce_rate) as stream:
+    with ExitStack() as streams:
+        producers = {
+            topic: streams.enter_context(
+                ContinuousProducer(bootstrap, topic, partitions, run.produced_to(topic), settings.produce_rate)
+            )
+            for topic, partitions in run.topics.items()
+        }
         job_before = run.run_job(jar)
-        run.steps.progress.info(f"producing about {settings.produce_rate} records/s until the restored job runs")
-        with run.steps.step(f"wait for the first {settings.records} records in the sink and a checkpoint") as out:
-            _wait_for_offsets(run.sink, run.topic, settings.records, settings.timeout)
+        each = " to each topic" if len(producers) > 1 else ""
+        run.steps.progress.info(f"producing about {settings.produce_rate} records/s{each} until the restored job runs")
+        with run.steps.step(f"wait for the first {first} records in the sink and a checkpoint") as out:
+            _wait_for_offsets(run.sink, tuple(run.topics), first, settings.timeout)
             out.append(f"checkpoint {_checkpoint_after_now(run.flink, job_before)}")
         savepoint_before = run.savepoint_and_cancel(job_before, settings.cancel_delay)
         job_after, _ = run.restore(
@@ -361,14 +404,15 @@ def _run_continuous(
         )
         with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
             checkpoint = _checkpoint_after_now(run.flink, job_after)
-            streamed = stream.stop()
-            rate = stream.total / stream.seconds
+            for topic, stream in producers.items():
+                run.count(topic, stream.stop())
+            streamed = sum(stream.total for stream in producers.values())
+            seconds = max(stream.seconds for stream in producers.values())
             out.append(
-                f"checkpoint {checkpoint}; {stream.total} records streamed in {stream.seconds:.1f} s, {rate:.0f}/s"
+                f"checkpoint {checkpoint}; {streamed} records streamed in {seconds:.1f} s, {streamed / seconds:.0f}/s"
             )
-    run.count(streamed)
     since = time.monotonic()
-    records_per_second = run.wait_for_all(job_after, run.total, since, run.total - settings.records)
+    records_per_second = run.wait_for_all(job_after, run.total, since, run.total - first)
     savepoint_after = run.savepoint_and_cancel(job_after)
     return run.report(
         variant, SAVEPOINT, jar, (job_before, job_after), (savepoint_before, savepoint_after), records_per_second
@@ -406,6 +450,7 @@ def run_fault_scenario(
     run = _Run(stack, run_dir, f"{fault}-{variant}", settings, progress)
     cluster = stack.flink
     records, half = settings.records, settings.records // 2
+    topics = len(run.topics)
     run.produce(records)
     job = run.run_job(jar)
     checkpoint = run.wait_for_first_batch(job)
@@ -436,7 +481,7 @@ def run_fault_scenario(
         job_after, restart_point = run.restore(jar, retained, "resubmit the job from that checkpoint")
     since = time.monotonic()
     run.produce(records - half, what=" (the last)")
-    records_per_second = run.wait_for_all(job_after, run.total, since, records - half)
+    records_per_second = run.wait_for_all(job_after, run.total, since, (records - half) * topics)
     savepoint_after = run.savepoint_and_cancel(job_after)
     return run.report(variant, fault, jar, (job, job_after), (restart_point, savepoint_after), records_per_second)
 
@@ -451,17 +496,17 @@ def _wait_for_restart(flink: FlinkRestClient, job_id: str, timeout: float) -> st
     return poll(f"Flink job {job_id} to restart from a checkpoint", restored, timeout=timeout, interval=1.0)
 
 
-def _wait_for_offsets(sink: Path, topic: str, distinct: int, timeout: float) -> None:
-    """Wait until the sink holds `distinct` different (partition, offset) keys of `topic`."""
+def _wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout: float) -> None:
+    """Wait until the sink holds `distinct` different (topic, partition, offset) keys of `topics`."""
     seen = [0]
 
     def arrived() -> bool:
         table = read_sink(sink)
-        rows = table.filter(pc.equal(table["topic"], topic))
-        seen[0] = rows.group_by(["partition", "offset"]).aggregate([]).num_rows
+        rows = table.filter(pc.is_in(table["topic"], pa.array(topics)))
+        seen[0] = rows.group_by(["topic", "partition", "offset"]).aggregate([]).num_rows
         return seen[0] >= distinct
 
-    poll(f"{distinct} offsets of {topic} in {sink}", arrived, timeout=timeout, interval=1.0,
+    poll(f"{distinct} offsets of {', '.join(topics)} in {sink}", arrived, timeout=timeout, interval=1.0,
          last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from splitaudit.progress import TimedStep
 class PartitionCounts:
     """What the auditor found in the sink for one partition, against the offsets the scenario produced."""
 
+    topic: str
     partition: int
     expected_records: int  # offsets 0 .. expected_records-1 exist in the topic
     sink_rows: int
@@ -23,6 +24,7 @@ class PartitionCounts:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "topic": self.topic,
             "partition": self.partition,
             "expected_records": self.expected_records,
             "sink_rows": self.sink_rows,
@@ -33,26 +35,29 @@ class PartitionCounts:
         }
 
 
-def partition_counts(findings: Findings, topic: str, expected: dict[int, int]) -> tuple[PartitionCounts, ...]:
-    """Per-partition counts of `topic` from an audit of the sink, for a topic whose partition p holds offsets
-    0..expected[p]-1 (the scenario's topics are fresh and dense, so distinct sink offsets are all in range)."""
-    coverage = {c.partition: c for c in findings.coverage if c.topic == topic}
+def partition_counts(findings: Findings, expected: dict[tuple[str, int], int]) -> tuple[PartitionCounts, ...]:
+    """Per-partition counts from an audit of the sink, for topics whose partition (t, p) holds offsets
+    0..expected[t, p]-1 (the scenario's topics are fresh and dense, so distinct sink offsets are all in range),
+    in the order of `expected`'s topics, then by partition."""
+    coverage = {(c.topic, c.partition): c for c in findings.coverage}
+    order = {topic: index for index, (topic, _) in reversed(list(enumerate(expected)))}
 
-    def extra(kind: str, partition: int) -> int:
+    def extra(kind: str, topic: str, partition: int) -> int:
         return sum(f.count for f in findings.findings if (f.kind, f.topic, f.partition) == (kind, topic, partition))
 
     counts = []
-    for partition, records in sorted(expected.items()):
-        c = coverage.get(partition)
+    for (topic, partition), records in sorted(expected.items(), key=lambda item: (order[item[0][0]], item[0][1])):
+        c = coverage.get((topic, partition))
         counts.append(
             PartitionCounts(
+                topic=topic,
                 partition=partition,
                 expected_records=records,
                 sink_rows=0 if c is None else c.rows,
                 duplicate_rows=0 if c is None else c.duplicates,
                 missing_offsets=records - (0 if c is None else c.distinct),
-                double_read_offsets=extra(DOUBLE_ASSIGNMENT, partition),
-                replayed_offsets=extra(REPLAY, partition),
+                double_read_offsets=extra(DOUBLE_ASSIGNMENT, topic, partition),
+                replayed_offsets=extra(REPLAY, topic, partition),
             )
         )
     return tuple(counts)
@@ -70,7 +75,7 @@ class ScenarioReport:
     continuous: bool  # records produced all along, through the savepoint, the cancellation and the restore
     jar: str
     run_dir: str
-    topic: str
+    topics: tuple[str, ...]  # the topics the job reads
     job_id_before: str
     job_id_after: str  # the same job as job_id_before unless the job was restored from state
     savepoint_before: str  # for a fault: the checkpoint the job restarted from, or the last one before the fault
@@ -84,12 +89,15 @@ class ScenarioReport:
     audit: Findings  # `splitaudit audit` of the sink, the savepoint after and (after a restore) the one before
 
     @property
-    def double_assigned_partitions(self) -> tuple[int, ...]:
-        """The partitions the auditor reports as assigned twice (in the sink or in the savepoint)."""
-        findings = self.audit.findings
-        return tuple(
-            sorted({f.partition for f in findings if f.kind in DOUBLE_ASSIGNMENT_KINDS and f.partition is not None})
-        )
+    def double_assigned(self) -> tuple[tuple[str, int], ...]:
+        """The (topic, partition)s the auditor reports as assigned twice (in the sink or in the savepoint), in the
+        order of `partitions`."""
+        found = {
+            (f.topic, f.partition)
+            for f in self.audit.findings
+            if f.kind in DOUBLE_ASSIGNMENT_KINDS and f.topic is not None and f.partition is not None
+        }
+        return tuple((p.topic, p.partition) for p in self.partitions if (p.topic, p.partition) in found)
 
     @property
     def sink_rows(self) -> int:
@@ -118,7 +126,7 @@ class ScenarioReport:
             "continuous": self.continuous,
             "jar": self.jar,
             "run_dir": self.run_dir,
-            "topic": self.topic,
+            "topics": list(self.topics),
             "job_id_before": self.job_id_before,
             "job_id_after": self.job_id_after,
             "savepoint_before": self.savepoint_before,
@@ -150,7 +158,7 @@ class DemoReport:
     @property
     def as_expected(self) -> bool:
         """The auditor's verdict shows the bug and the fix: stock double-assigns, patched is clean."""
-        return bool(self.stock.double_assigned_partitions) and not self.patched.audit.findings
+        return bool(self.stock.double_assigned) and not self.patched.audit.findings
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -175,9 +183,8 @@ class MatrixRun:
     @property
     def as_expected(self) -> bool:
         """Affected: double assignment of every partition; otherwise the auditor finds nothing at all."""
-        partitions = tuple(p.partition for p in self.report.partitions)
         if self.affected:
-            return self.report.double_assigned_partitions == partitions
+            return self.report.double_assigned == tuple((p.topic, p.partition) for p in self.report.partitions)
         return not self.report.audit.findings
 
     def to_json(self) -> dict[str, Any]:

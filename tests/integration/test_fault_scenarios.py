@@ -123,7 +123,7 @@ def test_stock_with_records_arriving_all_along_double_assigns_every_partition(
 ) -> None:
     report = _continuous(stack, tmp_path_factory, "stock")
     assert report.missing_offsets == 0
-    assert report.double_assigned_partitions == (0, 1, 2, 3)
+    assert report.double_assigned == tuple((report.topics[0], p) for p in range(4))
     assert {f.partition for f in report.audit.findings if f.kind == DOUBLE_ASSIGNMENT} == {0, 1, 2, 3}
     assert all(p.double_read_offsets > 0 for p in report.partitions)
     assert report.audit.exit_code == 1
@@ -157,7 +157,7 @@ def test_stock_after_a_jobmanager_kill_double_assigns_every_partition(
     report = _fault(stack, tmp_path_factory, "stock", JOBMANAGER_KILL)
     assert [p.expected_records for p in report.partitions] == [2 * FIRST_PER_PARTITION] * 4
     assert report.missing_offsets == 0
-    assert report.double_assigned_partitions == (0, 1, 2, 3)
+    assert report.double_assigned == tuple((report.topics[0], p) for p in range(4))
     assert all(p.double_read_offsets > 0 for p in report.partitions)
     assert report.audit.exit_code == 1
 

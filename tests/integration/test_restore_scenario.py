@@ -69,7 +69,7 @@ def test_stock_reads_every_partition_twice_after_the_restore(stock: ScenarioRepo
     assert [(f.kind, f.partition, f.count, f.offset_ranges) for f in stock.audit.findings] == [
         (DOUBLE_ASSIGNMENT, p, 5_000, ((5_000, 9_999),)) for p in range(4)
     ]
-    assert stock.double_assigned_partitions == (0, 1, 2, 3)
+    assert stock.double_assigned == tuple((stock.topics[0], p) for p in range(4))
     assert stock.audit.exit_code == 1
     rows = read_sink(Path(stock.sink_path))
     after = rows.filter(pc.equal(rows["job_id"], stock.job_id_after))

@@ -1,13 +1,12 @@
-"""A job that reads two topics, audited end to end: the reference pipeline (stock Beam 2.62.0) reads `orders`
-(5 partitions) and `payments` (2) at parallelism 2 — 7 partitions, a parallelism that divides neither the total
-nor the first topic — is savepointed, cancelled and restored; the audit judges both topics at once, with
---bootstrap (partitions and real offsets of every source topic from Kafka, no --topic) and with --partitions
-TOPIC=N per topic.
+"""A job that reads two topics, end to end through the scenario: the reference pipeline (stock Beam 2.62.0)
+reads two new topics of 5 and 2 partitions (`scenario --partitions 5,2`) at parallelism 2 — 7 partitions, a
+parallelism that divides neither the total nor the first topic — is savepointed, cancelled and restored; the
+scenario's audit (--partitions TOPIC=N per topic) and an audit with --bootstrap (partitions and real offsets of
+every source topic from Kafka, no --topic) judge both topics at once.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,81 +15,50 @@ import pytest
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
 from splitaudit.audit.request import AuditRequest
 from splitaudit.audit.run import run_audit
-from splitaudit.clients import kafka
-from splitaudit.home import pipeline_jars
-from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.sink import count_rows
+from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
 from splitaudit.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 
-TOPICS = {"orders": 5, "payments": 2}
-PER_PARTITION = 100  # records per partition in each of the two batches
-
-
-def _settled(sink: Path, rows: int) -> None:
-    """Wait for `rows` sink rows, then until three seconds pass without one more (twins may still catch up)."""
-    poll(f"{rows} rows in {sink}", lambda: count_rows(sink) >= rows, timeout=300, interval=1.0)
-    seen = [-1]
-
-    def stable() -> bool:
-        before, seen[0] = seen[0], count_rows(sink)
-        return before == seen[0]
-
-    poll(f"{sink} to stop growing", stable, timeout=300, interval=3.0)
+RECORDS = 1_000  # produced to each topic before the savepoint, and again after it
+SETTINGS = ScenarioSettings(partitions=5, more_topics=(2,), records=RECORDS, parallelism=2)
 
 
 def test_a_two_topic_job_is_audited_as_one(stack: Stack, tmp_path: Path) -> None:
-    bootstrap, flink = stack.kafka.bootstrap, stack.flink.client()
-    suffix = uuid.uuid4().hex[:6]
-    topics = {f"{name}-{suffix}": partitions for name, partitions in TOPICS.items()}
-    for topic, partitions in topics.items():
-        kafka.create_topic(bootstrap, topic, partitions)
-        kafka.produce(bootstrap, topic, partitions, PER_PARTITION * partitions)
-    sink = tmp_path / "sink"
-    sink.mkdir()
-    args = [
-        f"--bootstrapServers={bootstrap}",
-        f"--topic={','.join(topics)}",
-        f"--sinkDir={sink}",
-        f"--groupId=two-topics-{suffix}",
-        "--parallelism=2",
-    ]
-    jar = flink.upload_jar(pipeline_jars()["stock"])
-    first = flink.run_jar(jar, program_args=args, job_id=uuid.uuid4().hex)
-    flink.wait_all_running(first)
-    total = sum(topics.values()) * PER_PARTITION
-    _settled(sink, total)
-    before = flink.savepoint(first, (tmp_path / "savepoints").as_uri())
-    flink.cancel(first)
-    for topic, partitions in topics.items():
-        kafka.produce(bootstrap, topic, partitions, PER_PARTITION * partitions, start=PER_PARTITION * partitions)
-    second, _ = flink.restore(jar, before, program_args=args, job_id=uuid.uuid4().hex)
-    # Stock Beam: after the restore two readers read every partition's second batch.
-    _settled(sink, 3 * total)
-    after = flink.savepoint(second, (tmp_path / "savepoints").as_uri())
-    flink.cancel(second)
+    report = run_restore_scenario(stack, tmp_path / "stock", pipeline_jar("stock"), "stock", Progress(), SETTINGS)
+    first, second = report.topics
+    assert (first[-3:], second[-3:]) == ("-t0", "-t1")
+    counts = {first: 5, second: 2}
+    per_batch = {topic: RECORDS // n for topic, n in counts.items()}  # 200 per partition of t0, 500 of t1
+    every_partition = [(t, p) for t, n in counts.items() for p in range(n)]
+    # Stock Beam: after the restore two readers read every partition's second batch, from the savepoint's offset.
+    assert [
+        (p.topic, p.partition, p.expected_records, p.sink_rows, p.double_read_offsets, p.missing_offsets)
+        for p in report.partitions
+    ] == [(t, p, 2 * per_batch[t], 3 * per_batch[t], per_batch[t], 0) for t, p in every_partition]
+    assert report.double_assigned == tuple(every_partition)
 
-    request = AuditRequest(sink=str(sink), sink_format="json", savepoint=after, before=before)
-    with_kafka = run_audit(replace(request, bootstrap=bootstrap), Progress())
-    counted = run_audit(replace(request, partitions=tuple(topics.items())), Progress())
-    every_partition = sorted((t, p) for t, n in topics.items() for p in range(n))
-    for findings in (with_kafka, counted):
+    request = AuditRequest(
+        sink=report.sink_path, sink_format="json", savepoint=report.savepoint_after, before=report.savepoint_before
+    )
+    with_kafka = run_audit(replace(request, bootstrap=stack.kafka.bootstrap), Progress())
+    for findings in (report.audit, with_kafka):
         assert sorted((f.kind, f.topic, f.partition, f.count, f.offset_ranges) for f in findings.findings) == [
-            (DOUBLE_ASSIGNMENT, topic, partition, PER_PARTITION, ((PER_PARTITION, 2 * PER_PARTITION - 1),))
-            for topic, partition in every_partition
+            (DOUBLE_ASSIGNMENT, t, p, per_batch[t], ((per_batch[t], 2 * per_batch[t] - 1),)) for t, p in every_partition
         ]
         assert findings.summary.double_assigned_partitions == 7
         assert findings.summary.missing_records == 0
         (matrix,) = findings.assignment
         assert [(row.topic, row.partition, row.status) for row in matrix.partitions] == [
-            (topic, partition, "ok") for topic, partition in every_partition
+            (t, p, "ok") for t, p in every_partition
         ]
-        # KafkaIO makes one split per partition here: each subtask holds several, every one at offset 200.
+        # KafkaIO makes one split per partition here: each subtask holds several, each at its partition's end.
         assert {h.subtask for row in matrix.partitions for h in row.holders} == {0, 1}
-        assert {h.next_offset for row in matrix.partitions for h in row.holders} == {2 * PER_PARTITION}
-    assert (
-        with_kafka.assignment[0].partitions_from == f"the Kafka admin API at {bootstrap} (topics {', '.join(topics)})"
+        assert [[h.next_offset for h in row.holders] for row in matrix.partitions] == [
+            [2 * per_batch[t]] for t, _ in every_partition
+        ]
+    assert report.audit.assignment[0].partitions_from == f"--partitions {first}=5, {second}=2"
+    assert with_kafka.assignment[0].partitions_from == (
+        f"the Kafka admin API at {stack.kafka.bootstrap} (topics {first}, {second})"
     )
-    assert counted.assignment[0].partitions_from == "--partitions " + ", ".join(f"{t}={n}" for t, n in topics.items())

@@ -201,7 +201,7 @@ def test_scenario_and_demo_documents() -> None:
         continuous=False,
         jar="s.jar",
         run_dir="/r",
-        topic="t",
+        topics=("t",),
         job_id_before="j0",
         job_id_after="j1",
         savepoint_before="/sp0",
@@ -210,7 +210,7 @@ def test_scenario_and_demo_documents() -> None:
         sink_format="json",
         expected_records=20,
         records_per_second=10.0,
-        partitions=(PartitionCounts(0, 10, 13, 3, 0, 3, 0), PartitionCounts(1, 10, 10, 0, 0, 0, 0)),
+        partitions=(PartitionCounts("t", 0, 10, 13, 3, 0, 3, 0), PartitionCounts("t", 1, 10, 10, 0, 0, 0, 0)),
         steps=(TimedStep("restore", 2.0, "job j1"),),
         audit=FINDINGS,
     )
@@ -220,7 +220,7 @@ def test_scenario_and_demo_documents() -> None:
         "continuous": False,
         "jar": "s.jar",
         "run_dir": "/r",
-        "topic": "t",
+        "topics": ["t"],
         "job_id_before": "j0",
         "job_id_after": "j1",
         "savepoint_before": "/sp0",
@@ -231,6 +231,7 @@ def test_scenario_and_demo_documents() -> None:
         "records_per_second": 10.0,
         "partitions": [
             {
+                "topic": "t",
                 "partition": p,
                 "expected_records": 10,
                 "sink_rows": rows,
