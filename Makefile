@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration faults chromium matrix fuzz
+.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/.
 $(VENV)/.installed: pyproject.toml requirements.lock
@@ -42,7 +42,7 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix and not faults"
+	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -57,6 +57,12 @@ matrix: setup
 # The longer fault runs on the real stack (broker restarts, stock JobManager kill); not part of `make test`.
 faults: setup
 	$(BIN)/pytest -m faults
+
+# Restores at another parallelism (2 -> 1, 2 -> 3, 4 -> 2) with stock and patched 2.62.0 and Beam 2.70.0, whose jar
+# the matrix setup builds; not part of `make test`.
+rescale: setup
+	@$(BIN)/splitaudit setup --matrix
+	$(BIN)/pytest -m integration tests/integration/test_rescale.py
 
 test: setup lint chromium
 	$(BIN)/pytest

@@ -189,7 +189,17 @@ TOPIC_PARTITIONS = click.option(
     help="Partitions of the topic the job reads; comma-separated for a job reading several topics, one count "
     "per topic (5,2: two new topics with 5 and 2 partitions, --records records produced to each).",
 )
-PARALLELISM = click.option("--parallelism", default=2, show_default=True, help="Parallelism of the job.")
+PARALLELISM = click.option(
+    "--parallelism", type=click.IntRange(min=1), default=2, show_default=True, help="Parallelism of the job."
+)
+RESTORE_PARALLELISM = click.option(
+    "--restore-parallelism",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Restore the job from its savepoint at parallelism N (default: --parallelism): Flink redistributes the "
+    "readers' split state over N subtasks. The cluster has 4 slots.",
+)
 KEEP_STACK = click.option(
     "--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`)."
 )
@@ -282,6 +292,7 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
 @TOPIC_PARTITIONS
 @BEAM_RECORDS
 @PARALLELISM
+@RESTORE_PARALLELISM
 @KEEP_STACK
 @click.option(
     "--kill-taskmanager",
@@ -322,6 +333,7 @@ def scenario(
     topic_partitions: tuple[int, ...],
     records: int,
     parallelism: int,
+    restore_parallelism: int | None,
     keep_stack: bool,
     kill_taskmanager: bool,
     fault: str | None,
@@ -331,7 +343,8 @@ def scenario(
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
     Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
-    cancels once all N are in the sink, produces N more, restores from the savepoint, waits for all 2N offsets,
+    cancels once all N are in the sink, produces N more, restores from the savepoint (at --restore-parallelism N
+    when given), waits for all 2N offsets,
     savepoints and cancels again. Then audits the sink and both savepoints on Spark (`splitaudit audit`) and
     prints, per partition, the records expected, sink rows, duplicate rows, missing offsets, records read twice
     within one generation (double assignment: the bug) and records replayed in another generation, with the
@@ -343,8 +356,10 @@ def scenario(
         if fault not in (None, TASKMANAGER_KILL):
             raise click.UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
         fault = TASKMANAGER_KILL
-    if fault is not None and (added_partitions or continuous):
-        raise click.UsageError("--add-partitions and --continuous apply to the savepoint restore, not to a fault")
+    if fault is not None and (added_partitions or continuous or restore_parallelism is not None):
+        raise click.UsageError(
+            "--add-partitions, --continuous and --restore-parallelism apply to the savepoint restore, not to a fault"
+        )
     if added_partitions and continuous:
         raise click.UsageError("--add-partitions and --continuous do not go together")
     run_dir = new_run_dir(workdir)
@@ -352,6 +367,7 @@ def scenario(
         *_first_and_more(topic_partitions),
         records=records,
         parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
         added_partitions=added_partitions,
         continuous=continuous,
     )
@@ -371,6 +387,7 @@ def scenario(
 @TOPIC_PARTITIONS
 @BEAM_RECORDS
 @PARALLELISM
+@RESTORE_PARALLELISM
 @KEEP_STACK
 @click.pass_context
 def demo(
@@ -379,18 +396,24 @@ def demo(
     topic_partitions: tuple[int, ...],
     records: int,
     parallelism: int,
+    restore_parallelism: int | None,
     keep_stack: bool,
 ) -> None:
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
     On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
-    and cancels, produces N more and restores from the savepoint (see `splitaudit scenario`), and the Spark
-    auditor judges each run. Prints both sides per partition (records expected, sink rows, duplicate rows,
-    missing offsets) and the auditor's verdict: stock is double assignment of every partition, patched is
-    clean. Exits 0 when that is what the auditor found, 1 otherwise.
+    and cancels, produces N more and restores from the savepoint (at --restore-parallelism N when given; see
+    `splitaudit scenario`), and the Spark auditor judges each run. Prints both sides per partition (records
+    expected, sink rows, duplicate rows, missing offsets) and the auditor's verdict: stock is double assignment
+    of every partition, patched is clean. Exits 0 when that is what the auditor found, 1 otherwise.
     """
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(*_first_and_more(topic_partitions), records=records, parallelism=parallelism)
+    settings = ScenarioSettings(
+        *_first_and_more(topic_partitions),
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+    )
 
     def action(context: Context) -> int:
         report = run_demo(run_dir, context.progress, settings, keep_stack)

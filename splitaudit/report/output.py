@@ -140,7 +140,9 @@ class ConsoleOutput(Output):
 
     def scenario_report(self, report: ScenarioReport) -> None:
         continuous = ", records produced continuously" if report.continuous else ""
-        steps = Table(title=f"{report.restart} scenario{continuous}, {report.variant}: {report.jar}")
+        steps = Table(
+            title=f"{report.restart} scenario{continuous}, {report.variant}, {_parallelism(report)}: {report.jar}"
+        )
         for column in ("step", "seconds", "result"):
             steps.add_column(column)
         for step in report.steps:
@@ -189,7 +191,10 @@ class ConsoleOutput(Output):
 
     def demo_report(self, report: DemoReport) -> None:
         stock, patched = report.stock, report.patched
-        table = Table(title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched ({report.run_dir})")
+        table = Table(
+            title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched, {_parallelism(report.stock)} "
+            f"({report.run_dir})"
+        )
         several = len(stock.topics) > 1
         if several:
             table.add_column("topic")
@@ -454,6 +459,13 @@ def _verdict(report: ScenarioReport) -> Text:
     if others:
         verdict.append(("; " if verdict else "") + "also " + ", ".join(others))
     return verdict
+
+
+def _parallelism(report: ScenarioReport) -> str:
+    """The job's parallelism, before and after the restore when they differ."""
+    if report.parallelism == report.restore_parallelism:
+        return f"parallelism {report.parallelism}"
+    return f"parallelism {report.parallelism} → {report.restore_parallelism} on restore"
 
 
 def _outcome(as_expected: bool) -> Text:

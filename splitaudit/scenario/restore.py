@@ -6,12 +6,13 @@ restore (`run_restore_scenario`):
 
 1. create a topic with P partitions (or several topics, each with its own count: the job reads them all) and
    produce N records to each (record i to partition i % P);
-2. submit the job with parallelism 2 and wait until all N records are in the sink and a checkpoint has
+2. submit the job with parallelism K (2) and wait until all N records are in the sink and a checkpoint has
    completed after that (the pipeline reads 20,000 records in about a second, so "about half" cannot be
    caught reliably; a savepoint with everything read also gives exact next offsets, N/P per partition);
 3. savepoint, then cancel;
 4. produce N more records;
-5. restore from the savepoint, check through REST that the job names it as its restore source;
+5. restore from the savepoint at parallelism K, or at another one (`restore_parallelism`: a rescale restore),
+   check through REST that the job names it as its restore source;
 6. wait until all 2N offsets are in the sink, then until a whole checkpoint interval adds no rows (the twin
    reader of the stock build may still be re-reading offsets that the restored reader already emitted);
 7. savepoint again, then cancel.
@@ -66,6 +67,9 @@ class ScenarioSettings:
     more_topics: tuple[int, ...] = ()  # partitions of each further topic the job reads, one entry per topic
     records: int = 20_000  # produced to each topic before the savepoint, and again after it
     parallelism: int = 2
+    # The parallelism the job is restored at (None: `parallelism`). Flink redistributes the readers' split
+    # state over the new subtasks; what Beam's enumerator does then is what a rescale restore tests.
+    restore_parallelism: int | None = None
     timeout: float = 300.0  # for each wait on the sink
     added_partitions: int = 0  # partitions added to the topic while the job is down (before the second batch)
     continuous: bool = False  # records keep arriving through the savepoint, the cancellation and the restore
@@ -79,6 +83,11 @@ class ScenarioSettings:
     def topic_partitions(self) -> tuple[int, ...]:
         """The partitions of each topic the job reads, in order."""
         return (self.partitions, *self.more_topics)
+
+    @property
+    def parallelism_after(self) -> int:
+        """The parallelism of the job after the restore."""
+        return self.parallelism if self.restore_parallelism is None else self.restore_parallelism
 
 
 def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
@@ -171,7 +180,6 @@ class _Run:
             f"--topic={','.join(self.topics)}",
             f"--groupId={base}",
             f"--sinkDir={self.sink}",
-            f"--parallelism={settings.parallelism}",
         ]
 
     @property
@@ -223,20 +231,27 @@ class _Run:
         """A restarted cluster has forgotten every upload."""
         self._jar_ids.clear()
 
+    def job_args(self, parallelism: int) -> list[str]:
+        """The pipeline's program arguments for a job at `parallelism` (the pipeline sets it on its environment,
+        which is also what Beam's FlinkSource splits the Kafka source into)."""
+        return [*self.args, f"--parallelism={parallelism}"]
+
     def run_job(self, jar: Path) -> str:
         """Submit `jar` with a fresh job id and wait until every vertex runs; the job id."""
-        with self.steps.step(f"upload {jar.name} and run it (parallelism {self.settings.parallelism})") as out:
-            job = self.flink.run_jar(self.upload(jar), program_args=self.args, job_id=uuid.uuid4().hex)
+        parallelism = self.settings.parallelism
+        with self.steps.step(f"upload {jar.name} and run it (parallelism {parallelism})") as out:
+            job = self.flink.run_jar(self.upload(jar), program_args=self.job_args(parallelism), job_id=uuid.uuid4().hex)
             self.flink.wait_all_running(job)
             out.append(f"job {job}")
         return job
 
-    def restore(self, jar: Path, savepoint: str, what: str) -> tuple[str, str]:
-        """Submit `jar` from `savepoint` (or retained checkpoint) as a new job, proven through REST; the job id
-        and the path Flink restored from."""
-        with self.steps.step(what) as out:
+    def restore(self, jar: Path, savepoint: str, what: str, parallelism: int | None = None) -> tuple[str, str]:
+        """Submit `jar` from `savepoint` (or retained checkpoint) as a new job at `parallelism` (default: the
+        first job's), proven through REST; the job id and the path Flink restored from."""
+        parallelism = self.settings.parallelism if parallelism is None else parallelism
+        with self.steps.step(f"{what} (parallelism {parallelism})") as out:
             job, restored = self.flink.restore(
-                self.upload(jar), savepoint, program_args=self.args, job_id=uuid.uuid4().hex
+                self.upload(jar), savepoint, program_args=self.job_args(parallelism), job_id=uuid.uuid4().hex
             )
             out.append(f"job {job} restored from {restored.external_path}")
         return job, str(restored.external_path)
@@ -299,6 +314,9 @@ class _Run:
             variant=variant,
             restart=restart,
             continuous=self.settings.continuous,
+            parallelism=self.settings.parallelism,
+            # A fault keeps the job's parallelism; only a restore from a savepoint may change it.
+            restore_parallelism=self.settings.parallelism_after if restart == SAVEPOINT else self.settings.parallelism,
             jar=str(jar),
             run_dir=str(self.run_dir),
             topics=tuple(self.topics),
@@ -353,6 +371,7 @@ def run_restore_scenario(
         restore_jar or jar,
         savepoint_before,
         "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
+        settings.parallelism_after,
     )
     # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
     # the offsets of the partitions it had, and let the audit report the others.
@@ -401,6 +420,7 @@ def _run_continuous(
             restore_jar or jar,
             savepoint_before,
             "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
+            settings.parallelism_after,
         )
         with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
             checkpoint = _checkpoint_after_now(run.flink, job_after)
@@ -447,6 +467,8 @@ def run_fault_scenario(
     """
     if fault not in FAULTS:
         raise UsageError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
+    if settings.parallelism_after != settings.parallelism:
+        raise UsageError("a fault keeps the job's parallelism; a restore at another parallelism is a savepoint restore")
     run = _Run(stack, run_dir, f"{fault}-{variant}", settings, progress)
     cluster = stack.flink
     records, half = settings.records, settings.records // 2

@@ -73,6 +73,8 @@ class ScenarioReport:
     # the job resubmitted from its latest retained checkpoint
     restart: str
     continuous: bool  # records produced all along, through the savepoint, the cancellation and the restore
+    parallelism: int  # of the first job
+    restore_parallelism: int  # of the job after the restore (the same as `parallelism` for a fault)
     jar: str
     run_dir: str
     topics: tuple[str, ...]  # the topics the job reads
@@ -124,6 +126,8 @@ class ScenarioReport:
             "variant": self.variant,
             "restart": self.restart,
             "continuous": self.continuous,
+            "parallelism": self.parallelism,
+            "restore_parallelism": self.restore_parallelism,
             "jar": self.jar,
             "run_dir": self.run_dir,
             "topics": list(self.topics),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from splitaudit.audit.findings import Finding, Findings, PartitionCoverage, Summary
@@ -14,7 +15,7 @@ from splitaudit.scenario.results import PartitionCounts, ScenarioReport
 ORDERS, PAYMENTS = "run-0a1b2c3d-t0", "run-0a1b2c3d-t1"
 
 
-def _report() -> ScenarioReport:
+def _report(parallelism: int = 2, restore_parallelism: int = 2) -> ScenarioReport:
     findings = Findings(
         summary=Summary(duplicate_records=50, double_assigned_partitions=1),
         findings=(Finding("double_assignment", "error", PAYMENTS, 1, 50, ((50, 99),)),),
@@ -28,6 +29,8 @@ def _report() -> ScenarioReport:
         variant="stock",
         restart="savepoint",
         continuous=False,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
         jar="stock.jar",
         run_dir="/runs/r",
         topics=(ORDERS, PAYMENTS),
@@ -64,3 +67,14 @@ def test_rows_carry_short_topic_labels_and_the_verdict_names_topic_and_partition
         ["t1", "1", "100", "150", "50"],
     ]
     assert f"double assignment of partitions {PAYMENTS}/1 (50 records read twice)" in text
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "shown"), [(2, 2, "parallelism 2:"), (2, 3, "parallelism 2 → 3 on restore:")]
+)
+def test_the_title_names_both_parallelisms_when_the_restore_changes_it(before: int, after: int, shown: str) -> None:
+    output = ConsoleOutput()
+    output.console = Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
+    output.scenario_report(_report(before, after))
+    text = " ".join(output.console.file.getvalue().split())  # type: ignore[attr-defined]
+    assert f"savepoint scenario, stock, {shown} stock.jar" in text  # the title, however the table wraps it
