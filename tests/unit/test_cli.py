@@ -78,6 +78,12 @@ def test_inspect_help_describes_the_command() -> None:
         (["--fault", "jobmanager-kill", "--continuous"], "apply to the savepoint restore, not to a fault"),
         (["--kill-taskmanager", "--add-partitions", "2"], "apply to the savepoint restore, not to a fault"),
         (["--continuous", "--add-partitions", "2"], "do not go together"),
+        (
+            ["--fault", "taskmanager-kill", "--restore-parallelism", "3"],
+            "apply to the savepoint restore, not to a fault",
+        ),
+        (["--restore-parallelism", "0"], "0 is not in the range x>=1"),
+        (["--parallelism", "0"], "0 is not in the range x>=1"),
     ],
 )
 def test_scenario_refuses_options_that_do_not_combine(tmp_path: Path, args: list[str], message: str) -> None:
