@@ -658,6 +658,55 @@ def audit(
 
 
 @main.command()
+@click.option("--savepoint", metavar="SP", required=True,
+              help="The savepoint or checkpoint the job will restore from (dir or its _metadata).")  # fmt: skip
+@click.option("--jar", "jar", metavar="JOB.jar", required=True, type=click.Path(path_type=Path),
+              help="The job jar that will restore it.")  # fmt: skip
+@click.option("--bootstrap", metavar="HOST:PORT",
+              help="The source topics' Kafka cluster: partitions no split covers, offsets expired unread, "
+                   "the backlog and the offsets an unfixed jar reads twice.")  # fmt: skip
+@click.option("--parallelism", type=int, default=None, metavar="N",
+              help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
+@MAX_FILE_SIZE
+@SPARK_MASTER
+@click.pass_context
+def guard(
+    ctx: click.Context,
+    savepoint: str,
+    jar: Path,
+    bootstrap: str | None,
+    parallelism: int | None,
+    max_file_size: int,
+    master: str,
+) -> None:
+    """Before a restore: say what restoring SP with JOB.jar will do to the data.
+
+    \b
+    From the jar's own contents: its Beam release, Flink runner and enumerator build. An affected Beam
+      (2.52 up to the fix) without the upstream fix or splitaudit's patch re-reads every partition a FlinkSource
+      savepoint holds (beam#31313): error per partition, with `splitaudit patch-jar` as the remedy.
+    With --bootstrap: partitions of the topic no split covers are never read after the restore unless the
+      jar's enumerator discovers partitions on restore (error, else info); a savepoint next offset below the
+      log start means records expired unread (error); the backlog is shown (info).
+    With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state restored
+      at a lower parallelism loses the splits of the missing subtasks (beam#25975, error); on the FlinkSource
+      path a jar with the fix hands the splits out again (info).
+
+    Prints the findings and one line a CI step can read ("splitaudit-guard: safe …" or "splitaudit-guard:
+    UNSAFE errors=N kinds=…"). Exit 0 safe, 1 unsafe, 2 bad input.
+    """
+
+    def action(context: Context) -> int:
+        from splitaudit.guard.predict import run_guard  # imports pyspark: only when guarding
+
+        report = run_guard(savepoint, jar, bootstrap, parallelism, master, context.progress, max_file_size)
+        context.output.guard_report(report)
+        return report.exit_code
+
+    run(ctx, action)
+
+
+@main.command()
 @click.argument("before", metavar="SP0")
 @click.argument("after", metavar="SP1")
 @UIDS

@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from splitaudit.errors import ExternalError, InputError, UsageError
 from splitaudit.home import patch_jar_path
@@ -39,6 +40,9 @@ FIXED_CONSTRUCTOR_DESCRIPTOR = (
 # The log message only splitaudit's patched enumerator has (a string constant of the class): tells a jar
 # splitaudit patched from a Beam release that carries the upstream fix.
 PATCH_MARKER = b"splits already initialized, not splitting again"
+# A string constant of every patched enumerator variant that finds partitions added while the job was down
+# (partition discovery on restore): a jar whose enumerator has it reads a grown topic's new partitions.
+DISCOVERY_MARKER = b"splitaudit partition discovery on restore"
 # What a user of an affected release no variant is built for can do.
 REMEDY = (
     "upgrade to Beam 2.70.0 or later (it has the fix), or build the job with a supported release "
@@ -93,6 +97,83 @@ SUPPORTED_TARGETS = (
 )
 
 
+@dataclass(frozen=True)
+class JarFacts:
+    """What a job jar's own contents say about restoring Beam's Kafka source state: for `splitaudit guard`.
+
+    `beam_version` is None for a jar without Beam classes (a plain Flink job), `flink_runner` None for a Beam
+    jar without the classic Flink runner. `flink_source` is whether the runner has FlinkSource (Beam 2.52 on),
+    the only path beam#31313 affects; `upstream_fix` a release with the fix, `splitaudit_patch` the patched
+    enumerator of `patch-jar` or the Maven patch; `discovery` an enumerator that reads partitions added while
+    the job was down.
+    """
+
+    path: str
+    beam_version: str | None
+    flink_runner: str | None
+    flink_source: bool
+    upstream_fix: bool
+    splitaudit_patch: bool
+    discovery: bool
+
+    @property
+    def rereads_restored_splits(self) -> bool:
+        """A FlinkSource without the fix: on restore every split is re-initialised and read a second time."""
+        return self.flink_source and not (self.upstream_fix or self.splitaudit_patch)
+
+    @property
+    def label(self) -> str:
+        if self.beam_version is None:
+            return "a job jar without Beam"
+        if self.flink_runner is None:
+            return f"Beam {self.beam_version} without the classic Flink runner"
+        build = (
+            "patched by splitaudit"
+            if self.splitaudit_patch
+            else "with the upstream fix"
+            if self.upstream_fix
+            else "unpatched"
+            if self.flink_source
+            else "without FlinkSource"
+        )
+        return f"Beam {self.beam_version} with {self.flink_runner}, {build}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "beam_version": self.beam_version,
+            "flink_runner": self.flink_runner,
+            "flink_source": self.flink_source,
+            "upstream_fix": self.upstream_fix,
+            "splitaudit_patch": self.splitaudit_patch,
+            "discovery": self.discovery,
+            "rereads_restored_splits": self.rereads_restored_splits,
+        }
+
+
+def read_jar_facts(jar_path: Path) -> JarFacts:
+    """Recognise a job jar's Beam release, Flink runner and enumerator build from its contents (never its name)."""
+    if not jar_path.is_file():
+        raise InputError(str(jar_path), None, "no such file")
+    where = str(jar_path)
+    try:
+        with zipfile.ZipFile(jar_path) as jar:
+            names = set(jar.namelist())
+            if not any(name.startswith("org/apache/beam/") for name in names):
+                return JarFacts(where, None, None, False, False, False, False)
+            if FLINK_RUNNER_CLASS not in names:
+                return JarFacts(where, _beam_core_version(jar, names), None, False, False, False, False)
+            beam_version, flink_runner = _release(where, jar, names)
+            if ENUMERATOR_CLASS not in names:
+                return JarFacts(where, beam_version, flink_runner, False, False, False, False)
+            enumerator = jar.read(ENUMERATOR_CLASS)
+    except zipfile.BadZipFile as ex:
+        raise InputError(where, None, f"not a jar (zip) file: {ex}") from ex
+    patched = PATCH_MARKER in enumerator
+    fixed = FIXED_CONSTRUCTOR_DESCRIPTOR in enumerator and not patched
+    return JarFacts(where, beam_version, flink_runner, True, fixed, patched, DISCOVERY_MARKER in enumerator)
+
+
 def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
     """Write `out_jar`: `in_jar` with the patched classes in place of Beam's; `in_jar` is never modified."""
     if not in_jar.is_file():
@@ -138,20 +219,7 @@ def _check_jar(where: str, jar: zipfile.ZipFile, force: bool) -> tuple[PatchTarg
         raise InputError(where, None, "not a Beam jar: it holds no org/apache/beam/ classes")
     if FLINK_RUNNER_CLASS not in name_set:
         raise InputError(where, None, f"a Beam jar without the classic Flink runner ({FLINK_RUNNER_CLASS})")
-    runners = sorted({m.group(1) for m in map(_RUNNER_POM.fullmatch, names) if m})
-    if len(runners) != 1:
-        raise InputError(
-            where,
-            None,
-            "cannot tell which Flink runner the jar bundles: expected one META-INF/maven/org.apache.beam/"
-            f"beam-runners-flink-<flink>/pom.properties, found {runners or 'none'}",
-        )
-    flink_runner = runners[0]
-    runner_version = _pom_version(jar, _BEAM_POM.format(artifact=flink_runner))
-    core_pom = _BEAM_POM.format(artifact="beam-sdks-java-core")
-    beam_version = _pom_version(jar, core_pom) if core_pom in name_set else runner_version
-    if beam_version != runner_version:
-        raise InputError(where, None, f"mixed Beam versions: core {beam_version}, {flink_runner} {runner_version}")
+    beam_version, flink_runner = _release(where, jar, name_set)
     bundled_flink = _pom_version(jar, _FLINK_CORE_POM) if _FLINK_CORE_POM in name_set else None
     label = f"Beam {beam_version} with {flink_runner}"
     if not all(name in name_set for name in PATCHED_CLASSES):
@@ -195,6 +263,30 @@ def _check_jar(where: str, jar: zipfile.ZipFile, force: bool) -> tuple[PatchTarg
                 "refusing to replace a class the patch was not made from",
             )
     return target, bundled_flink, len(names), originals
+
+
+def _release(where: str, jar: zipfile.ZipFile, names: set[str]) -> tuple[str, str]:
+    """The Beam release and classic Flink runner artifact a jar bundles, from the shade plugin's pom.properties."""
+    runners = sorted({m.group(1) for m in map(_RUNNER_POM.fullmatch, names) if m})
+    if len(runners) != 1:
+        raise InputError(
+            where,
+            None,
+            "cannot tell which Flink runner the jar bundles: expected one META-INF/maven/org.apache.beam/"
+            f"beam-runners-flink-<flink>/pom.properties, found {runners or 'none'}",
+        )
+    flink_runner = runners[0]
+    runner_version = _pom_version(jar, _BEAM_POM.format(artifact=flink_runner))
+    beam_version = _beam_core_version(jar, names) or runner_version
+    if beam_version != runner_version:
+        raise InputError(where, None, f"mixed Beam versions: core {beam_version}, {flink_runner} {runner_version}")
+    return beam_version, flink_runner
+
+
+def _beam_core_version(jar: zipfile.ZipFile, names: set[str]) -> str | None:
+    """The Beam release beam-sdks-java-core's pom.properties names, when the jar keeps it."""
+    core_pom = _BEAM_POM.format(artifact="beam-sdks-java-core")
+    return _pom_version(jar, core_pom) if core_pom in names else None
 
 
 def _pom_version(jar: zipfile.ZipFile, name: str) -> str:

@@ -11,14 +11,16 @@ import json
 import sys
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Findings
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Finding, Findings
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
+from splitaudit.guard.results import GuardReport
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
@@ -63,6 +65,10 @@ class Output(ABC):
     @abstractmethod
     def savepoint_view(self, view: SavepointView) -> None:
         """Show what `splitaudit inspect` read: operators, subtasks, splits, offsets."""
+
+    @abstractmethod
+    def guard_report(self, report: GuardReport) -> None:
+        """Show what `splitaudit guard` predicts for a restore, ending in its one CI line."""
 
     @abstractmethod
     def findings(self, findings: Findings) -> None:
@@ -266,6 +272,19 @@ class ConsoleOutput(Output):
         )
         self.console.print(f"matrix wall time {report.seconds:.0f} s")
 
+    def guard_report(self, report: GuardReport) -> None:
+        self.console.print(f"job jar {report.jar.path}: {report.jar.label}", soft_wrap=True)
+        for source in report.sources:
+            families = "/".join(source.families) or "no splits"
+            held = ", ".join(f"{p.topic}:{p.partition}@{_offset(p.next_offset)}" for p in source.partitions)
+            line = f"source {source.operator}: parallelism {source.parallelism}, {families}; {held or 'no partitions'}"
+            self.console.print(line, soft_wrap=True)
+        if report.findings:
+            self.console.print(_findings_table(report.findings))
+        for note in report.notes:
+            self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
+        self.console.print(Text(report.line, "green" if report.safe else "red"), soft_wrap=True)
+
     def findings(self, findings: Findings) -> None:
         summary = Table(title="audit summary")
         counts = findings.summary.to_json()
@@ -274,22 +293,7 @@ class ConsoleOutput(Output):
         summary.add_row(*(str(v) for v in counts.values()))
         self.console.print(summary)
         if findings.findings:
-            table = Table(title="findings")
-            for column in ("severity", "kind", "topic", "partition", "count", "offsets", "detail"):
-                table.add_column(column)
-            for f in findings.findings:
-                colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
-                partition = "-" if f.partition is None else str(f.partition)
-                table.add_row(
-                    Text(f.severity, colour),
-                    f.kind,
-                    f.topic or "-",
-                    partition,
-                    str(f.count),
-                    f.ranges_text(6),
-                    f.detail,
-                )
-            self.console.print(table)
+            self.console.print(_findings_table(findings.findings))
         else:
             self.console.print(Text("no findings", "green"))
         for matrix in findings.assignment:
@@ -383,6 +387,9 @@ class JsonOutput(Output):
     def matrix_report(self, report: MatrixReport) -> None:
         self._print(report.to_json())
 
+    def guard_report(self, report: GuardReport) -> None:
+        self._print(report.to_json())
+
     def findings(self, findings: Findings) -> None:
         self._print(findings.to_json())
 
@@ -396,6 +403,20 @@ def _compact(document: dict[str, Any]) -> str:
         f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
         for key, value in document.items()
     )
+
+
+def _findings_table(findings: Sequence[Finding]) -> Table:
+    """One row per finding: severity (coloured), kind, partition, count, offsets, detail."""
+    table = Table(title="findings")
+    for column in ("severity", "kind", "topic", "partition", "count", "offsets", "detail"):
+        table.add_column(column)
+    for f in findings:
+        colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+        partition = "-" if f.partition is None else str(f.partition)
+        table.add_row(
+            Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.detail
+        )
+    return table
 
 
 def _coverage_table(findings: Findings) -> Table:
@@ -466,6 +487,10 @@ def _parallelism(report: ScenarioReport) -> str:
     if report.parallelism == report.restore_parallelism:
         return f"parallelism {report.parallelism}"
     return f"parallelism {report.parallelism} → {report.restore_parallelism} on restore"
+
+
+def _offset(offset: int | None) -> str:
+    return "?" if offset is None else str(offset)
 
 
 def _outcome(as_expected: bool) -> Text:

@@ -21,6 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"savepoint", "splits", "patch"}),
     frozenset({"savepoint_view"}),
     frozenset({"audit", "stack"}),
+    frozenset({"guard"}),
     frozenset({"scenario"}),
     frozenset({"report"}),
     frozenset({"cli", "pytest_plugin", "__init__"}),

@@ -1,0 +1,171 @@
+"""`splitaudit guard`: say before a restore what restoring a savepoint with a job jar will do to the data.
+
+Every prediction comes from a fact read, never a guess: the jar's Beam release, runner and enumerator build
+(`patch.jar.read_jar_facts`), the savepoint's splits (the audit's savepoint tables), and with `--bootstrap` the
+topic's partitions and log-start offsets (Kafka's admin API). The checks are the audit's own (assignment,
+`expired_unread`); the guard adds what the jar makes of them. `judge` is the pure part, `run_guard` reads the
+inputs and calls it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from splitaudit.audit.assignment import PartitionList, check_assignment
+from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.audit.offsets import check_offsets
+from splitaudit.audit.rewind import positions, resume_offsets
+from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
+from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
+from splitaudit.clients.spark import spark_session
+from splitaudit.errors import UsageError
+from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
+from splitaudit.patch.jar import JarFacts, read_jar_facts
+from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+
+# Guard finding kinds (the audit's kinds for what its own checks find).
+RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
+RESCALE_LOSES_SPLITS = "rescale_loses_splits"  # legacy UnboundedSourceWrapper state at a lower parallelism
+RESCALE = "rescale"  # a parallelism change the jar handles
+DISCOVERED_ON_RESTORE = "partition_discovered_on_restore"  # not in the savepoint; the jar's enumerator adds it
+
+FLINK_SOURCE_FAMILY = "beam_flink_source"
+UNBOUNDED_WRAPPER_FAMILY = "beam_unbounded_wrapper"
+PATCH_REMEDY = "run `splitaudit patch-jar JAR --out PATCHED.jar` and restore with PATCHED.jar"
+
+
+def run_guard(
+    savepoint: str,
+    jar: Path,
+    bootstrap: str | None,
+    parallelism: int | None,
+    master: str,
+    progress: Progress,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> GuardReport:
+    """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore."""
+    if parallelism is not None and parallelism < 1:
+        raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
+    with progress.step(f"recognise the job jar {jar}"):
+        facts = read_jar_facts(jar)
+    with progress.step(f"start Spark ({master})"):
+        spark = spark_session(master, app_name="splitaudit-guard")
+        spark.sparkContext.setLogLevel("ERROR")
+    with progress.step(f"read the savepoint {savepoint}"):
+        frames = savepoint_frames(spark, savepoint, max_file_size=max_file_size)
+        sources = source_facts(frames)
+    topics = sorted({held.topic for source in sources for held in source.partitions})
+    listed = None
+    offsets: dict[tuple[str, int], PartitionOffsets] = {}
+    if bootstrap is not None:
+        with progress.step(f"read the partitions and offsets of {', '.join(topics)} at {bootstrap}"):
+            for topic in topics:
+                offsets |= partition_offsets(bootstrap, topic)
+            listed = PartitionList(frozenset(offsets), f"the Kafka admin API at {bootstrap}")
+    with progress.step("judge the restore"):
+        assignment = check_assignment(frames, listed)
+        offset_findings = check_offsets(offsets, resume_offsets(frames), {}, None)
+        findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism)
+    notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
+    if bootstrap is None:
+        notes.append("no --bootstrap: partitions added to the topic and expired offsets are not checked")
+    return GuardReport(frames.path, facts, bootstrap, parallelism, sources, findings, tuple(notes))
+
+
+def source_facts(frames: SavepointFrames) -> tuple[SourceFacts, ...]:
+    """Each source operator of the savepoint: parallelism, split families, the partitions it holds and where
+    each resumes (the audit's positions: the lowest next offset of any holder)."""
+    families: dict[str, set[str]] = defaultdict(set)
+    for frame in (frames.splits, frames.enumerator):
+        for row in frame.select("operator_id", "split_type").distinct().collect():
+            families[row["operator_id"]].add(row["split_type"])
+    held: dict[str, list[HeldPartition]] = defaultdict(list)
+    for (operator_id, topic, partition), offset in sorted(positions(frames).items()):
+        held[operator_id].append(HeldPartition(topic, partition, offset))
+    return tuple(
+        SourceFacts(
+            operator=row["operator_uid"] or row["operator_id"],
+            parallelism=row["parallelism"],
+            families=tuple(sorted(families[row["operator_id"]])),
+            partitions=tuple(held[row["operator_id"]]),
+        )
+        for row in frames.operators.where("is_source").orderBy("operator_id").collect()
+    )
+
+
+def judge(
+    jar: JarFacts,
+    sources: Sequence[SourceFacts],
+    assignment: Iterable[Finding],
+    offsets: Iterable[Finding],
+    kafka: Mapping[tuple[str, int], PartitionOffsets],
+    parallelism: int | None,
+) -> tuple[Finding, ...]:
+    """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged).
+
+    - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
+      FlinkSource lacks the fix: count is the offsets it will read twice as the topic stands (end offset minus
+      the savepoint's next offset, with `kafka`; else 0).
+    - the assignment check's `partition_unassigned` (error: nothing reads it after the restore), unless the
+      jar's enumerator discovers partitions on restore: then `partition_discovered_on_restore` (info).
+      Its other findings (a partition held twice in the savepoint itself) pass through.
+    - `expired_unread` (error) and `lag` (info, the backlog the restore starts with) from the offset check.
+    - with a parallelism change: `rescale_loses_splits` (error) for legacy `UnboundedSourceWrapper` state
+      restored at a lower parallelism (beam#25975); `rescale` (info) on the FLIP-27 path of a jar with the
+      fix, whose enumerator hands the restored splits out again; an unfixed jar is already an error.
+    """
+    findings: list[Finding] = []
+    for source in sources:
+        if FLINK_SOURCE_FAMILY in source.families and jar.rereads_restored_splits:
+            findings += [_reread(jar, source, held, kafka.get(held.key)) for held in source.partitions]
+        if parallelism is not None and parallelism != source.parallelism:
+            findings += _rescale(jar, source, parallelism)
+    for finding in assignment:
+        if finding.kind == UNASSIGNED:
+            findings.append(_unassigned(jar, finding))
+        else:
+            findings.append(finding)
+    findings += [f for f in offsets if f.kind in (EXPIRED_UNREAD, LAG)]
+    return tuple(findings)
+
+
+def _reread(jar: JarFacts, source: SourceFacts, held: HeldPartition, offsets: PartitionOffsets | None) -> Finding:
+    resume = held.next_offset
+    ranges: tuple[tuple[int, int], ...] = ()
+    count = 0
+    if offsets is not None and resume is not None and offsets.end > resume:
+        count, ranges = offsets.end - resume, ((resume, offsets.end - 1),)
+    detail = (
+        f"source {source.operator}: {jar.label} re-initialises the restored FlinkSource splits, so a second "
+        f"reader reads this partition again from {'its restored offset' if resume is None else resume} "
+        f"(beam#31313); {PATCH_REMEDY}"
+    )
+    return Finding(RESTORE_REREADS, ERROR, held.topic, held.partition, count, ranges, detail=detail)
+
+
+def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:
+    change = f"source {source.operator}: parallelism {source.parallelism} in the savepoint, {parallelism} on restore"
+    if UNBOUNDED_WRAPPER_FAMILY in source.families and parallelism < source.parallelism:
+        detail = (
+            f"{change}: Beam's legacy UnboundedSourceWrapper restores only the splits of the subtasks that still "
+            "exist, the others' partitions are not read (beam#25975); restore at the same parallelism"
+        )
+        return [Finding(RESCALE_LOSES_SPLITS, ERROR, None, None, len(source.partitions), detail=detail)]
+    if FLINK_SOURCE_FAMILY in source.families and not jar.rereads_restored_splits:
+        detail = f"{change}: the enumerator of {jar.label} hands the restored splits to the new readers"
+        return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]
+    return []
+
+
+def _unassigned(jar: JarFacts, finding: Finding) -> Finding:
+    if jar.discovery:
+        detail = finding.detail.replace(
+            "nothing will read it", f"{jar.label} discovers partitions on restore: its enumerator assigns it"
+        )
+        return replace(finding, kind=DISCOVERED_ON_RESTORE, severity=INFO, detail=detail)
+    detail = finding.detail + f"; not in the savepoint, and {jar.label} has no partition discovery on restore"
+    return replace(finding, detail=detail)

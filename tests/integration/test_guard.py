@@ -1,0 +1,60 @@
+"""`splitaudit guard` on a real savepoint of stock Beam 2.62.0, the real stock and patched jars and a real broker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from pyspark.sql import SparkSession
+
+from splitaudit.cli import main
+from splitaudit.clients import kafka
+from splitaudit.home import PIPELINE_JARS
+from splitaudit.stack.stack import Stack
+
+pytestmark = pytest.mark.integration
+
+SAVEPOINT = str(Path(__file__).parents[2] / "fixtures" / "beam_flink_source" / "restore_stock_before")
+TOPIC = "restore-stock-3b5fcb84"  # fixtures/beam_flink_source/*/expected.json: next offset 5000 in partitions 0..3
+
+
+def _guard(jar: Path, bootstrap: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(
+        main, ["--json", "guard", "--savepoint", SAVEPOINT, "--jar", str(jar), "--bootstrap", bootstrap]
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _rows(document: dict[str, Any]) -> list[tuple[str, str, int, int, list[list[int]]]]:
+    return [(f["kind"], f["severity"], f["partition"], f["count"], f["offset_ranges"]) for f in document["findings"]]
+
+
+def test_guard_refuses_stock_lets_patched_through_and_refuses_a_grown_topic(stack: Stack, spark: SparkSession) -> None:
+    bootstrap = stack.kafka.bootstrap
+    kafka.create_topic(bootstrap, TOPIC, partitions=4)
+    kafka.produce(bootstrap, TOPIC, partitions=4, count=32_000)  # offsets 0..7999 in each partition
+
+    code, stock = _guard(PIPELINE_JARS["stock"], bootstrap)
+    assert code == 1
+    assert stock["jar"]["rereads_restored_splits"] is True
+    assert _rows(stock) == [("restore_rereads_partition", "error", p, 3000, [[5000, 7999]]) for p in range(4)] + [
+        ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
+    ]
+    assert stock["line"].startswith("splitaudit-guard: UNSAFE errors=4 kinds=restore_rereads_partition savepoint=")
+
+    code, patched = _guard(PIPELINE_JARS["patched"], bootstrap)
+    assert code == 0
+    assert (patched["jar"]["splitaudit_patch"], patched["jar"]["discovery"]) == (True, False)
+    assert _rows(patched) == [("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)]
+    assert patched["line"].startswith("splitaudit-guard: safe savepoint=")
+
+    kafka.grow_topic(bootstrap, TOPIC, partitions=6)
+    code, grown = _guard(PIPELINE_JARS["patched"], bootstrap)
+    assert code == 1
+    assert _rows(grown) == [("partition_unassigned", "error", p, 0, []) for p in (4, 5)] + [
+        ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
+    ]
+    assert grown["findings"][0]["detail"].endswith("has no partition discovery on restore")

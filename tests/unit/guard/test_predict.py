@@ -1,0 +1,179 @@
+"""The guard's pure judgement and its reading of a job jar, on jars built here and facts given as values."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from splitaudit.audit.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.guard.predict import (
+    DISCOVERED_ON_RESTORE,
+    RESCALE,
+    RESCALE_LOSES_SPLITS,
+    RESTORE_REREADS,
+    judge,
+)
+from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
+from splitaudit.patch.jar import (
+    DISCOVERY_MARKER,
+    ENUMERATOR_CLASS,
+    FIXED_CONSTRUCTOR_DESCRIPTOR,
+    FLINK_RUNNER_CLASS,
+    PATCH_MARKER,
+    JarFacts,
+    read_jar_facts,
+)
+
+RUNNER_POM = "META-INF/maven/org.apache.beam/beam-runners-flink-1.19/pom.properties"
+TOPIC = "orders"
+
+
+def _jar(tmp_path: Path, enumerator: bytes | None, name: str = "job.jar") -> Path:
+    """A shaded-jar look-alike: Beam's runner pom, FlinkRunner and (unless None) an enumerator with these bytes."""
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as jar:
+        jar.writestr(RUNNER_POM, "groupId=org.apache.beam\nversion=2.62.0\n")
+        jar.writestr(FLINK_RUNNER_CLASS, b"\xca\xfe\xba\xbe")
+        if enumerator is not None:
+            jar.writestr(ENUMERATOR_CLASS, b"\xca\xfe\xba\xbe" + enumerator)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("enumerator", "expected"),
+    [
+        (b"stock", (True, False, False, False, True)),
+        (FIXED_CONSTRUCTOR_DESCRIPTOR, (True, True, False, False, False)),
+        (FIXED_CONSTRUCTOR_DESCRIPTOR + PATCH_MARKER, (True, False, True, False, False)),
+        (FIXED_CONSTRUCTOR_DESCRIPTOR + PATCH_MARKER + DISCOVERY_MARKER, (True, False, True, True, False)),
+        (None, (False, False, False, False, False)),
+    ],
+    ids=["stock", "upstream-fix", "patched", "patched-with-discovery", "no-flink-source"],
+)
+def test_jar_facts_come_from_the_enumerator_bytes(
+    tmp_path: Path, enumerator: bytes | None, expected: tuple[bool, ...]
+) -> None:
+    facts = read_jar_facts(_jar(tmp_path, enumerator))
+    assert (facts.beam_version, facts.flink_runner) == ("2.62.0", "beam-runners-flink-1.19")
+    assert (
+        facts.flink_source,
+        facts.upstream_fix,
+        facts.splitaudit_patch,
+        facts.discovery,
+        facts.rereads_restored_splits,
+    ) == expected
+
+
+def test_a_jar_without_beam_is_a_plain_flink_job(tmp_path: Path) -> None:
+    path = tmp_path / "flink.jar"
+    with zipfile.ZipFile(path, "w") as jar:
+        jar.writestr("org/apache/flink/connector/kafka/source/KafkaSource.class", b"\xca\xfe\xba\xbe")
+    facts = read_jar_facts(path)
+    assert (facts.beam_version, facts.flink_runner, facts.rereads_restored_splits) == (None, None, False)
+    assert facts.label == "a job jar without Beam"
+
+
+def _facts(*, fixed: bool = False, patched: bool = False, discovery: bool = False) -> JarFacts:
+    return JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, fixed, patched, discovery)
+
+
+STOCK, PATCHED = _facts(), _facts(patched=True)
+FLINK_SOURCE = SourceFacts(
+    "kafka-read", 2, ("beam_flink_source",), tuple(HeldPartition(TOPIC, p, 5000) for p in range(4))
+)
+LEGACY = SourceFacts(
+    "kafka-read", 2, ("beam_unbounded_wrapper",), tuple(HeldPartition(TOPIC, p, 700) for p in range(3))
+)
+KAFKA = {(TOPIC, p): PartitionOffsets(0, 10_000 + p) for p in range(4)}
+
+
+def _rows(
+    findings: tuple[Finding, ...],
+) -> list[tuple[str, str, str | None, int | None, int, tuple[tuple[int, int], ...]]]:
+    return [(f.kind, f.severity, f.topic, f.partition, f.count, f.offset_ranges) for f in findings]
+
+
+def test_an_unpatched_flink_source_rereads_every_partition_from_its_restored_offset() -> None:
+    findings = judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, None)
+    assert _rows(findings) == [(RESTORE_REREADS, ERROR, TOPIC, p, 5000 + p, ((5000, 9999 + p),)) for p in range(4)]
+    assert findings[0].detail.endswith(
+        "reads this partition again from 5000 (beam#31313); run `splitaudit patch-jar JAR --out PATCHED.jar` "
+        "and restore with PATCHED.jar"
+    )
+
+
+@pytest.mark.parametrize("jar", [PATCHED, _facts(fixed=True)], ids=["patched", "upstream-fix"])
+def test_a_fixed_flink_source_restores_safely(jar: JarFacts) -> None:
+    assert judge(jar, [FLINK_SOURCE], (), (), KAFKA, None) == ()
+
+
+def test_without_kafka_the_reread_names_the_partitions_with_no_count() -> None:
+    assert _rows(judge(STOCK, [FLINK_SOURCE], (), (), {}, None)) == [
+        (RESTORE_REREADS, ERROR, TOPIC, p, 0, ()) for p in range(4)
+    ]
+
+
+def test_a_legacy_wrapper_is_not_affected_by_the_flink_source_bug() -> None:
+    assert judge(STOCK, [LEGACY], (), (), KAFKA, None) == ()
+
+
+UNREAD = Finding(
+    UNASSIGNED, ERROR, TOPIC, 4, 0,
+    detail="source kafka-read: in the topic but held by no reader and not pending: nothing will read it",
+)  # fmt: skip
+
+
+def test_a_partition_no_split_covers_is_an_error_without_discovery() -> None:
+    (finding,) = judge(PATCHED, [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    assert (finding.kind, finding.severity, finding.partition) == (UNASSIGNED, ERROR, 4)
+    assert finding.detail == (
+        "source kafka-read: in the topic but held by no reader and not pending: nothing will read it; not in the "
+        "savepoint, and Beam 2.62.0 with beam-runners-flink-1.19, patched by splitaudit has no partition "
+        "discovery on restore"
+    )
+
+
+def test_a_jar_with_discovery_reads_a_partition_no_split_covers() -> None:
+    (finding,) = judge(_facts(patched=True, discovery=True), [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    assert (finding.kind, finding.severity, finding.partition) == (DISCOVERED_ON_RESTORE, INFO, 4)
+    assert finding.detail == (
+        "source kafka-read: in the topic but held by no reader and not pending: Beam 2.62.0 with "
+        "beam-runners-flink-1.19, patched by splitaudit discovers partitions on restore: its enumerator assigns it"
+    )
+
+
+def test_the_offset_checks_expired_and_lag_pass_through_and_nothing_else() -> None:
+    expired = Finding("expired_unread", ERROR, TOPIC, 0, 5, ((5000, 5004),))
+    lag = Finding(LAG, INFO, TOPIC, 0, 4995, ((5005, 9999),))
+    committed = Finding("committed_offset_mismatch", "warning", TOPIC, 0, 3)
+    assert judge(PATCHED, [FLINK_SOURCE], (), [expired, committed, lag], KAFKA, None) == (expired, lag)
+
+
+def test_a_legacy_wrapper_restored_at_a_lower_parallelism_loses_splits() -> None:
+    (finding,) = judge(STOCK, [LEGACY], (), (), KAFKA, 1)
+    assert (finding.kind, finding.severity, finding.count) == (RESCALE_LOSES_SPLITS, ERROR, 3)
+    assert "beam#25975" in finding.detail
+    assert judge(STOCK, [LEGACY], (), (), KAFKA, 3) == ()
+
+
+def test_a_flink_source_rescale_is_safe_with_the_fix_and_unsafe_without() -> None:
+    assert _rows(judge(PATCHED, [FLINK_SOURCE], (), (), KAFKA, 1)) == [(RESCALE, INFO, None, None, 4, ())]
+    kinds = {f.kind for f in judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, 3)}
+    assert kinds == {RESTORE_REREADS}
+
+
+def test_the_ci_line_names_the_verdict_and_the_error_kinds() -> None:
+    findings = judge(STOCK, [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    unsafe = GuardReport("sp/_metadata", STOCK, "127.0.0.1:9092", None, (FLINK_SOURCE,), findings, ())
+    assert (unsafe.safe, unsafe.exit_code) == (False, 1)
+    assert unsafe.line == (
+        "splitaudit-guard: UNSAFE errors=5 kinds=partition_unassigned,restore_rereads_partition "
+        "savepoint=sp/_metadata jar=job.jar"
+    )
+    safe = GuardReport("sp/_metadata", PATCHED, None, None, (FLINK_SOURCE,), (), ())
+    assert (safe.safe, safe.exit_code, safe.line) == (
+        True, 0, "splitaudit-guard: safe savepoint=sp/_metadata jar=job.jar"
+    )  # fmt: skip
