@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ import click
 
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
+from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import ConsoleProgress
@@ -701,6 +703,66 @@ def guard(
 
         report = run_guard(savepoint, jar, bootstrap, parallelism, master, context.progress, max_file_size)
         context.output.guard_report(report)
+        return report.exit_code
+
+    run(ctx, action)
+
+
+@main.command()
+@click.option(
+    "--flink-rest", metavar="URL", required=True, help="The Flink cluster's REST address, e.g. http://127.0.0.1:8081."
+)
+@click.option("--job", "job_id", metavar="JOB_ID", required=True, help="The running job to watch (e.g. just restored).")
+@click.option("--bootstrap", metavar="HOST:PORT",
+              help="The source topics' Kafka cluster: compares what each partition's readers read with what it "
+                   "holds past the restored offset, and checks those offsets against the log start.")  # fmt: skip
+@click.option("--on-error", type=click.Choice(ACTIONS), default=STOP, show_default=True,
+              help="What to do on the first error: stop the job with a savepoint, cancel it, or report "
+                   "only.")  # fmt: skip
+@click.option("--interval", type=click.FloatRange(min=0.1), default=1.0, show_default=True,
+              help="Seconds between polls of the job's metrics.")  # fmt: skip
+@click.option("--duration", type=click.FloatRange(min=0), default=None,
+              help="Stop watching after this many seconds (default: until the job ends or an error is acted "
+                   "on).")  # fmt: skip
+@click.option("--savepoint-dir", metavar="DIR", default=None,
+              help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir).")  # fmt: skip
+@click.pass_context
+def watch(
+    ctx: click.Context,
+    flink_rest: str,
+    job_id: str,
+    bootstrap: str | None,
+    on_error: str,
+    interval: float,
+    duration: float | None,
+    savepoint_dir: str | None,
+) -> None:
+    """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
+
+    \b
+    Each poll reads the source vertex's per-subtask metrics through Flink's REST API:
+      partition_read_twice: Beam KafkaIO's per-partition reader metric on two subtasks (two readers);
+      read_more_than_available (with --bootstrap): a partition's readers read more records than it holds
+      past the offset the job restored it from (Flink's latest.restored savepoint, read here); the stock
+      restored job's twin reader sits on the same subtask, so this is what catches beam#31313.
+    With --bootstrap also expired_unread: restored offsets below the log start.
+
+    Every finding is written at once as a JSON line on stdout; on the first error the job is stopped with a
+    savepoint (default), cancelled or only reported. Ends with one line a CI step can read ("splitaudit-watch:
+    silent …" or "splitaudit-watch: ERROR kinds=… after=…s action=…"). Exit 0 silent, 1 an error found.
+    """
+
+    def action(context: Context) -> int:
+        from splitaudit.guard.watch import WatchSettings, run_watch  # imports pyspark's types: only when watching
+
+        settings = WatchSettings(flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir)
+
+        def emit(event: WatchEvent) -> None:
+            sys.stdout.write(json.dumps(event.to_json()) + "\n")
+            sys.stdout.flush()
+
+        report = run_watch(settings, context.progress, emit)
+        context.output.watch_report(report)
         return report.exit_code
 
     run(ctx, action)

@@ -181,6 +181,15 @@ class FlinkRestClient:
         result: dict[str, Any] = self._call("GET", f"/jobs/{job_id}")
         return result
 
+    def subtask_metrics(self, job_id: str, vertex_id: str, subtask: int, prefix: str = "") -> dict[str, str]:
+        """The metrics of one subtask of a vertex whose names start with `prefix`, name → value as Flink reports
+        it (a string). Flink's REST metric fetcher refreshes them every `metrics.fetcher.update-interval`."""
+        path = f"/jobs/{job_id}/vertices/{vertex_id}/subtasks/{subtask}/metrics"
+        names = [str(m["id"]) for m in self._call("GET", path) if str(m["id"]).startswith(prefix)]
+        if not names:
+            return {}
+        return {str(m["id"]): str(m["value"]) for m in self._call("GET", path, params={"get": ",".join(names)})}
+
     def job_state(self, job_id: str) -> str:
         """The job's state: CREATED, RUNNING, FINISHED, FAILED, CANCELED, …"""
         return str(self.job(job_id)["state"])

@@ -9,6 +9,10 @@ from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
 from splitaudit.patch.jar import JarFacts
 
+# What `splitaudit watch` does on an error: stop the job with a savepoint, cancel it, or report only.
+STOP, CANCEL, REPORT = "stop", "cancel", "report"
+ACTIONS = (STOP, CANCEL, REPORT)
+
 
 @dataclass(frozen=True)
 class HeldPartition:
@@ -86,4 +90,55 @@ class GuardReport:
             "sources": [s.to_json() for s in self.sources],
             "findings": [f.to_json() for f in self.findings],
             "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One finding of `splitaudit watch`, with the seconds since the watch started when it was found."""
+
+    seconds: float
+    finding: Finding
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seconds": self.seconds, **self.finding.to_json()}
+
+
+@dataclass(frozen=True)
+class WatchReport:
+    """What `splitaudit watch` saw of one job and what it did: exit 1 when it found an error."""
+
+    job: str
+    restored_from: str | None  # the savepoint or checkpoint the job restored from, per Flink's REST API
+    polls: int
+    seconds: float
+    events: tuple[WatchEvent, ...]
+    action: str  # none, stop (with a savepoint), cancel, report
+    savepoint: str | None  # where stop-with-savepoint wrote the job's state
+    job_state: str  # the job's state when the watch ended
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FINDINGS if any(e.finding.severity == ERROR for e in self.events) else EXIT_CLEAN
+
+    @property
+    def line(self) -> str:
+        """One line a CI step can grep: the verdict, what was done, the job."""
+        if self.exit_code == EXIT_CLEAN:
+            return f"splitaudit-watch: silent job={self.job} polls={self.polls} seconds={self.seconds:g}"
+        kinds = ",".join(sorted({e.finding.kind for e in self.events if e.finding.severity == ERROR}))
+        first = min(e.seconds for e in self.events)
+        return f"splitaudit-watch: ERROR kinds={kinds} after={first:g}s action={self.action} job={self.job}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "job": self.job,
+            "restored_from": self.restored_from,
+            "polls": self.polls,
+            "seconds": self.seconds,
+            "events": [e.to_json() for e in self.events],
+            "action": self.action,
+            "savepoint": self.savepoint,
+            "job_state": self.job_state,
         }

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Finding, Findings
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
-from splitaudit.guard.results import GuardReport
+from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
@@ -69,6 +69,11 @@ class Output(ABC):
     @abstractmethod
     def guard_report(self, report: GuardReport) -> None:
         """Show what `splitaudit guard` predicts for a restore, ending in its one CI line."""
+
+    @abstractmethod
+    def watch_report(self, report: WatchReport) -> None:
+        """Show what `splitaudit watch` found and did, ending in its one CI line (each finding was already
+        written as a JSON line when found)."""
 
     @abstractmethod
     def findings(self, findings: Findings) -> None:
@@ -285,6 +290,15 @@ class ConsoleOutput(Output):
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
         self.console.print(Text(report.line, "green" if report.safe else "red"), soft_wrap=True)
 
+    def watch_report(self, report: WatchReport) -> None:
+        restored = f", restored from {report.restored_from}" if report.restored_from else ""
+        self.console.print(f"job {report.job}{restored}: {report.polls} polls in {report.seconds:g} s", soft_wrap=True)
+        if report.events:
+            self.console.print(_findings_table([e.finding for e in report.events]))
+        if report.savepoint:
+            self.console.print(f"stopped with a savepoint: {report.savepoint}", soft_wrap=True)
+        self.console.print(Text(report.line, "green" if report.exit_code == 0 else "red"), soft_wrap=True)
+
     def findings(self, findings: Findings) -> None:
         summary = Table(title="audit summary")
         counts = findings.summary.to_json()
@@ -389,6 +403,10 @@ class JsonOutput(Output):
 
     def guard_report(self, report: GuardReport) -> None:
         self._print(report.to_json())
+
+    def watch_report(self, report: WatchReport) -> None:
+        # One line, so that stdout of `--json watch` is JSON lines: the findings as found, then this.
+        sys.stdout.write(json.dumps(report.to_json()) + "\n")
 
     def findings(self, findings: Findings) -> None:
         self._print(findings.to_json())
