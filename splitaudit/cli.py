@@ -326,6 +326,12 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     help="Add K partitions to the topic while the job is down, before the second batch: a job that keeps its "
     "restored splits never reads them, and the audit reports them unassigned.",
 )
+@click.option("--guard", is_flag=True,
+              help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "
+                   "after it.")  # fmt: skip
+@click.option("--force", is_flag=True,
+              help="With --guard: restore even when the guard says unsafe, and let the watch stop the "
+                   "job.")  # fmt: skip
 @click.pass_context
 def scenario(
     ctx: click.Context,
@@ -341,6 +347,8 @@ def scenario(
     fault: str | None,
     continuous: bool,
     added_partitions: int,
+    guard: bool,
+    force: bool,
 ) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
@@ -353,7 +361,16 @@ def scenario(
     auditor's verdict. With --continuous records keep arriving through the savepoint, the cancellation and the
     restore. With --fault (or --kill-taskmanager) the job is not restored from a savepoint: it is interrupted
     while it reads N/2 more records, recovers, and reads the last N/2. Exits as `audit` does: 0 clean, 1 findings.
+
+    With --guard, `splitaudit guard` judges the restore before it (the savepoint, the jar, the topic) and refuses
+    an unsafe one (exit 1); with --force too the restore goes ahead and `splitaudit watch` follows the restored
+    job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
+    neither found an error.
     """
+    if force and not guard:
+        raise click.UsageError("--force overrides the guard's refusal: it needs --guard")
+    if guard and (fault is not None or kill_taskmanager or continuous or added_partitions):
+        raise click.UsageError("--guard runs the plain savepoint restore: no --fault, --continuous or --add-partitions")
     if kill_taskmanager:
         if fault not in (None, TASKMANAGER_KILL):
             raise click.UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
@@ -375,6 +392,14 @@ def scenario(
     )
 
     def action(context: Context) -> int:
+        if guard:
+            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+
+            guarded = run_guarded_restore(
+                run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, force, keep_stack
+            )
+            context.output.guarded_restore(guarded)
+            return guarded.exit_code
         report = run_with_own_stack(
             run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, fault
         )

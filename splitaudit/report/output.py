@@ -23,7 +23,7 @@ from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summar
 from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.patch.results import PatchReport
 from splitaudit.savepoint_view import SavepointView
-from splitaudit.scenario.results import DemoReport, MatrixReport, ScenarioReport
+from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -74,6 +74,10 @@ class Output(ABC):
     def watch_report(self, report: WatchReport) -> None:
         """Show what `splitaudit watch` found and did, ending in its one CI line (each finding was already
         written as a JSON line when found)."""
+
+    @abstractmethod
+    def guarded_restore(self, result: GuardedRestore) -> None:
+        """Show `scenario --guard`: the guard's verdict and, when restored, what the watch found and did."""
 
     @abstractmethod
     def findings(self, findings: Findings) -> None:
@@ -299,6 +303,23 @@ class ConsoleOutput(Output):
             self.console.print(f"stopped with a savepoint: {report.savepoint}", soft_wrap=True)
         self.console.print(Text(report.line, "green" if report.exit_code == 0 else "red"), soft_wrap=True)
 
+    def guarded_restore(self, result: GuardedRestore) -> None:
+        self.guard_report(result.guard)
+        if result.restore is None:
+            self.console.print(
+                Text(f"{result.variant}: the guard refused the restore (--force restores anyway)", "red")
+            )
+            return
+        restore = result.restore
+        forced = " (forced past the guard)" if result.forced else ""
+        self.console.print(
+            f"{result.variant}{forced}: restored in {restore.restore_seconds:g} s; the restored job wrote "
+            f"{restore.restored_rows} rows of {restore.restored_offsets} offsets ({restore.read_twice} read twice; "
+            f"backlog {restore.backlog} per topic)",
+            soft_wrap=True,
+        )
+        self.watch_report(restore.watch)
+
     def findings(self, findings: Findings) -> None:
         summary = Table(title="audit summary")
         counts = findings.summary.to_json()
@@ -407,6 +428,9 @@ class JsonOutput(Output):
     def watch_report(self, report: WatchReport) -> None:
         # One line, so that stdout of `--json watch` is JSON lines: the findings as found, then this.
         sys.stdout.write(json.dumps(report.to_json()) + "\n")
+
+    def guarded_restore(self, result: GuardedRestore) -> None:
+        self._print(result.to_json())
 
     def findings(self, findings: Findings) -> None:
         self._print(findings.to_json())

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DOUBLE_ASSIGNMENT_KINDS, REPLAY, Findings
+from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.progress import TimedStep
 
 
@@ -220,4 +221,58 @@ class MatrixReport:
             "seconds": self.seconds,
             "as_expected": self.as_expected,
             "runs": [run.to_json() for run in self.runs],
+        }
+
+
+@dataclass(frozen=True)
+class WatchedRestore:
+    """One watched restore: the watch's report, timings and what the restored job wrote to the sink by the end."""
+
+    variant: str
+    backlog: int  # records produced while the job was down
+    restore_seconds: float  # from submitting the restore until Flink's REST API named the restored savepoint
+    watch: WatchReport
+    restored_rows: int  # sink rows of the restored job when the watch ended
+    restored_offsets: int  # distinct (partition, offset) among them
+
+    @property
+    def read_twice(self) -> int:
+        return self.restored_rows - self.restored_offsets
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "backlog": self.backlog,
+            "restore_seconds": self.restore_seconds,
+            "restore_to_end_seconds": round(self.restore_seconds + self.watch.seconds, 3),
+            "watch": self.watch.to_json(),
+            "restored_rows": self.restored_rows,
+            "restored_offsets": self.restored_offsets,
+            "read_twice": self.read_twice,
+        }
+
+
+@dataclass(frozen=True)
+class GuardedRestore:
+    """`scenario --guard`: the guard's verdict on the restore and, when it let it through or was forced, the
+    watched restore."""
+
+    variant: str
+    guard: GuardReport
+    forced: bool
+    restore: WatchedRestore | None  # None: the guard refused the restore
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the guard refused the restore or the watch found an error, else 0."""
+        if self.restore is None:
+            return self.guard.exit_code
+        return self.restore.watch.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "guard": self.guard.to_json(),
+            "forced": self.forced,
+            "restore": None if self.restore is None else self.restore.to_json(),
         }

@@ -1,54 +1,29 @@
-"""The restore scenario with `splitaudit watch` following the restored job: how soon it stops a double read.
+"""The restore scenario under the guard: `splitaudit guard` before the restore, `splitaudit watch` after it.
 
 The first half is the restore scenario's (N records, the job, savepoint and cancel, N more records: the restored
-backlog); then the savepoint is restored with the same jar and `run_watch` follows the new job from the moment
-Flink's REST API names the restored savepoint, acting as asked. The result says when the watch found what, what
-it did, and, from the sink, how many of the restored job's records were read twice by then.
+backlog). `run_guarded_restore` (`scenario --guard`) then asks the guard about restoring that savepoint with the
+jar and stops there when it is unsafe, unless forced; `run_watched_restore` restores it with the same jar and
+`run_watch` follows the new job from the moment Flink's REST API names the restored savepoint, acting as asked.
+The result says when the watch found what, what it did, and, from the sink, how many of the restored job's
+records were read twice by then.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow.compute as pc
 
-from splitaudit.guard.results import STOP, WatchReport
+from splitaudit.errors import UsageError
+from splitaudit.guard.predict import run_guard
+from splitaudit.guard.results import STOP
 from splitaudit.guard.watch import WatchSettings, run_watch
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioSettings, _Run
+from splitaudit.scenario.results import GuardedRestore, WatchedRestore
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
-
-
-@dataclass(frozen=True)
-class WatchedRestore:
-    """One watched restore: the watch's report, timings and what the restored job wrote to the sink by the end."""
-
-    variant: str
-    backlog: int  # records produced while the job was down
-    restore_seconds: float  # from submitting the restore until Flink's REST API named the restored savepoint
-    watch: WatchReport
-    restored_rows: int  # sink rows of the restored job when the watch ended
-    restored_offsets: int  # distinct (partition, offset) among them
-
-    @property
-    def read_twice(self) -> int:
-        return self.restored_rows - self.restored_offsets
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "backlog": self.backlog,
-            "restore_seconds": self.restore_seconds,
-            "restore_to_end_seconds": round(self.restore_seconds + self.watch.seconds, 3),
-            "watch": self.watch.to_json(),
-            "restored_rows": self.restored_rows,
-            "restored_offsets": self.restored_offsets,
-            "read_twice": self.read_twice,
-        }
 
 
 def run_watched_restore(
@@ -63,11 +38,55 @@ def run_watched_restore(
 ) -> WatchedRestore:
     """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`)."""
     run = _Run(stack, run_dir, f"watch-{variant}", settings, progress)
-    run.produce(settings.records)
+    return _restore_and_watch(run, jar, variant, progress, _first_half(run, jar), on_error, watch_seconds)
+
+
+def run_guarded_restore(
+    run_dir: Path,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    settings: ScenarioSettings,
+    force: bool,
+    keep_stack: bool,
+    master: str = "local[*]",
+) -> GuardedRestore:
+    """On a stack of its own in `run_dir`: the first half, the guard on the savepoint and `jar`, and (when safe,
+    or with `force`) the watched restore with stop-with-savepoint."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+        run = _Run(stack, run_dir / variant, f"guard-{variant}", settings, progress)
+        savepoint = _first_half(run, jar)
+        with run.steps.step("guard the restore") as out:
+            guard = run_guard(savepoint, jar, stack.kafka.bootstrap, None, master, progress)
+            out.append(guard.line)
+        if not guard.safe and not force:
+            return GuardedRestore(variant, guard, force, None)
+        return GuardedRestore(variant, guard, force, _restore_and_watch(run, jar, variant, progress, savepoint))
+
+
+def _first_half(run: _Run, jar: Path) -> str:
+    """N records, the job, savepoint and cancel, N more records; the savepoint's location."""
+    run.produce(run.settings.records)
     job = run.run_job(jar)
     run.wait_for_first_batch(job)
     savepoint = run.savepoint_and_cancel(job)
-    run.produce(settings.records, what=" more")
+    run.produce(run.settings.records, what=" more")
+    return savepoint
+
+
+def _restore_and_watch(
+    run: _Run,
+    jar: Path,
+    variant: str,
+    progress: Progress,
+    savepoint: str,
+    on_error: str = STOP,
+    watch_seconds: float | None = None,
+) -> WatchedRestore:
+    """Restore `savepoint` with `jar`, watch the new job, then count its sink rows."""
+    stack = run.stack
     submitted = time.monotonic()
     restored, _ = run.restore(jar, savepoint, "restore from the savepoint")
     restore_seconds = round(time.monotonic() - submitted, 3)
@@ -87,4 +106,4 @@ def run_watched_restore(
     sink = read_sink(run.sink)
     mine = sink.filter(pc.equal(sink["job_id"], restored))
     offsets = mine.group_by(["partition", "offset"]).aggregate([]).num_rows
-    return WatchedRestore(variant, settings.records, restore_seconds, report, mine.num_rows, offsets)
+    return WatchedRestore(variant, run.settings.records, restore_seconds, report, mine.num_rows, offsets)
