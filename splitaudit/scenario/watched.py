@@ -50,9 +50,11 @@ def run_guarded_restore(
     force: bool,
     keep_stack: bool,
     master: str = "local[*]",
+    watch_seconds: float = 30.0,
 ) -> GuardedRestore:
     """On a stack of its own in `run_dir`: the first half, the guard on the savepoint and `jar`, and (when safe,
-    or with `force`) the watched restore with stop-with-savepoint."""
+    or with `force`) the watched restore with stop-with-savepoint, watched for at most `watch_seconds` (the
+    restored job is then cancelled)."""
     if run_dir.exists():
         raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
     with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
@@ -63,7 +65,8 @@ def run_guarded_restore(
             out.append(guard.line)
         if not guard.safe and not force:
             return GuardedRestore(variant, guard, force, None)
-        return GuardedRestore(variant, guard, force, _restore_and_watch(run, jar, variant, progress, savepoint))
+        restore = _restore_and_watch(run, jar, variant, progress, savepoint, STOP, watch_seconds)
+        return GuardedRestore(variant, guard, force, restore)
 
 
 def _first_half(run: _Run, jar: Path) -> str:
