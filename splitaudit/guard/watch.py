@@ -179,6 +179,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         with progress.step(f"stop job {settings.job} with a savepoint"):
             request = flink.stop_with_savepoint(settings.job, settings.savepoint_dir)
             savepoint = flink.wait_for_savepoint(settings.job, request)
+            # The savepoint completes before the job reaches FINISHED: report the state it ends in.
+            flink.wait_for_state(settings.job, set(TERMINAL_STATES))
         action = STOP
     elif error and settings.on_error == CANCEL:
         with progress.step(f"cancel job {settings.job}"):
