@@ -177,3 +177,19 @@ def test_the_ci_line_names_the_verdict_and_the_error_kinds() -> None:
     assert (safe.safe, safe.exit_code, safe.line) == (
         True, 0, "splitaudit-guard: safe savepoint=sp/_metadata jar=job.jar"
     )  # fmt: skip
+
+
+def test_a_missing_or_broken_jar_is_bad_input_before_spark_starts(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from splitaudit.cli import main
+
+    broken = tmp_path / "broken.jar"
+    broken.write_bytes(b"not a zip")
+    cases = ((tmp_path / "missing.jar", "no such file"), (broken, "not a jar (zip) file: File is not a zip file"))
+    for jar, message in cases:
+        result = CliRunner().invoke(main, ["guard", "--savepoint", str(tmp_path), "--jar", str(jar)])
+        assert result.exit_code == 2
+        # Progress lines first (the step that failed), then the error in one line.
+        assert result.stderr.strip().splitlines()[-1] == f"error: {jar}: {message}"
+        assert "Traceback" not in result.stderr
