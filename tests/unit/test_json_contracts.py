@@ -21,6 +21,8 @@ from splitaudit.audit.findings import (
     PartitionCoverage,
     Summary,
 )
+from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts, WatchEvent, WatchReport
+from splitaudit.patch.jar import JarFacts
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 from splitaudit.progress import TimedStep
 from splitaudit.scenario.results import DemoReport, PartitionCounts, ScenarioReport
@@ -278,3 +280,57 @@ def test_documents_come_from_to_json_only() -> None:
             if name is not None:
                 found.add((str(path.relative_to(PACKAGE)), name))
     assert found == allowed
+
+
+def test_guard_and_watch_documents() -> None:
+    jar = JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, False, False, False)
+    finding = Finding("restore_rereads_partition", "error", "t", 0, 3, ((5, 7),), detail="x")
+    source = SourceFacts("kafka-read", 2, ("beam_flink_source",), (HeldPartition("t", 0, 5),))
+    guard = GuardReport("sp/_metadata", jar, "127.0.0.1:9092", None, (source,), (finding,), ("n",))
+    finding_json = finding.to_json()
+    _same(
+        guard.to_json(),
+        {
+            "safe": False,
+            "line": "splitaudit-guard: UNSAFE errors=1 kinds=restore_rereads_partition savepoint=sp/_metadata "
+            "jar=job.jar",
+            "savepoint": "sp/_metadata",
+            "jar": {
+                "path": "job.jar",
+                "beam_version": "2.62.0",
+                "flink_runner": "beam-runners-flink-1.19",
+                "flink_source": True,
+                "upstream_fix": False,
+                "splitaudit_patch": False,
+                "discovery": False,
+                "rereads_restored_splits": True,
+            },
+            "bootstrap": "127.0.0.1:9092",
+            "parallelism": None,
+            "sources": [
+                {
+                    "operator": "kafka-read",
+                    "parallelism": 2,
+                    "families": ["beam_flink_source"],
+                    "partitions": [{"topic": "t", "partition": 0, "next_offset": 5}],
+                }
+            ],
+            "findings": [finding_json],
+            "notes": ["n"],
+        },
+    )
+    watch = WatchReport("j1", "file:/sp", 3, 4.5, (WatchEvent(2.25, finding),), "stop", "file:/sp2", "FINISHED")
+    _same(
+        watch.to_json(),
+        {
+            "line": "splitaudit-watch: ERROR kinds=restore_rereads_partition after=2.25s action=stop job=j1",
+            "job": "j1",
+            "restored_from": "file:/sp",
+            "polls": 3,
+            "seconds": 4.5,
+            "events": [{"seconds": 2.25, **finding_json}],
+            "action": "stop",
+            "savepoint": "file:/sp2",
+            "job_state": "FINISHED",
+        },
+    )
