@@ -13,7 +13,7 @@ from typing import NoReturn
 import click
 
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
-from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError, UsageError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.patch.jar import patch_jar
@@ -395,9 +395,12 @@ def scenario(
         if guard:
             from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
 
-            guarded = run_guarded_restore(
-                run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, force, keep_stack
-            )
+            if run_dir.exists():
+                raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+            with Stack(run_dir / "stack").running(context.progress, keep=keep_stack) as stack:
+                guarded = run_guarded_restore(
+                    stack, run_dir / variant, jar or pipeline_jar(variant), variant, context.progress, settings, force
+                )
             context.output.guarded_restore(guarded)
             return guarded.exit_code
         report = run_with_own_stack(

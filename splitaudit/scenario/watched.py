@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
-from splitaudit.errors import UsageError
 from splitaudit.guard.predict import run_guard
 from splitaudit.guard.results import STOP
 from splitaudit.guard.watch import WatchSettings, run_watch
@@ -42,31 +41,28 @@ def run_watched_restore(
 
 
 def run_guarded_restore(
+    stack: Stack,
     run_dir: Path,
     jar: Path,
     variant: str,
     progress: Progress,
     settings: ScenarioSettings,
     force: bool,
-    keep_stack: bool,
     master: str = "local[*]",
     watch_seconds: float = 30.0,
 ) -> GuardedRestore:
-    """On a stack of its own in `run_dir`: the first half, the guard on the savepoint and `jar`, and (when safe,
-    or with `force`) the watched restore with stop-with-savepoint, watched for at most `watch_seconds` (the
-    restored job is then cancelled)."""
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
-        run = _Run(stack, run_dir / variant, f"guard-{variant}", settings, progress)
-        savepoint = _first_half(run, jar)
-        with run.steps.step("guard the restore") as out:
-            guard = run_guard(savepoint, jar, stack.kafka.bootstrap, None, master, progress)
-            out.append(guard.line)
-        if not guard.safe and not force:
-            return GuardedRestore(variant, guard, force, None)
-        restore = _restore_and_watch(run, jar, variant, progress, savepoint, STOP, watch_seconds)
-        return GuardedRestore(variant, guard, force, restore)
+    """On a running `stack`, in `run_dir` (new): the first half, the guard on the savepoint and `jar`, and (when
+    safe, or with `force`) the watched restore with stop-with-savepoint, watched for at most `watch_seconds`
+    (the restored job is then cancelled)."""
+    run = _Run(stack, run_dir, f"guard-{variant}", settings, progress)
+    savepoint = _first_half(run, jar)
+    with run.steps.step("guard the restore") as out:
+        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, None, master, progress)
+        out.append(guard.line)
+    if not guard.safe and not force:
+        return GuardedRestore(variant, guard, force, None)
+    restore = _restore_and_watch(run, jar, variant, progress, savepoint, STOP, watch_seconds)
+    return GuardedRestore(variant, guard, force, restore)
 
 
 def _first_half(run: _Run, jar: Path) -> str:

@@ -10,7 +10,7 @@ import pytest
 from splitaudit.guard.watch import READ_MORE_THAN_AVAILABLE
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.watched import run_watched_restore
+from splitaudit.scenario.watched import run_guarded_restore, run_watched_restore
 from splitaudit.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -38,3 +38,11 @@ def test_watch_is_silent_over_the_patched_restore(stack: Stack, tmp_path: Path) 
     assert (result.watch.events, result.watch.action, result.watch.exit_code) == ((), "none", 0)
     assert result.watch.polls >= 10
     assert (result.restored_offsets, result.read_twice) == (2_000, 0)
+
+
+def test_scenario_guard_refuses_the_stock_restore(stack: Stack, tmp_path: Path) -> None:
+    jar = pipeline_jar("stock")
+    result = run_guarded_restore(stack, tmp_path / "run", jar, "stock", Progress(), SETTINGS, force=False)
+    assert (result.restore, result.exit_code, result.guard.safe) == (None, 1, False)
+    rereads = [(f.kind, f.partition, f.count, f.offset_ranges) for f in result.guard.errors]
+    assert rereads == [("restore_rereads_partition", p, 500, ((500, 999),)) for p in range(4)]
