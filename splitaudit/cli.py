@@ -419,6 +419,9 @@ def scenario(
 @PARALLELISM
 @RESTORE_PARALLELISM
 @KEEP_STACK
+@click.option("--guard", is_flag=True,
+              help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "
+                   "stock restore and lets the patched one through, and the watch stays silent over it.")  # fmt: skip
 @click.pass_context
 def demo(
     ctx: click.Context,
@@ -428,6 +431,7 @@ def demo(
     parallelism: int,
     restore_parallelism: int | None,
     keep_stack: bool,
+    guard: bool,
 ) -> None:
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
@@ -436,6 +440,9 @@ def demo(
     `splitaudit scenario`), and the Spark auditor judges each run. Prints both sides per partition (records
     expected, sink rows, duplicate rows, missing offsets) and the auditor's verdict: stock is double assignment
     of every partition, patched is clean. Exits 0 when that is what the auditor found, 1 otherwise.
+
+    With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
+    restore and the patched one was let through with a silent watch, 1 otherwise.
     """
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(
@@ -446,6 +453,21 @@ def demo(
     )
 
     def action(context: Context) -> int:
+        if guard:
+            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+
+            if run_dir.exists():
+                raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+            with Stack(run_dir / "stack").running(context.progress, keep=keep_stack) as stack:
+                sides = [
+                    run_guarded_restore(stack, run_dir / v, pipeline_jar(v), v, context.progress, settings, False)
+                    for v in ("stock", "patched")
+                ]
+            for side in sides:
+                context.output.guarded_restore(side)
+            stock, patched = sides
+            as_expected = stock.restore is None and patched.restore is not None and patched.exit_code == EXIT_CLEAN
+            return EXIT_CLEAN if as_expected else EXIT_FINDINGS
         report = run_demo(run_dir, context.progress, settings, keep_stack)
         context.output.demo_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
