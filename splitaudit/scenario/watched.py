@@ -57,7 +57,7 @@ def run_guarded_restore(
     run = _Run(stack, run_dir, f"guard-{variant}", settings, progress)
     savepoint = _first_half(run, jar)
     with run.steps.step("guard the restore") as out:
-        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, None, master, progress)
+        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, settings.restore_parallelism, master, progress)
         out.append(guard.line)
     if not guard.safe and not force:
         return GuardedRestore(variant, guard, force, None)
@@ -87,7 +87,7 @@ def _restore_and_watch(
     """Restore `savepoint` with `jar`, watch the new job, then count its sink rows."""
     stack = run.stack
     submitted = time.monotonic()
-    restored, _ = run.restore(jar, savepoint, "restore from the savepoint")
+    restored, _ = run.restore(jar, savepoint, "restore from the savepoint", run.settings.restore_parallelism)
     restore_seconds = round(time.monotonic() - submitted, 3)
     watch = WatchSettings(
         stack.flink.rest_url,
