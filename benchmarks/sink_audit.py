@@ -1,13 +1,26 @@
 """Sink-audit benchmark: splitaudit's fingerprint-then-suspects audit against a bare scan and a naive audit, same run.
 
-Generates a Parquet sink of N rows (12 partitions of dense offsets, lineage columns subtask and attempt) with
-1,000 duplicate rows planted in partition 3 and a 100-offset gap in partition 7, then times on one Spark
-session: a bare scan of the three key columns, splitaudit's `audit_sink`, and the naive audit
-(groupBy(topic, partition, offset).count() for duplicates, lag() over a window ordered by offset for gaps).
-Every approach must find exactly the planted anomalies. Prints JSON with the times, the ratios to the bare
-scan, and the peak RSS of the Spark driver JVM and of this Python driver while each size is scanned and audited
-(sinks are generated first, outside the measurement). The naive audits run after all of those, with their own
-peak: the JVM keeps the heap they grow, so running them in between would inflate the audit's figures.
+Generates a Parquet sink of N rows in one of two layouts (`--layout`), then times on one Spark session: a bare
+scan of the three key columns, splitaudit's `audit_sink`, and the naive audit (groupBy(topic, partition,
+offset).count() for duplicates, lag() over a window ordered by offset for gaps). Every approach must find
+exactly the planted anomalies; splitaudit's findings (kind, topic, partition, count, offset ranges) must equal
+the planted ones. Prints JSON with the times, the ratios to the bare scan, and the peak RSS of the Spark driver
+JVM and of this Python driver while each size is scanned and audited (sinks are generated first, outside the
+measurement). The naive audits run after all of those, with their own peak: the JVM keeps the heap they grow, so
+running them in between would inflate the audit's figures.
+
+- `sorted`: one topic, 12 partitions of dense offsets from 0, each in files of its own, lineage columns subtask
+  and attempt; 1,000 duplicate rows planted in partition 3 and a 100-offset gap in partition 7. Row-group
+  statistics prune everything but the suspects' row groups, and prove the single topic.
+- `streaming`: what a Kafka-to-files job writes: 800 files, file i written by subtask i % 4 in time window i // 4
+  and holding that window's records of the subtask's three partitions interleaved in time order; two topics
+  (8 + 4 partitions), offsets from bases beyond 2**31, payload columns (16-byte key, 8-56-byte value, two
+  timestamps) and lineage reader_id, subtask, attempt. Planted: a 300-offset gap (orders 5), 1,500 offsets of
+  orders 2 emitted again by another subtask's reader (double assignment) and 2,000 of clicks 1 emitted again by
+  their own reader in attempt 1 (replay). Row-group statistics prune little.
+
+`--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's own metrics of each stage of the
+last audit (wall and task time, rows and bytes read, rows shuffled): where the audit's time goes.
 
 The bare scan (the floor) is count(*), max(offset), max(partition) and count(topic): all three columns are
 read and decoded, and no topic string is compared. An earlier floor took max(topic), whose string comparison
@@ -16,7 +29,8 @@ with figures measured against it. One untimed scan first warms the JVM, so that 
 compilation. The machine is shared: `--repeat N` times the scans and the audit N times each, interleaved, and
 reports the fastest of each (the naive audit runs once).
 
-    .venv/bin/python benchmarks/sink_audit.py --rows 10000000 [--rows 100000000] [--repeat 3] [--skip-naive]
+    .venv/bin/python benchmarks/sink_audit.py [--layout streaming] --rows 10000000 [--rows 100000000] \
+        [--data /big/disk] [--repeat 3] [--skip-naive] [--stages]
 
 Measured (local[2], 2 cores shared with other work, load 2-5, best of 2, one-topic Parquet sink):
 
@@ -29,6 +43,34 @@ Measured (local[2], 2 cores shared with other work, load 2-5, best of 2, one-top
   1.5-2.5 s per 100 M rows, hence pass 1 skips the topic column when file statistics prove a single topic.
 - Pass 2 on the suspects' rows: Spark's `bitmap_construct_agg` 1.5-3x faster than building the bitmaps in Python
   workers with mapInArrow.
+
+Measured on the streaming layout (local[2], one run each, the machine under load 20-400 from other work, so
+ratios within one run only), 10 M rows:
+
+- Reading the suspects' rows once (`buckets.suspect_rows`) instead of three times: audit 132.2 s against a bare
+  scan of 21.9 s (6.05x) in one run, against 333.6 s / 47.0 s (7.1x) before in another. The naive audit: 111.5 s
+  (5.1x the scan): at 10 M rows it is faster than splitaudit's audit on this layout. Spark driver JVM peak RSS
+  1.69 GiB, Python driver 131 MiB.
+- Where the time goes (Spark's stage metrics, `--stages`, after): pass 1 39.4 s of wall time (1.8x the bare scan
+  alone: grouping by the topic string and hashing every offset twice); reading the suspects' rows 31.6 s, though
+  only 3 partitions hold anomalies: each file mixes the partitions of one subtask with offsets from different
+  bases, so row-group statistics exclude only the files of subtasks without a suspect partition (5.0 M of 10 M
+  rows read); pass 2, the classification and the sample rows on the kept rows, 11 small stages, 36.6 s together
+  (some side by side; under this load each small stage costs seconds); the single-topic probe under 2 s; about
+  23 s between stages on the driver. Before, pass 2 (41.4 s), the
+  classification (56.4 s, beside pass 2) and the sample rows (61.0 s, a scan of the whole sink) each read the
+  sink again.
+- Side by side on a quieter machine (load about 6, one run each, --skip-naive): streaming 10 M, before 24.87 s
+  against a 3.31 s scan (7.52x), after 14.71 s against 3.34 s (4.41x); sorted 10 M, before 11.09 s against
+  1.37 s (8.07x), after 9.29 s against 1.59 s (5.85x).
+- 100 M rows, after, one run with --stages --skip-naive (load about 9, unit tests running beside it): audit
+  92.5 s against a bare scan of 7.1 s (13.0x; the max(topic) scan took 74.7 s in the same run, so the machine's
+  state swung within it). Per stage: pass 1 17.7 s; reading and keeping the suspects' rows 45.7 s (50.1 M of
+  100 M rows read: the three lineage columns, reader_id a string, are decoded for every row of the files it
+  cannot prune before the filter keeps only the few suspect buckets' rows); pass 2, classification and samples
+  20.1 s in 11 small stages; single-topic probe 0.2 s. Spark driver JVM peak RSS 2.69 GiB, Python driver 132 MiB.
+- 1.5x is not reached on this layout: pass 1 alone is above it, and the suspects' read costs another scan of
+  the files it cannot prune.
 """
 
 from __future__ import annotations
@@ -38,19 +80,23 @@ import json
 import os
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit.findings import DUPLICATE, MISSING
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
 from splitaudit.audit.sink_files import read_sink
@@ -62,24 +108,59 @@ DUPLICATE_PARTITION = 3
 GAP = 100
 GAP_PARTITION = 7
 FILE_ROWS = 2_000_000
-EXPECTED = (DUPLICATES, GAP)  # what every approach must find: duplicate rows, missing offsets
+
+# The streaming layout: what a Kafka-to-files job writes. Subtask s reads every SUBTASKS-th (topic, partition);
+# each of its files holds one time window of all its partitions, interleaved in time order, with payload columns.
+STREAM_TOPICS = (("orders", 8), ("clicks", 4))
+STREAM_FILES = 800
+SUBTASKS = 4
+OFFSET_BASE = 3_000_000_000  # beyond int32, and not bucket-aligned (below): offsets of a long-lived topic
+STREAM_GAP = ("orders", 5, 300)  # (topic, partition, offsets missing)
+STREAM_DOUBLE = ("orders", 2, 1_500)  # offsets emitted again by a second reader of attempt 0
+STREAM_REPLAY = ("clicks", 1, 2_000)  # offsets emitted again by their own reader in attempt 1
+
+Expected = dict[tuple[str, str, int], tuple[int, tuple[tuple[int, int], ...]]]  # (kind, topic, partition)
 
 
-def generate(directory: Path, rows: int) -> None:
-    """Write the sink: partition p holds offsets 0..rows/12-1, with the planted duplicates and gap."""
-    if (directory / "_SUCCESS").exists():
-        return
-    directory.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class Layout:
+    """A generated sink: how many rows it has and exactly what the audit must find in it."""
+
+    rows: int
+    expected: Expected
+
+    @property
+    def naive_expected(self) -> tuple[int, int]:
+        """What the naive audit finds: duplicate rows and missing offsets, unclassified."""
+        duplicates = sum(count for (kind, _, _), (count, _) in self.expected.items() if kind != MISSING)
+        return duplicates, sum(count for (kind, _, _), (count, _) in self.expected.items() if kind == MISSING)
+
+
+def generate_sorted(directory: Path, rows: int) -> Layout:
+    """The sorted layout: one topic, partition p holds offsets 0..rows/12-1 in files of its own, three key
+    columns and two lineage columns (no reader_id: duplicates unclassified), with the planted duplicates and gap."""
     per_partition = rows // PARTITIONS
+    duplicate_start, gap_start = per_partition // 3, per_partition // 2
+    layout = Layout(
+        per_partition * PARTITIONS - GAP + DUPLICATES,
+        {
+            (DUPLICATE, "events", DUPLICATE_PARTITION): (
+                DUPLICATES,
+                ((duplicate_start, duplicate_start + DUPLICATES - 1),),
+            ),
+            (MISSING, "events", GAP_PARTITION): (GAP, ((gap_start, gap_start + GAP - 1),)),
+        },
+    )
+    if (directory / "_SUCCESS").exists():
+        return layout
+    directory.mkdir(parents=True, exist_ok=True)
     file_index = 0
     for partition in range(PARTITIONS):
         offsets = np.arange(per_partition, dtype=np.int64)
         if partition == GAP_PARTITION:
-            middle = per_partition // 2
-            offsets = np.concatenate((offsets[:middle], offsets[middle + GAP :]))
+            offsets = np.concatenate((offsets[:gap_start], offsets[gap_start + GAP :]))
         if partition == DUPLICATE_PARTITION:
-            start = per_partition // 3
-            offsets = np.concatenate((offsets, offsets[start : start + DUPLICATES]))
+            offsets = np.concatenate((offsets, offsets[duplicate_start : duplicate_start + DUPLICATES]))
         for chunk in range(0, len(offsets), FILE_ROWS):
             part = offsets[chunk : chunk + FILE_ROWS]
             table = pa.table(
@@ -94,6 +175,127 @@ def generate(directory: Path, rows: int) -> None:
             pq.write_table(table, directory / f"part-{file_index:05d}.parquet")
             file_index += 1
     (directory / "_SUCCESS").touch()
+    return layout
+
+
+@dataclass(frozen=True)
+class _Emitted:
+    """Rows of one (topic, partition) emitted by one reader into one file."""
+
+    index: int  # the (topic, partition)'s index in _stream_partitions()
+    offsets: npt.NDArray[np.int64]
+    subtask: int
+    attempt: int
+
+
+def _stream_partitions() -> list[tuple[str, int]]:
+    return [(topic, partition) for topic, count in STREAM_TOPICS for partition in range(count)]
+
+
+def generate_streaming(directory: Path, rows: int) -> Layout:
+    """The streaming layout: STREAM_FILES files, file i written by subtask i % SUBTASKS in time window
+    i // SUBTASKS, holding that window's records of the subtask's partitions interleaved in (random) time order;
+    offsets from large per-partition bases; payload columns key (16 bytes), value (8-56 bytes) and two
+    timestamps; lineage reader_id, subtask, attempt. Planted: a gap, a double assignment (a second reader emits
+    a run of another subtask's partition) and a replay (the reader emits a run again in attempt 1)."""
+    partitions = _stream_partitions()
+    windows = STREAM_FILES // SUBTASKS
+    per_window = rows // (len(partitions) * windows)
+    dense = per_window * windows
+    bases = [OFFSET_BASE * (1 + index % 3) + index * 987_654_321 for index in range(len(partitions))]
+    index_of = {part: index for index, part in enumerate(partitions)}
+    gap_index, double_index, replay_index = (
+        index_of[plant[:2]] for plant in (STREAM_GAP, STREAM_DOUBLE, STREAM_REPLAY)
+    )
+    gap_first = bases[gap_index] + dense // 2 + 12_345
+    double_first = bases[double_index] + dense // 3 + 777
+    replay_first = bases[replay_index] + (dense * 2) // 3 + 4_321
+    layout = Layout(
+        dense * len(partitions) - STREAM_GAP[2] + STREAM_DOUBLE[2] + STREAM_REPLAY[2],
+        {
+            (MISSING, *STREAM_GAP[:2]): (STREAM_GAP[2], ((gap_first, gap_first + STREAM_GAP[2] - 1),)),
+            (DOUBLE_ASSIGNMENT, *STREAM_DOUBLE[:2]): (
+                STREAM_DOUBLE[2],
+                ((double_first, double_first + STREAM_DOUBLE[2] - 1),),
+            ),
+            (REPLAY, *STREAM_REPLAY[:2]): (STREAM_REPLAY[2], ((replay_first, replay_first + STREAM_REPLAY[2] - 1),)),
+        },
+    )
+    if (directory / "_SUCCESS").exists():
+        return layout
+    directory.mkdir(parents=True, exist_ok=True)
+    extra: dict[int, list[_Emitted]] = {}
+    double_window = (double_first - bases[double_index]) // per_window
+    double_reader = (double_index + 1) % SUBTASKS  # not the partition's own subtask
+    extra.setdefault(double_window * SUBTASKS + double_reader, []).append(
+        _Emitted(double_index, np.arange(double_first, double_first + STREAM_DOUBLE[2]), double_reader, 0)
+    )
+    replay_reader = replay_index % SUBTASKS
+    extra.setdefault((windows - 1) * SUBTASKS + replay_reader, []).append(
+        _Emitted(replay_index, np.arange(replay_first, replay_first + STREAM_REPLAY[2]), replay_reader, 1)
+    )
+    rng = np.random.default_rng(14)
+    pool = pa.py_buffer(rng.integers(0, 256, size=64 << 20, dtype=np.uint8).tobytes())  # payload bytes: slices
+    topics = pa.array([topic for topic, _ in STREAM_TOPICS])
+    topic_of = np.array([[topic for topic, _ in STREAM_TOPICS].index(t) for t, _ in partitions], dtype=np.int32)
+    partition_of = np.array([p for _, p in partitions], dtype=np.int32)
+    for file_index in range(STREAM_FILES):
+        subtask, window = file_index % SUBTASKS, file_index // SUBTASKS
+        emitted = []
+        for index in range(subtask, len(partitions), SUBTASKS):
+            offsets = bases[index] + np.arange(window * per_window, (window + 1) * per_window, dtype=np.int64)
+            if index == gap_index:
+                offsets = offsets[(offsets < gap_first) | (offsets >= gap_first + STREAM_GAP[2])]
+            emitted.append(_Emitted(index, offsets, subtask, 0))
+        own = np.concatenate([np.full(len(e.offsets), e.index, dtype=np.int32) for e in emitted])
+        rng.shuffle(own)  # the time order: each partition's offsets in order, the partitions interleaved
+        index_column = np.empty(len(own), dtype=np.int32)
+        offset_column = np.empty(len(own), dtype=np.int64)
+        for e in emitted:
+            positions = np.flatnonzero(own == e.index)
+            index_column[positions] = e.index
+            offset_column[positions] = e.offsets
+        late = extra.get(file_index, [])  # emitted at the end of the window
+        index_column = np.concatenate([index_column, *(np.full(len(e.offsets), e.index, np.int32) for e in late)])
+        offset_column = np.concatenate([offset_column, *(e.offsets for e in late)])
+        subtasks = np.concatenate(
+            [np.full(len(own), subtask, np.int32), *(np.full(len(e.offsets), e.subtask, np.int32) for e in late)]
+        )
+        attempts = np.concatenate(
+            [np.zeros(len(own), np.int32), *(np.full(len(e.offsets), e.attempt, np.int32) for e in late)]
+        )
+        count = len(offset_column)
+        lengths = rng.integers(8, 57, size=count, dtype=np.int32)
+        value_offsets = np.concatenate((np.zeros(1, np.int32), np.cumsum(lengths, dtype=np.int32)))
+        start = int(rng.integers(0, pool.size - int(value_offsets[-1]) - 16 * count))
+        key_start = start + int(value_offsets[-1])
+        timestamps = 1_700_000_000_000 + window * 60_000 + np.sort(rng.integers(0, 60_000, size=count))
+        table = pa.table(
+            {
+                "topic": pa.DictionaryArray.from_arrays(pa.array(topic_of[index_column]), topics),
+                "partition": pa.array(partition_of[index_column]),
+                "offset": pa.array(offset_column),
+                "key": pa.FixedSizeBinaryArray.from_buffers(
+                    pa.binary(16), count, [None, pool.slice(key_start, 16 * count)]
+                ),
+                "value": pa.BinaryArray.from_buffers(
+                    pa.binary(), count, [None, pa.py_buffer(value_offsets.tobytes()), pool.slice(start)]
+                ),
+                "event_time": pa.array(timestamps - rng.integers(0, 5_000, size=count), pa.timestamp("ms")),
+                "kafka_time": pa.array(timestamps, pa.timestamp("ms")),
+                "reader_id": pa.array([f"reader-{s}" for s in range(SUBTASKS)])
+                .dictionary_encode()
+                .take(pa.array(subtasks)),
+                "subtask": pa.array(subtasks),
+                "attempt": pa.array(attempts),
+            }
+        )
+        pq.write_table(table, directory / f"part-{file_index:05d}.parquet")
+    (directory / "_SUCCESS").touch()
+    return layout
+
+
+GENERATORS: dict[str, Callable[[Path, int], Layout]] = {"sorted": generate_sorted, "streaming": generate_streaming}
 
 
 class PeakRss(threading.Thread):
@@ -165,11 +367,55 @@ def naive(spark: SparkSession, path: str) -> tuple[int, int]:
     return int(duplicates[0]), int(gaps[0])
 
 
-def splitaudit_audit(spark: SparkSession, path: str) -> tuple[int, int]:
+def splitaudit_audit(spark: SparkSession, path: str) -> Expected:
+    """The audit's findings in the shape of `Layout.expected`: count and offset ranges per (kind, topic, partition)."""
     result = audit_sink(read_sink(spark, path, "parquet", SinkColumns()))
-    duplicates = sum(f.count for f in result.findings if f.kind == DUPLICATE)
-    missing = sum(f.count for f in result.findings if f.kind == MISSING)
-    return duplicates, missing
+    return {(f.kind, f.topic, f.partition): (f.count, f.offset_ranges) for f in result.findings}  # type: ignore[misc]
+
+
+class StageMetrics:
+    """Spark's own metrics of every stage completed since `mark`, from the REST API of the session's UI: where
+    an audit's time goes."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        url = spark.sparkContext.uiWebUrl
+        assert url is not None, "the UI is off: --stages turns it on"
+        self.base = f"{url}/api/v1/applications/{spark.sparkContext.applicationId}"
+        self.seen: set[int] = set()
+
+    def _stages(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.base}/stages?status=complete") as response:
+            stages: list[dict[str, Any]] = json.load(response)
+        return stages
+
+    def mark(self) -> None:
+        self.seen = {stage["stageId"] for stage in self._stages()}
+
+    def since_mark(self) -> list[dict[str, Any]]:
+        """Per new stage: id, what ran (the call site), wall time, task time, rows and bytes read, shuffled."""
+        rows = []
+        for stage in sorted(self._stages(), key=lambda s: s["stageId"]):
+            if stage["stageId"] in self.seen:
+                continue
+            started = _ui_time(stage.get("firstTaskLaunchedTime") or stage["submissionTime"])
+            rows.append(
+                {
+                    "stage": stage["stageId"],
+                    "name": stage["name"].split(" at ")[0],
+                    "wall_s": round(_ui_time(stage["completionTime"]) - started, 2),
+                    "task_s": round(stage["executorRunTime"] / 1000, 2),
+                    "tasks": stage["numTasks"],
+                    "input_rows": stage["inputRecords"],
+                    "input_mib": round(stage["inputBytes"] / 2**20, 1),
+                    "shuffle_write_rows": stage["shuffleWriteRecords"],
+                }
+            )
+        return rows
+
+
+def _ui_time(text: str) -> float:
+    """Seconds since the epoch of a UI timestamp such as 2026-11-23T03:40:01.123GMT."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f%Z").replace(tzinfo=UTC).timestamp()
 
 
 def _rounded(values: list[float]) -> list[float]:
@@ -179,40 +425,53 @@ def _rounded(values: list[float]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, action="append", help="sink size(s) to run (default 10,000,000)")
+    parser.add_argument("--layout", choices=sorted(GENERATORS), default="sorted", help="the sink's layout")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", type=Path, default=Path("benchmarks/out/sinks"))
     parser.add_argument("--skip-naive", action="store_true", help="omit the naive audit (it is ~100x a scan)")
     parser.add_argument("--repeat", type=int, default=1, help="time scans and audit N times, report the fastest")
+    parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
     args = parser.parse_args()
     sizes = args.rows or [10_000_000]
 
-    for rows in sizes:  # before the sampler starts: generating is not part of what is measured
-        generate(args.data / f"sink-{rows}", rows)
+    layouts = {}  # generated before the sampler starts: generating is not part of what is measured
+    for rows in sizes:
+        layouts[rows] = GENERATORS[args.layout](args.data / f"{args.layout}-{rows}", rows)
     peak = PeakRss()
     peak.start()
-    spark = spark_session(
-        args.master,
-        app_name="splitaudit-bench",
-        config={"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"},
-    )
+    config = {"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"}
+    if args.stages:
+        config |= {"spark.ui.enabled": "true", "spark.ui.port": "0"}
+    spark = spark_session(args.master, app_name="splitaudit-bench", config=config)
     spark.sparkContext.setLogLevel("ERROR")
-    report: dict[str, Any] = {"master": args.master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
-    bare_scan(spark, str(args.data / f"sink-{sizes[0]}"))  # warm-up: JIT compilation is not part of any figure
+    stage_metrics = StageMetrics(spark) if args.stages else None
+    report: dict[str, Any] = {
+        "layout": args.layout,
+        "master": args.master,
+        "cpus": os.cpu_count(),
+        "repeat": args.repeat,
+        "sizes": {},
+    }
+    bare_scan(spark, str(args.data / f"{args.layout}-{sizes[0]}"))  # warm-up: no timed query pays for JIT
     for rows in sizes:
-        path = str(args.data / f"sink-{rows}")
-        total = (rows // PARTITIONS) * PARTITIONS - GAP + DUPLICATES
+        path = str(args.data / f"{args.layout}-{rows}")
+        layout = layouts[rows]
         entry: dict[str, Any] = {}
         peak.reset()
         scans, audits, string_scans = [], [], []
         for _ in range(args.repeat):  # interleaved, so that a burst of load elsewhere hits all of them alike
             seconds, (count, _) = timed(partial(bare_scan, spark, path))
-            assert count == total, count
+            assert count == layout.rows, count
             scans.append(seconds)
+            if stage_metrics is not None:
+                stage_metrics.mark()
             seconds, found = timed(partial(splitaudit_audit, spark, path))
-            assert found == EXPECTED, found
+            assert found == layout.expected, found
             audits.append(seconds)
+            if stage_metrics is not None:
+                entry["audit_stages"] = stage_metrics.since_mark()  # of the last run
             seconds, (count, _) = timed(partial(bare_scan_max_topic, spark, path))
-            assert count == total, count
+            assert count == layout.rows, count
             string_scans.append(seconds)
         scan_seconds, audit_seconds = min(scans), min(audits)
         entry["bare_scan_s"] = round(scan_seconds, 2)
@@ -228,8 +487,8 @@ def main() -> None:
     for rows in sizes if not args.skip_naive else []:
         entry = report["sizes"][str(rows)]
         peak.reset()
-        naive_seconds, found = timed(partial(naive, spark, str(args.data / f"sink-{rows}")))
-        assert found == EXPECTED, found
+        naive_seconds, found = timed(partial(naive, spark, str(args.data / f"{args.layout}-{rows}")))
+        assert found == layouts[rows].naive_expected, found
         entry["naive_s"] = round(naive_seconds, 2)
         entry["naive_over_scan"] = round(naive_seconds / entry["bare_scan_s"], 2)
         entry["speedup_over_naive"] = round(naive_seconds / entry["splitaudit_s"], 2)

@@ -16,7 +16,8 @@ both passes are in benchmarks/sink_audit.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 
@@ -181,6 +182,26 @@ def offset_filter(keys: Iterable[BucketKey]) -> Column:
         for first, last in own
     ]
     return any_of(terms)
+
+
+@contextmanager
+def suspect_rows(sink: DataFrame, keys: set[BucketKey]) -> Iterator[DataFrame]:
+    """The rows of these buckets of the sink (and of those that `offset_filter`'s joined runs span), read once
+    and kept (memory, spilling to disk) while the block runs; the sink itself when there are no keys.
+
+    Pass 2, the classification and the samples each read only suspect buckets; where row-group statistics prune
+    well (a sink sorted by partition and offset) each such read is cheap, but on a sink whose files interleave
+    partitions each is about a full scan. Kept, they cost one.
+    """
+    if not keys:
+        yield sink
+        return
+    rows = sink.filter(offset_filter(keys)).persist()
+    try:
+        rows.count()  # filled by one job, before concurrent queries could each start filling it
+        yield rows
+    finally:
+        rows.unpersist()
 
 
 def exact_buckets(

@@ -70,13 +70,29 @@ def overfull_buckets(stats: dict[BucketKey, BucketStats], spans: DenseSpans) -> 
     return sorted(key for key, bucket in stats.items() if bucket.rows > spans.offsets(key))
 
 
-def judge_dense(sink: DataFrame, stats: dict[BucketKey, BucketStats], spans: DenseSpans) -> CoverageJudgement:
-    """Coverage and missing findings against dense offsets first..last of each partition."""
-    suspects = {
+def dense_suspects(stats: dict[BucketKey, BucketStats], spans: DenseSpans) -> set[BucketKey]:
+    """The buckets whose pass-1 rows and fingerprint are not those of their dense span: pass 2 reads them."""
+    return {
         key
         for key, bucket in stats.items()
         if (bucket.rows, bucket.fingerprint) != (spans.offsets(key), fingerprint.range_fingerprint(*spans.buckets[key]))
     }
+
+
+def source_suspects(stats: dict[BucketKey, BucketStats], source_stats: dict[BucketKey, BucketStats]) -> set[BucketKey]:
+    """The buckets that only one side holds, or whose pass-1 rows and fingerprint differ between the sides."""
+    return {
+        key
+        for key in stats.keys() | source_stats.keys()
+        if key not in stats or key not in source_stats or _pass_one(stats[key]) != _pass_one(source_stats[key])
+    }
+
+
+def judge_dense(
+    sink: DataFrame, stats: dict[BucketKey, BucketStats], spans: DenseSpans, suspects: set[BucketKey]
+) -> CoverageJudgement:
+    """Coverage and missing findings against dense offsets first..last of each partition, from the `suspects`
+    (`dense_suspects`) read again in `sink`: the sink, or any frame holding at least those buckets' rows."""
     exact = _read_suspects(sink, suspects, None, set(), lambda key, s: s.sink_offsets < spans.offsets(key))
     distinct = {key: exact[key].sink_offsets if key in exact else bucket.rows for key, bucket in stats.items()}
     buckets_of: dict[PartitionKey, list[int]] = {}
@@ -125,13 +141,11 @@ def judge_source(
     stats: dict[BucketKey, BucketStats],
     source: DataFrame,
     source_stats: dict[BucketKey, BucketStats],
+    suspects: set[BucketKey],
 ) -> CoverageJudgement:
-    """Coverage, missing and not-in-source findings against the source's own offsets."""
-    suspects = {
-        key
-        for key in stats.keys() | source_stats.keys()
-        if key not in stats or key not in source_stats or _pass_one(stats[key]) != _pass_one(source_stats[key])
-    }
+    """Coverage, missing and not-in-source findings against the source's own offsets, from the `suspects`
+    (`source_suspects`) read again in `sink` (the sink, or any frame holding at least those buckets' sink rows)
+    and in the source."""
     exact = _read_suspects(
         sink,
         suspects & stats.keys(),

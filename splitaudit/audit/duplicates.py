@@ -105,7 +105,8 @@ def classify_duplicates(
     sink: DataFrame, duplicated_buckets: list[BucketKey], *, lineage: Lineage, exactly_once: bool
 ) -> list[Finding]:
     """One finding per (topic, partition, class) of the duplicated offsets in these buckets (and in any clean
-    ones that the filter's joined runs span, which have none), in topic, partition, kind order."""
+    ones that the filter's joined runs span, which have none), in topic, partition, kind order. `sink` is the
+    sink, or any frame holding at least the rows of these buckets (`buckets.suspect_rows`)."""
     rows = sink.filter(buckets.offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
     runs = _runs_per_kind(_duplicated_offsets(rows, lineage))
     samples = _samples(sink, [r.first_offset for r in runs])

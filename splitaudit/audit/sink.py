@@ -3,7 +3,9 @@
 `audit_sink` takes a sink read into (topic, partition, offset + lineage) columns (`sink_files.read_sink`,
 `kafka_topic.read_kafka_sink`) and runs pass 1 over all of it (`buckets.bucket_stats`), judges every bucket's
 coverage of its partition from that, reading only the suspect buckets again (`coverage`), and classifies the
-duplicates of the buckets that hold any (`duplicates`). Only per-bucket rows, a bounded number of bitmaps and a
+duplicates of the buckets that hold any (`duplicates`). The suspects' rows are read from the sink once
+(`buckets.suspect_rows`): on a sink whose files mix partitions, where row-group statistics prune little, every
+read of the sink costs about a full scan. Only per-bucket rows, a bounded number of bitmaps and a
 few sample rows reach the driver: no global sort, no row collect.
 """
 
@@ -17,7 +19,15 @@ from pyspark.sql import DataFrame
 
 from splitaudit.audit import buckets
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.coverage import DenseSpans, judge_dense, judge_source, overfull_buckets
+from splitaudit.audit.buckets import BucketStats
+from splitaudit.audit.coverage import (
+    DenseSpans,
+    dense_suspects,
+    judge_dense,
+    judge_source,
+    overfull_buckets,
+    source_suspects,
+)
 from splitaudit.audit.duplicates import Lineage, classify_duplicates
 from splitaudit.audit.findings import ERROR, INVALID, Finding, PartitionCoverage
 
@@ -50,18 +60,26 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     """
     stats, invalid = buckets.bucket_stats(sink)
     lineage = Lineage.of(sink.columns)
-    classify = partial(classify_duplicates, sink, lineage=lineage, exactly_once=exactly_once)
-    with ThreadPoolExecutor(1) as pool:
+    source_stats: dict[BucketKey, BucketStats] = {}
+    if source is None:
+        spans = DenseSpans.of(stats)
+        suspects = dense_suspects(stats, spans)
+    else:
+        source_stats = buckets.bucket_stats(source)[0]
+        suspects = source_suspects(stats, source_stats)
+    # every later read of the sink is of suspect buckets (duplicated and overfull ones are suspects too): one
+    # read of their rows, kept, serves pass 2, the classification and the samples
+    with buckets.suspect_rows(sink, suspects & stats.keys()) as rows, ThreadPoolExecutor(1) as pool:
+        classify = partial(classify_duplicates, rows, lineage=lineage, exactly_once=exactly_once)
         early: Future[list[Finding]] | None = None
         overfull: list[BucketKey] = []
         if source is None:
-            spans = DenseSpans.of(stats)
             overfull = overfull_buckets(stats, spans)
             if overfull:  # surely duplicated: classify them while pass 2 runs
                 early = pool.submit(classify, overfull)
-            judgement = judge_dense(sink, stats, spans)
+            judgement = judge_dense(rows, stats, spans, suspects)
         else:
-            judgement = judge_source(sink, stats, source, buckets.bucket_stats(source)[0])
+            judgement = judge_source(rows, stats, source, source_stats, suspects)
         findings = list(judgement.findings)
         duplicated = judgement.duplicated_buckets(stats)
         if early is not None and duplicated == overfull:

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
 from splitaudit.audit import buckets
@@ -103,6 +104,21 @@ def test_planted_anomalies_are_found_with_exact_counts_and_ranges(spark: SparkSe
         ("t", 3): (10_100, 10_000, 0, 9_999),
         ("u", 0): (131_072 - 32_789, 131_072 - 32_789, 0, 131_071),
     }
+
+
+def test_suspect_rows_hold_exactly_the_suspect_buckets_while_kept(spark: SparkSession, planted_parquet: Path) -> None:
+    sink = read_sink(spark, str(planted_parquet), "parquet", SinkColumns())
+    # t/1 bucket 0: 10,000 offsets and 100 again; u/0 bucket 1 (32,768..65,535): all but 32,768..32,780
+    with buckets.suspect_rows(sink, {("t", 1, 0), ("u", 0, 1)}) as rows:
+        assert rows.storageLevel != StorageLevel.NONE
+        counts = {
+            (r["topic"], r["partition"]): r["count"] for r in rows.groupBy("topic", "partition").count().collect()
+        }
+        assert counts == {("t", 1): 10_100, ("u", 0): 32_768 - 13}
+        assert rows.columns == sink.columns  # the lineage columns too: classification and samples read them
+    assert rows.storageLevel == StorageLevel.NONE
+    with buckets.suspect_rows(sink, set()) as rows:
+        assert rows is sink
 
 
 def test_without_lineage_duplicates_are_unclassified_errors(spark: SparkSession, planted_parquet: Path) -> None:
