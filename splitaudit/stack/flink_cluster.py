@@ -252,6 +252,10 @@ class FlinkCluster:
                     # Those keys only: S3A's default chain would also ask the EC2 metadata address.
                     "s3.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
                     "s3.buffer.dir": str(self.tmp_dir / "s3a"),
+                    # S3A deletes the "directory" marker objects above every object it writes; the filesystem
+                    # blobstore refuses to delete a non-empty directory, retrying for seconds each time, which
+                    # made every checkpoint take 70 s. Markers are kept, as on any store that lists by prefix.
+                    "s3.directory.marker.retention": "keep",
                 }
             )
         # Flink 1.19+ reads conf/config.yaml (standard YAML; flat dotted keys are valid there), older releases

@@ -20,6 +20,14 @@ from splitaudit.stack import process
 
 BUCKET = "splitaudit"
 
+LOGBACK = """<configuration>
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{ISO8601} %-5level [%thread] %logger - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+</configuration>
+"""
+
 
 def new_credentials() -> tuple[str, str]:
     """An access key and a secret for one store: random, so no two run directories share them."""
@@ -60,12 +68,18 @@ class ObjectStore:
         return "/".join([f"s3://{self.bucket}", *parts])
 
     def environment(self) -> dict[str, str]:
-        """The standard AWS variables that point a client (splitaudit, pyarrow, the AWS CLI) at this store."""
+        """The standard AWS variables that point a client (splitaudit, pyarrow, the AWS CLI) at this store.
+
+        The checksum settings: AWS SDKs since 2025 send flexible-checksum headers on every request, which
+        S3Proxy 2.6.0 answers with 501 NotImplemented; `when_required` sends them only where S3 requires them.
+        """
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_ACCESS_KEY_ID": self.access_key,
             "AWS_SECRET_ACCESS_KEY": self.secret_key,
             "AWS_REGION": "us-east-1",
+            "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
+            "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required",
         }
 
     def start(self, timeout: float = 120.0) -> process.PidRecord:
@@ -87,12 +101,16 @@ class ObjectStore:
         conf = self.workdir / "s3proxy.conf"
         conf.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
         conf.chmod(0o600)  # it holds the secret
+        # S3Proxy ships no logging configuration, and logback's default logs every request at DEBUG.
+        logback = self.workdir / "logback.xml"
+        logback.write_text(LOGBACK)
         record = process.spawn(
             "s3proxy",
             [
                 process.java_executable(),
                 "-Xmx256m",
                 f"-Djava.io.tmpdir={tmp}",
+                f"-Dlogback.configurationFile={logback}",
                 "-cp",
                 f"{libs}/*",
                 "org.gaul.s3proxy.Main",
