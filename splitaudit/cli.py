@@ -116,10 +116,21 @@ def stack() -> None:
 
 @stack.command("up")
 @WORKDIR
+@click.option(
+    "--object-store",
+    is_flag=True,
+    help="Also start an S3-compatible object store (S3Proxy) and keep Flink's checkpoints and savepoints "
+    "in its bucket (s3://splitaudit/flink/…); its endpoint and credentials are in WORKDIR/stack.json.",
+)
+@click.option("--spark-workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also start a Spark standalone cluster (a master and this many workers, one core each) for "
+                   "`audit --master spark://127.0.0.1:PORT`.")  # fmt: skip
 @click.pass_context
-def stack_up(ctx: click.Context, workdir: Path) -> None:
-    """Start Kafka and Flink; print their addresses. Refuses if the run directory's stack is running."""
-    run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).up(context.progress)))
+def stack_up(ctx: click.Context, workdir: Path, object_store: bool, spark_workers: int) -> None:
+    """Start Kafka and Flink (and an object store, a Spark cluster); print their addresses. Refuses if the run
+    directory's stack is running."""
+    stack = Stack(workdir.resolve(), object_store=object_store, spark_workers=spark_workers)
+    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)))
 
 
 @stack.command("status")

@@ -6,6 +6,7 @@ Everything `splitaudit setup` installs goes under one git-ignored folder, the st
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -14,6 +15,7 @@ KAFKA_VERSION = "3.9.1"
 BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by beam#31313
 # Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
 SPARK_KAFKA_VERSION = "4.2.0"
+S3PROXY_VERSION = "2.6.0"  # the S3-compatible object store the stack runs for checkpoints on s3://
 # The Flink session cluster each Beam release of the real-cluster matrix runs on: the newest Flink of the
 # runner artifact the Maven repository has for that release (beam-runners-flink-1.16 for 2.54.0-2.59.0,
 # -1.19 for 2.62.0 and 2.70.0). Only BEAM_VERSION's jars are built by a plain `splitaudit setup`.
@@ -79,6 +81,24 @@ def spark_kafka_jars(version: str = SPARK_KAFKA_VERSION) -> Path:
     `spark_session` puts every jar of this folder on `spark.jars` when it exists.
     """
     return stack_home() / f"spark-kafka-{version}" / "jars"
+
+
+def pyspark_home() -> Path:
+    """SPARK_HOME of the pinned pyspark (its jars/ and bin/spark-class), found without importing pyspark."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("pyspark is not installed in this Python environment (make .venv/.installed)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def s3proxy_libs(version: str = S3PROXY_VERSION) -> Path:
+    """S3Proxy's classpath folder (its jar and dependencies), for the stack's object store."""
+    return stack_home() / f"s3proxy-{version}" / "libs"
+
+
+def flink_plugins(version: str = FLINK_VERSION) -> Path:
+    """A plugins folder for the stack's Flink beside its distribution (FLINK_PLUGINS_DIR): `s3-fs-hadoop/`."""
+    return stack_home() / f"flink-{version}-plugins"
 
 
 def maven_repo() -> Path:

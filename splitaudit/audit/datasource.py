@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 
 from splitaudit.audit.tables import SCHEMAS, TABLES, savepoint_table
 from splitaudit.errors import UsageError
+from splitaudit.savepoint.fileio import absolute_location
 from splitaudit.savepoint_view import inspect_savepoint
 
 FORMAT = "flink_savepoint"
@@ -48,15 +49,17 @@ class FlinkSavepointReader(DataSourceReader):
     """Reads the whole savepoint in one partition and returns the table as Arrow batches."""
 
     def __init__(self, options: Mapping[str, str]) -> None:  # Spark's case-insensitive option map
-        self.options = options
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        location = self.options.get("path")
+        location = options.get("path")
         if not location:
             raise UsageError(f"{FORMAT}: give the savepoint path to load(), e.g. load('/savepoints/savepoint-…')")
+        self.options = options
+        # Made on the driver and shipped to the executor that reads: a relative path means the driver's.
+        self.location = absolute_location(location)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         uids = [uid.strip() for uid in self.options.get("uid", "").split(",") if uid.strip()]
         allow_external = self.options.get("allowExternalState", "false").lower() == "true"
-        view = inspect_savepoint(location, uids, allow_external)
+        view = inspect_savepoint(self.location, uids, allow_external)
         yield from savepoint_table(view, _table(self.options)).to_batches()
 
 

@@ -90,6 +90,9 @@ class CheckpointHistory:
         )
 
 
+RUN_TIMEOUT = 300.0  # seconds a jar run may take to answer
+
+
 class FlinkRestClient:
     """Calls one Flink cluster's REST API, e.g. `FlinkRestClient("http://127.0.0.1:8081")`."""
 
@@ -98,10 +101,10 @@ class FlinkRestClient:
         self.timeout = timeout
         self.session = requests.Session()
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _call(self, method: str, path: str, timeout: float | None = None, **kwargs: Any) -> Any:
         url = f"{self.base_url}{path}"
         try:
-            response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+            response = self.session.request(method, url, timeout=timeout or self.timeout, **kwargs)
         except requests.RequestException as ex:
             raise ExternalError(f"Flink REST {method} {url} failed: {ex}") from ex
         if response.status_code >= 400:
@@ -154,7 +157,11 @@ class FlinkRestClient:
         if savepoint_path is not None:
             body["savepointPath"] = savepoint_path
             body["allowNonRestoredState"] = allow_non_restored_state
-        return str(self._call("POST", f"/jars/{jar_id}/run", json=body)["jobid"])
+        # Flink answers once the JobManager has run the jar's main() and created the job, its checkpoint
+        # storage included (for s3:// the S3 filesystem's first start): minutes on a loaded machine.
+        return str(
+            self._call("POST", f"/jars/{jar_id}/run", timeout=max(self.timeout, RUN_TIMEOUT), json=body)["jobid"]
+        )
 
     def restore(
         self,

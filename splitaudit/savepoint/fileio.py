@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -61,9 +62,13 @@ class SavepointFiles:
 
     @staticmethod
     def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
-        if not _scheme(location):
+        scheme = _scheme(location)
+        if not scheme:
             return pafs.LocalFileSystem(), os.path.abspath(location)
         try:
+            if scheme == "s3" and not urlparse(location).query:
+                parsed = urlparse(location)
+                return s3_filesystem(os.environ), posixpath.normpath(f"{parsed.netloc}/{parsed.path.lstrip('/')}")
             fs, path = pafs.FileSystem.from_uri(_normalize_file_uri(location))
         except (OSError, ValueError) as ex:
             raise InputError(location, None, f"unsupported location: {summary(ex)}") from None
@@ -184,6 +189,25 @@ class SavepointFiles:
         return int(info.size)
 
 
+def s3_filesystem(environment: Mapping[str, str]) -> pafs.S3FileSystem:
+    """The S3 client for `s3://` locations, configured as AWS's own tools are, from the standard variables.
+
+    `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (an S3-compatible store: MinIO, S3Proxy, Ceph; `http://` or
+    `https://`, requests path-style) and `AWS_REGION` or `AWS_DEFAULT_REGION` (else us-east-1 with an
+    endpoint); credentials come from AWS's default chain (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    `AWS_SESSION_TOKEN`, `AWS_PROFILE` and ~/.aws, instance roles). A location with a query string
+    (`s3://b/sp?endpoint_override=host:port&scheme=http`) is configured by pyarrow from its options instead.
+    """
+    endpoint = environment.get("AWS_ENDPOINT_URL_S3") or environment.get("AWS_ENDPOINT_URL")
+    region = environment.get("AWS_REGION") or environment.get("AWS_DEFAULT_REGION")
+    if not endpoint:
+        return pafs.S3FileSystem(region=region) if region else pafs.S3FileSystem()
+    parsed = urlparse(endpoint)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"AWS_ENDPOINT_URL {endpoint!r} is not an http:// or https:// URL")
+    return pafs.S3FileSystem(endpoint_override=parsed.netloc, scheme=parsed.scheme, region=region or "us-east-1")
+
+
 def _read_bounded(stream: pafs.NativeFile, size: int) -> bytes:
     """Exactly `size` bytes, in chunks; a file that changed size while read is an error, not a surprise."""
     parts = []
@@ -208,6 +232,12 @@ def _file_type(mode: int) -> str:
         if test(mode):
             return name
     return "not a plain file"
+
+
+def absolute_location(location: str) -> str:
+    """`location` as any process on this machine reads it, whatever its working directory: a relative local path
+    made absolute against this process's; a URI as given. (A Spark executor runs in its worker's work dir.)"""
+    return location if _scheme(location) else os.path.abspath(location)
 
 
 def _scheme(location: str) -> str:

@@ -164,6 +164,8 @@ class _Run:
         self.steps = StepLog(progress)
         self.sink, self.savepoints = run_dir / "sink", run_dir / "savepoints"
         self.savepoints.mkdir(parents=True)
+        store = stack.store  # with an object store, savepoints go to its bucket, as Flink's checkpoints do
+        self.savepoint_target = store.uri("runs", run_dir.name, "savepoints") if store else self.savepoints.as_uri()
         base = f"{name}-{uuid.uuid4().hex[:8]}"
         counts = settings.topic_partitions
         # Partitions of each topic at its creation; one topic keeps the run's name, several are numbered.
@@ -278,7 +280,7 @@ class _Run:
         """Savepoint the job, then cancel it (after `delay` seconds, during which it keeps reading); the path."""
         name = "savepoint, then cancel" + (f" {delay:g} s later" if delay else "")
         with self.steps.step(name) as out:
-            savepoint = self.flink.savepoint(job, self.savepoints.as_uri())
+            savepoint = self.flink.savepoint(job, self.savepoint_target)
             time.sleep(delay)
             self.flink.cancel(job)
             out.append(savepoint)

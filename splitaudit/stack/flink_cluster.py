@@ -2,7 +2,8 @@
 
 It runs the distribution `splitaudit setup` installed, with a private conf dir written into the run
 directory: checkpoints, savepoints, logs, pid files and every temporary directory (`io.tmp.dirs`,
-`java.io.tmpdir`) stay inside it, so a run leaves nothing in /tmp.
+`java.io.tmpdir`) stay inside it, so a run leaves nothing in /tmp. Given an object store, checkpoints and
+savepoints go to its bucket instead (`s3://…`), through Flink's S3 filesystem plugin (flink-s3-fs-hadoop).
 """
 
 from __future__ import annotations
@@ -15,19 +16,22 @@ from pathlib import Path
 
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError
-from splitaudit.home import FLINK_VERSION, flink_home
+from splitaudit.home import FLINK_VERSION, flink_home, flink_plugins
 from splitaudit.stack import process
+from splitaudit.stack.object_store import ObjectStore
 
 
 @dataclass(frozen=True)
 class FlinkCluster:
-    """A standalone session cluster of one run directory: its ports, dirs and processes."""
+    """A standalone session cluster of one run directory: its ports, dirs and processes; with `object_store`,
+    its checkpoints and savepoints are in that store's bucket."""
 
     workdir: Path
     rest_port: int
     rpc_port: int
     slots: int = 4
     version: str = FLINK_VERSION
+    object_store: ObjectStore | None = None
 
     @property
     def rest_url(self) -> str:
@@ -44,6 +48,19 @@ class FlinkCluster:
     @property
     def checkpoints_dir(self) -> Path:
         return self.workdir / "checkpoints"
+
+    @property
+    def savepoints_uri(self) -> str:
+        """Where savepoints go unless a trigger names a directory: `file:` in the run dir, or `s3://`."""
+        if self.object_store is not None:
+            return self.object_store.uri("flink", "savepoints")
+        return self.savepoints_dir.as_uri()
+
+    @property
+    def checkpoints_uri(self) -> str:
+        if self.object_store is not None:
+            return self.object_store.uri("flink", "checkpoints")
+        return self.checkpoints_dir.as_uri()
 
     @property
     def tmp_dir(self) -> Path:
@@ -102,6 +119,12 @@ class FlinkCluster:
             FLINK_PID_DIR=str(self.workdir / "pids"),
             JAVA_HOME=str(Path(process.java_executable()).resolve().parents[1]),
         )
+        if self.object_store is not None:
+            # The S3 plugin from beside the distribution, which stays as installed for every other cluster.
+            plugin = flink_plugins(self.version) / "s3-fs-hadoop"
+            if not any(plugin.glob("*.jar")):
+                raise ExternalError(f"Flink's S3 filesystem plugin is not in {plugin}; run `splitaudit setup`")
+            env["FLINK_PLUGINS_DIR"] = str(plugin.parent)
         return env
 
     def _spawn_taskmanager(self) -> process.PidRecord:
@@ -211,17 +234,36 @@ class FlinkCluster:
             "web.tmpdir": str(self.tmp_dir / "web"),
             "web.upload.dir": str(self.tmp_dir / "upload"),
             "state.backend" if legacy else "state.backend.type": "hashmap",
-            "state.checkpoints.dir": self.checkpoints_dir.as_uri(),
-            "state.savepoints.dir": self.savepoints_dir.as_uri(),
+            "state.checkpoints.dir": self.checkpoints_uri,
+            "state.savepoints.dir": self.savepoints_uri,
             "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
             "restart-strategy" if legacy else "restart-strategy.type": "fixed-delay",
             "restart-strategy.fixed-delay.attempts": "3",
             "restart-strategy.fixed-delay.delay": "1 s",
         }
+        if self.object_store is not None:
+            # flink-s3-fs-hadoop passes `s3.*` keys on to Hadoop's S3A as `fs.s3a.*`.
+            settings.update(
+                {
+                    "s3.endpoint": self.object_store.endpoint,
+                    "s3.path.style.access": "true",
+                    "s3.access-key": self.object_store.access_key,
+                    "s3.secret-key": self.object_store.secret_key,
+                    # Those keys only: S3A's default chain would also ask the EC2 metadata address.
+                    "s3.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+                    "s3.buffer.dir": str(self.tmp_dir / "s3a"),
+                    # S3A deletes the "directory" marker objects above every object it writes; the filesystem
+                    # blobstore refuses to delete a non-empty directory, retrying for seconds each time, which
+                    # made every checkpoint take 70 s. Markers are kept, as on any store that lists by prefix.
+                    "s3.directory.marker.retention": "keep",
+                }
+            )
         # Flink 1.19+ reads conf/config.yaml (standard YAML; flat dotted keys are valid there), older releases
         # conf/flink-conf.yaml: flat `key: value` lines whose value is the rest of the line, quotes included.
         lines = [f"{key}: {value if legacy else _yaml_string(value)}" for key, value in settings.items()]
-        (self.conf_dir / ("flink-conf.yaml" if legacy else "config.yaml")).write_text("\n".join(lines) + "\n")
+        conf = self.conf_dir / ("flink-conf.yaml" if legacy else "config.yaml")
+        conf.write_text("\n".join(lines) + "\n")
+        conf.chmod(0o600)  # it may hold the object store's secret
 
 
 def _yaml_string(value: str) -> str:

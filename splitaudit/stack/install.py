@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import re
 import shutil
@@ -28,13 +27,17 @@ from splitaudit.home import (
     KAFKA_VERSION,
     MATRIX_FLINK,
     PIPELINE_JARS,
+    S3PROXY_VERSION,
     SPARK_KAFKA_VERSION,
     flink_home,
+    flink_plugins,
     jobs_dir,
     kafka_libs,
     maven_repo,
     patch_repo,
     pipeline_jars,
+    pyspark_home,
+    s3proxy_libs,
     spark_kafka_jars,
     stack_home,
 )
@@ -59,6 +62,8 @@ def components(matrix: bool = False) -> list[Component]:
     """Everything the stack needs, in install order; `matrix` adds what the real-cluster matrix needs."""
     kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
     spark_kafka_pom = JAVA_ROOT / "stack" / "spark-kafka" / "pom.xml"
+    s3proxy_pom = JAVA_ROOT / "stack" / "s3proxy" / "pom.xml"
+    flink_s3_pom = JAVA_ROOT / "stack" / "flink-s3" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
     reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
     everything = [
@@ -84,6 +89,23 @@ def components(matrix: bool = False) -> list[Component]:
             # built against pyspark's jars/: a new pyspark re-checks which jars it already ships
             lambda: f"{_tree_hash(spark_kafka_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
             lambda p, log: _spark_kafka(p, log, spark_kafka_pom),
+        ),
+        # The object store for checkpoints and savepoints on s3://, and Flink's S3 filesystem plugin.
+        Component(
+            "s3proxy",
+            S3PROXY_VERSION,
+            s3proxy_libs(),
+            lambda: _tree_hash(s3proxy_pom),
+            lambda p, log: _copy_dependencies(p, log, s3proxy_pom, s3proxy_libs()),
+        ),
+        Component(
+            "flink-s3-fs-hadoop",
+            FLINK_VERSION,
+            flink_plugins() / "s3-fs-hadoop",
+            lambda: _tree_hash(flink_s3_pom),
+            lambda p, log: _copy_dependencies(
+                p, log, flink_s3_pom, flink_plugins() / "s3-fs-hadoop", "-DexcludeTransitive=true"
+            ),
         ),
         Component(
             "smoke-job",
@@ -307,10 +329,10 @@ def _spark_kafka(progress: Progress, log: Path, pom: Path) -> None:
 
 def _pyspark_jars() -> Path:
     """pyspark's own jars/ folder, found without importing pyspark."""
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        raise ExternalError("pyspark is not installed in this Python environment (make .venv/.installed)")
-    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+    try:
+        return pyspark_home() / "jars"
+    except FileNotFoundError as ex:
+        raise ExternalError(str(ex)) from None
 
 
 def _artifact(jar: str) -> str:
@@ -318,10 +340,18 @@ def _artifact(jar: str) -> str:
     return re.split(r"-\d", jar.removesuffix(".jar"), maxsplit=1)[0]
 
 
-def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path) -> None:
+def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path, *options: str) -> None:
     """The runtime dependencies a dependency-list pom names, copied into `target`, emptied first."""
     shutil.rmtree(target, ignore_errors=True)
-    _maven(progress, log, pom, "dependency:copy-dependencies", f"-DoutputDirectory={target}", "-DincludeScope=runtime")
+    _maven(
+        progress,
+        log,
+        pom,
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={target}",
+        "-DincludeScope=runtime",
+        *options,
+    )
 
 
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:
