@@ -153,7 +153,7 @@ class ContinuousProducer:
         return sum(self.produced.values())
 
 
-class _Run:
+class ScenarioRun:
     """One run of a scenario on a stack: its directory, fresh topics, sink, job arguments and step log, and the
     steps every scenario is made of."""
 
@@ -258,6 +258,14 @@ class _Run:
             out.append(f"job {job} restored from {restored.external_path}")
         return job, str(restored.external_path)
 
+    def first_job(self, jar: Path) -> tuple[str, str]:
+        """The run before every restore: N records, the job reading them, savepoint and cancel; the job's id and
+        the savepoint's location."""
+        self.produce(self.settings.records)
+        job = self.run_job(jar)
+        self.wait_for_first_batch(job)
+        return job, self.savepoint_and_cancel(job)
+
     def wait_for_first_batch(self, job: str) -> int:
         """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
         with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
@@ -360,12 +368,9 @@ def run_restore_scenario(
     """
     if settings.continuous:
         return _run_continuous(stack, run_dir, jar, variant, progress, settings, restore_jar)
-    run = _Run(stack, run_dir, f"restore-{variant}", settings, progress)
+    run = ScenarioRun(stack, run_dir, f"restore-{variant}", settings, progress)
     records = settings.records
-    run.produce(records)
-    job_before = run.run_job(jar)
-    run.wait_for_first_batch(job_before)
-    savepoint_before = run.savepoint_and_cancel(job_before)
+    job_before, savepoint_before = run.first_job(jar)
     if settings.added_partitions:
         run.grow_topics(settings.added_partitions)
     run.produce(records, what=" more")
@@ -400,7 +405,7 @@ def _run_continuous(
     twice, once from each job: replay, not double assignment."""
     if settings.added_partitions:
         raise UsageError("--add-partitions applies to the scenario without --continuous")
-    run = _Run(stack, run_dir, f"continuous-{variant}", settings, progress)
+    run = ScenarioRun(stack, run_dir, f"continuous-{variant}", settings, progress)
     run.produce(settings.records)
     first = run.total
     bootstrap = stack.kafka.bootstrap
@@ -471,7 +476,7 @@ def run_fault_scenario(
         raise UsageError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
     if settings.parallelism_after != settings.parallelism:
         raise UsageError("a fault keeps the job's parallelism; a restore at another parallelism is a savepoint restore")
-    run = _Run(stack, run_dir, f"{fault}-{variant}", settings, progress)
+    run = ScenarioRun(stack, run_dir, f"{fault}-{variant}", settings, progress)
     cluster = stack.flink
     records, half = settings.records, settings.records // 2
     topics = len(run.topics)

@@ -19,7 +19,7 @@ from splitaudit.guard.predict import run_guard
 from splitaudit.guard.results import STOP
 from splitaudit.guard.watch import WatchSettings, run_watch
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, _Run
+from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
 from splitaudit.scenario.results import GuardedRestore, WatchedRestore
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
@@ -36,7 +36,7 @@ def run_watched_restore(
     watch_seconds: float | None = None,
 ) -> WatchedRestore:
     """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`)."""
-    run = _Run(stack, run_dir, f"watch-{variant}", settings, progress)
+    run = ScenarioRun(stack, run_dir, f"watch-{variant}", settings, progress)
     return _restore_and_watch(run, jar, variant, progress, _first_half(run, jar), on_error, watch_seconds)
 
 
@@ -54,7 +54,7 @@ def run_guarded_restore(
     """On a running `stack`, in `run_dir` (new): the first half, the guard on the savepoint and `jar`, and (when
     safe, or with `force`) the watched restore with stop-with-savepoint, watched for at most `watch_seconds`
     (the restored job is then cancelled)."""
-    run = _Run(stack, run_dir, f"guard-{variant}", settings, progress)
+    run = ScenarioRun(stack, run_dir, f"guard-{variant}", settings, progress)
     savepoint = _first_half(run, jar)
     with run.steps.step("guard the restore") as out:
         guard = run_guard(savepoint, jar, stack.kafka.bootstrap, settings.restore_parallelism, master, progress)
@@ -65,18 +65,15 @@ def run_guarded_restore(
     return GuardedRestore(variant, guard, force, restore)
 
 
-def _first_half(run: _Run, jar: Path) -> str:
-    """N records, the job, savepoint and cancel, N more records; the savepoint's location."""
-    run.produce(run.settings.records)
-    job = run.run_job(jar)
-    run.wait_for_first_batch(job)
-    savepoint = run.savepoint_and_cancel(job)
+def _first_half(run: ScenarioRun, jar: Path) -> str:
+    """The first job, savepoint and cancel, then N more records; the savepoint's location."""
+    _, savepoint = run.first_job(jar)
     run.produce(run.settings.records, what=" more")
     return savepoint
 
 
 def _restore_and_watch(
-    run: _Run,
+    run: ScenarioRun,
     jar: Path,
     variant: str,
     progress: Progress,
