@@ -54,5 +54,5 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
     assert stock["audit"]["summary"]["double_assigned_partitions"] == 4
     assert patched["audit"]["findings"] == []
     assert [m["partitions_from"] for m in patched["audit"]["assignment"]] == [
-        f"--partitions 4 (topic {patched['topic']})"
+        f"--partitions 4 (topic {patched['topics'][0]})"
     ]
