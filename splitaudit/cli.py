@@ -13,7 +13,7 @@ from typing import NoReturn
 import click
 
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
-from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError, UsageError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.patch.jar import patch_jar
@@ -26,6 +26,7 @@ from splitaudit.scenario.restore import (
     FAULTS,
     TASKMANAGER_KILL,
     ScenarioSettings,
+    own_stack,
     pipeline_jar,
     run_demo,
     run_with_own_stack,
@@ -406,9 +407,7 @@ def scenario(
         if guard:
             from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
 
-            if run_dir.exists():
-                raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-            with Stack(run_dir / "stack").running(context.progress, keep=keep_stack) as stack:
+            with own_stack(run_dir, context.progress, keep_stack) as stack:
                 guarded = run_guarded_restore(
                     stack, run_dir / variant, jar or pipeline_jar(variant), variant, context.progress, settings, force
                 )
@@ -467,9 +466,7 @@ def demo(
         if guard:
             from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
 
-            if run_dir.exists():
-                raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-            with Stack(run_dir / "stack").running(context.progress, keep=keep_stack) as stack:
+            with own_stack(run_dir, context.progress, keep_stack) as stack:
                 sides = [
                     run_guarded_restore(stack, run_dir / v, pipeline_jar(v), v, context.progress, settings, False)
                     for v in ("stock", "patched")

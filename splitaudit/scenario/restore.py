@@ -32,8 +32,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,10 +247,10 @@ class ScenarioRun:
             out.append(f"job {job}")
         return job
 
-    def restore(self, jar: Path, savepoint: str, what: str, parallelism: int | None = None) -> tuple[str, str]:
-        """Submit `jar` from `savepoint` (or retained checkpoint) as a new job at `parallelism` (default: the
-        first job's), proven through REST; the job id and the path Flink restored from."""
-        parallelism = self.settings.parallelism if parallelism is None else parallelism
+    def restore(self, jar: Path, savepoint: str, what: str) -> tuple[str, str]:
+        """Submit `jar` from `savepoint` (or retained checkpoint) as a new job at the parallelism after the
+        restore, proven through REST; the job id and the path Flink restored from."""
+        parallelism = self.settings.parallelism_after
         with self.steps.step(f"{what} (parallelism {parallelism})") as out:
             job, restored = self.flink.restore(
                 self.upload(jar), savepoint, program_args=self.job_args(parallelism), job_id=uuid.uuid4().hex
@@ -325,8 +325,7 @@ class ScenarioRun:
             restart=restart,
             continuous=self.settings.continuous,
             parallelism=self.settings.parallelism,
-            # A fault keeps the job's parallelism; only a restore from a savepoint may change it.
-            restore_parallelism=self.settings.parallelism_after if restart == SAVEPOINT else self.settings.parallelism,
+            restore_parallelism=self.settings.parallelism_after,
             jar=str(jar),
             run_dir=str(self.run_dir),
             topics=tuple(self.topics),
@@ -378,7 +377,6 @@ def run_restore_scenario(
         restore_jar or jar,
         savepoint_before,
         "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
-        settings.parallelism_after,
     )
     # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
     # the offsets of the partitions it had, and let the audit report the others.
@@ -427,7 +425,6 @@ def _run_continuous(
             restore_jar or jar,
             savepoint_before,
             "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
-            settings.parallelism_after,
         )
         with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
             checkpoint = _checkpoint_after_now(run.flink, job_after)
@@ -564,6 +561,16 @@ def _checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
     return flink.wait_for_checkpoint(job_id, after=after).id
 
 
+@contextmanager
+def own_stack(run_dir: Path, progress: Progress, keep: bool) -> Iterator[Stack]:
+    """A stack of the run's own in `<run_dir>/stack`, up for the block and down after it (unless `keep`); a run
+    directory that exists already is refused, so no run overwrites another's."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+    with Stack(run_dir / "stack").running(progress, keep=keep) as stack:
+        yield stack
+
+
 def run_with_own_stack(
     run_dir: Path,
     jar: Path,
@@ -575,9 +582,7 @@ def run_with_own_stack(
 ) -> ScenarioReport:
     """Bring a stack up in `<run_dir>/stack`, run the scenario (the savepoint restore, or the `fault` variant)
     in `<run_dir>/<variant>`, bring the stack down."""
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+    with own_stack(run_dir, progress, keep_stack) as stack:
         if fault is None:
             return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
         return run_fault_scenario(stack, run_dir / variant, jar, variant, progress, settings, fault)
@@ -585,11 +590,9 @@ def run_with_own_stack(
 
 def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep_stack: bool) -> DemoReport:
     """The scenario with the stock jar, then with the patched jar, on one stack in `<run_dir>/stack`."""
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
     started = time.monotonic()
     stock_jar, patched_jar = pipeline_jar("stock"), pipeline_jar("patched")
-    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+    with own_stack(run_dir, progress, keep_stack) as stack:
         stock = run_restore_scenario(stack, run_dir / "stock", stock_jar, "stock", progress, settings)
         patched = run_restore_scenario(stack, run_dir / "patched", patched_jar, "patched", progress, settings)
     return DemoReport(str(run_dir), time.monotonic() - started, stock, patched)

@@ -41,7 +41,7 @@ def partition_counts(findings: Findings, expected: dict[tuple[str, int], int]) -
     0..expected[t, p]-1 (the scenario's topics are fresh and dense, so distinct sink offsets are all in range),
     in the order of `expected`'s topics, then by partition."""
     coverage = {(c.topic, c.partition): c for c in findings.coverage}
-    order = {topic: index for index, (topic, _) in reversed(list(enumerate(expected)))}
+    order = {topic: index for index, topic in enumerate(dict.fromkeys(topic for topic, _ in expected))}
 
     def extra(kind: str, topic: str, partition: int) -> int:
         return sum(f.count for f in findings.findings if (f.kind, f.topic, f.partition) == (kind, topic, partition))

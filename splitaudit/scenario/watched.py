@@ -84,7 +84,7 @@ def _restore_and_watch(
     """Restore `savepoint` with `jar`, watch the new job, then count its sink rows."""
     stack = run.stack
     submitted = time.monotonic()
-    restored, _ = run.restore(jar, savepoint, "restore from the savepoint", run.settings.restore_parallelism)
+    restored, _ = run.restore(jar, savepoint, "restore from the savepoint")
     restore_seconds = round(time.monotonic() - submitted, 3)
     watch = WatchSettings(
         stack.flink.rest_url,
