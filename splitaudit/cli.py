@@ -277,8 +277,8 @@ def smoke(
 def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bool) -> None:
     """Put the beam#31313 enumerator patch into a shaded Beam-on-Flink job jar.
 
-    Replaces Beam's FlinkSource, FlinkSourceSplitEnumerator and FlinkSourceReaderBase classes with the patched
-    build's for the jar's own Beam release, adds the classes of partition discovery on restore (after a
+    Replaces Beam's FlinkSource, FlinkSourceSplitEnumerator, FlinkSourceReaderBase and
+    FlinkUnboundedSourceReader classes with the patched build's for the jar's own Beam release, adds the classes of partition discovery on restore (after a
     restore, partitions added to the topic while the job was down are read, from earliest; Kafka unreachable
     fails the job; see beam_pipelines/java/README.md for the options) and copies every other entry byte for
     byte. The release and runner come from the jar's

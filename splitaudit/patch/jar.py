@@ -1,7 +1,7 @@
 """`splitaudit patch-jar`: replace Beam's split enumerator classes in a shaded job jar with the patched ones.
 
 The patch (beam_pipelines/java/enumerator-patch, upstream apache/beam PR #33606, plus partition discovery on
-restore) replaces three classes of the classic Flink runner and adds three (two to the runner's source package,
+restore) replaces four classes of the classic Flink runner and adds three (two to the runner's source package,
 one to KafkaIO's), built once per supported Beam release and runner artifact. A user's job jar is
 recognised from its own contents, never its file name: the Beam release and runner from the
 `META-INF/maven/org.apache.beam/*/pom.properties` the shade plugin keeps, and the classes by their SHA-256
@@ -32,6 +32,8 @@ PATCHED_CLASSES = (
     SOURCE_PACKAGE + "FlinkSource.class",
     SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class",
     SOURCE_PACKAGE + "FlinkSourceReaderBase.class",
+    # Its start() calls the base's, which reports the reader's restored splits to the enumerator.
+    SOURCE_PACKAGE + "unbounded/FlinkUnboundedSourceReader.class",
 )
 # Classes partition discovery on restore adds: Beam has none of them. The KafkaIO helper is only loaded for a
 # Kafka source, so a job without KafkaIO carries it unused.
@@ -84,14 +86,13 @@ class PatchTarget:
         return patch_jar_path(self.flink_runner, self.beam_version)
 
 
-def _target(beam_version: str, flink_runner: str, flink_source: str, enumerator: str, reader: str) -> PatchTarget:
-    return PatchTarget(
-        beam_version, flink_runner, dict(zip(PATCHED_CLASSES, (flink_source, enumerator, reader), strict=True))
-    )
+def _target(beam_version: str, flink_runner: str, *sha256: str) -> PatchTarget:
+    """A target from the SHA-256 of its released classes, in the order of PATCHED_CLASSES."""
+    return PatchTarget(beam_version, flink_runner, dict(zip(PATCHED_CLASSES, sha256, strict=True)))
 
 
 # 2.56.0, 2.59.0 and 2.62.0 release the same FlinkSource.class; 2.59.0 and 2.62.0 the same enumerator and
-# reader base too.
+# reader base too (their unbounded readers differ: compiled against different Flink releases).
 _FLINK_SOURCE_2_56 = "df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"
 _ENUMERATOR_2_59 = "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
 _READER_BASE_2_59 = "ad12fc112229e67dcb581a1604e9d1510cac902d98903e20f080f2c0c108e74e"
@@ -102,6 +103,7 @@ SUPPORTED_TARGETS = (
         "9b9bcccee605bc842f0821f79fde79a9172024a46c701c6ea1aa14fea7f31bae",
         "633499785f97f74a149d13cdbc1546de526359c57d4bb4b163ad9707d315ecd3",
         "a22df80139aca54f8ba3ab39af89fccd9e99a84c84cd5ae07c958e9220d2b919",
+        "70b09381370216443ce32b5a26a26c6df3f580ad8e1847fd3d0cbc8f97a793c0",
     ),
     _target(
         "2.56.0",
@@ -109,9 +111,24 @@ SUPPORTED_TARGETS = (
         _FLINK_SOURCE_2_56,
         "1577b8182bcef266fd84cba0cc67e28050624c09d743578b0893b9c8323b4d3c",
         "d11c5dcc26304eb2436817c475c7f655a4e4bc6ae8d697f81c69f43cd612e0e4",
+        "b1fe033b0bcc1e072c82793c95534b55bab411c2984186e4cf323acbb752287c",
     ),
-    _target("2.59.0", "beam-runners-flink-1.16", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59, _READER_BASE_2_59),
-    _target("2.62.0", "beam-runners-flink-1.19", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59, _READER_BASE_2_59),
+    _target(
+        "2.59.0",
+        "beam-runners-flink-1.16",
+        _FLINK_SOURCE_2_56,
+        _ENUMERATOR_2_59,
+        _READER_BASE_2_59,
+        "a11c9840c4029a85762260723625df05af0a1c78085347a1a5c9268b35643901",
+    ),
+    _target(
+        "2.62.0",
+        "beam-runners-flink-1.19",
+        _FLINK_SOURCE_2_56,
+        _ENUMERATOR_2_59,
+        _READER_BASE_2_59,
+        "f611daff922c3520329b3ab83a8396a301026af45c84fac2511658bc20f5abd1",
+    ),
 )
 
 
