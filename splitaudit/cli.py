@@ -338,8 +338,9 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     default=0,
     show_default=True,
     metavar="K",
-    help="Add K partitions to the topic while the job is down, before the second batch: a job that keeps its "
-    "restored splits never reads them, and the audit reports them unassigned.",
+    help="Add K partitions to the topic while the job is down, before the second batch: the patched jar "
+    "discovers them on restore and reads them from earliest; a jar that keeps its restored splits (Beam 2.70.0) "
+    "never reads them, and the audit reports them unassigned; stock splits the source again and reads them.",
 )
 @click.option("--guard", is_flag=True,
               help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "
