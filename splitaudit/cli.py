@@ -277,9 +277,12 @@ def smoke(
 def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bool) -> None:
     """Put the beam#31313 enumerator patch into a shaded Beam-on-Flink job jar.
 
-    Replaces Beam's FlinkSource and FlinkSourceSplitEnumerator classes with the patched build's for the jar's
-    own Beam release and copies every other entry byte for byte. The release and runner come from the jar's
-    Maven metadata (never its name), and its classes must be that release's (SHA-256). Supported: Beam
+    Replaces Beam's FlinkSource, FlinkSourceSplitEnumerator, FlinkSourceReaderBase and
+    FlinkUnboundedSourceReader classes with the patched build's for the jar's own Beam release, adds the
+    classes of partition discovery on restore (after a restore, partitions added to the topic while the job
+    was down are read, from earliest; Kafka unreachable fails the job; see beam_pipelines/java/README.md for
+    the options) and copies every other entry byte for byte. The release and runner come from the jar's Maven
+    metadata (never its name), and its classes must be that release's (SHA-256). Supported: Beam
     2.54.0, 2.56.0 and 2.59.0 with beam-runners-flink-1.16, 2.62.0 with beam-runners-flink-1.19. IN.jar is
     never modified. Refuses (exit 2) jars that are not Beam, have no classic Flink runner, already have the
     upstream fix (Beam 2.70.0 and later), are already patched (unless --force), or are of a release no
@@ -335,8 +338,9 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     default=0,
     show_default=True,
     metavar="K",
-    help="Add K partitions to the topic while the job is down, before the second batch: a job that keeps its "
-    "restored splits never reads them, and the audit reports them unassigned.",
+    help="Add K partitions to the topic while the job is down, before the second batch: the patched jar "
+    "discovers them on restore and reads them from earliest; a jar that keeps its restored splits (Beam 2.70.0) "
+    "never reads them, and the audit reports them unassigned; stock splits the source again and reads them.",
 )
 @click.option("--guard", is_flag=True,
               help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "

@@ -1,7 +1,8 @@
 """`splitaudit patch-jar`: replace Beam's split enumerator classes in a shaded job jar with the patched ones.
 
-The patch (beam_pipelines/java/enumerator-patch, upstream apache/beam PR #33606) is two classes of the
-classic Flink runner, built once per supported Beam release and runner artifact. A user's job jar is
+The patch (beam_pipelines/java/enumerator-patch, upstream apache/beam PR #33606, plus partition discovery on
+restore) replaces four classes of the classic Flink runner and adds three (two to the runner's source package,
+one to KafkaIO's), built once per supported Beam release and runner artifact. A user's job jar is
 recognised from its own contents, never its file name: the Beam release and runner from the
 `META-INF/maven/org.apache.beam/*/pom.properties` the shade plugin keeps, and the classes by their SHA-256
 against the released ones. Anything else is refused with the reason and what to do: not a jar, not Beam, no
@@ -27,7 +28,20 @@ from splitaudit.patch.rawzip import rewrite_entries
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 
 SOURCE_PACKAGE = "org/apache/beam/runners/flink/translation/wrappers/streaming/io/source/"
-PATCHED_CLASSES = (SOURCE_PACKAGE + "FlinkSource.class", SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class")
+PATCHED_CLASSES = (
+    SOURCE_PACKAGE + "FlinkSource.class",
+    SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class",
+    SOURCE_PACKAGE + "FlinkSourceReaderBase.class",
+    # Its start() calls the base's, which reports the reader's restored splits to the enumerator.
+    SOURCE_PACKAGE + "unbounded/FlinkUnboundedSourceReader.class",
+)
+# Classes partition discovery on restore adds: Beam has none of them. The KafkaIO helper is only loaded for a
+# Kafka source, so a job without KafkaIO carries it unused.
+ADDED_CLASSES = (
+    SOURCE_PACKAGE + "RestoredSplitsEvent.class",
+    SOURCE_PACKAGE + "RestorePartitionDiscovery.class",
+    "org/apache/beam/sdk/io/kafka/SplitauditKafkaPartitions.class",
+)
 FLINK_RUNNER_CLASS = "org/apache/beam/runners/flink/FlinkRunner.class"
 ENUMERATOR_CLASS = SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class"
 
@@ -72,28 +86,49 @@ class PatchTarget:
         return patch_jar_path(self.flink_runner, self.beam_version)
 
 
-def _target(beam_version: str, flink_runner: str, flink_source: str, enumerator: str) -> PatchTarget:
-    return PatchTarget(beam_version, flink_runner, {PATCHED_CLASSES[0]: flink_source, PATCHED_CLASSES[1]: enumerator})
+def _target(beam_version: str, flink_runner: str, *sha256: str) -> PatchTarget:
+    """A target from the SHA-256 of its released classes, in the order of PATCHED_CLASSES."""
+    return PatchTarget(beam_version, flink_runner, dict(zip(PATCHED_CLASSES, sha256, strict=True)))
 
 
-# 2.56.0, 2.59.0 and 2.62.0 release the same FlinkSource.class; 2.59.0 and 2.62.0 the same enumerator too.
+# 2.56.0, 2.59.0 and 2.62.0 release the same FlinkSource.class; 2.59.0 and 2.62.0 the same enumerator and
+# reader base too (their unbounded readers differ: compiled against different Flink releases).
 _FLINK_SOURCE_2_56 = "df12943ad616f3e8b93960c676ce52c3668e6b8c01cefc8859cce574097ae30c"
 _ENUMERATOR_2_59 = "7b0879b7b9abde3089de76aa8989dc512372bd7259f537622f1fab20bcb08db9"
+_READER_BASE_2_59 = "ad12fc112229e67dcb581a1604e9d1510cac902d98903e20f080f2c0c108e74e"
 SUPPORTED_TARGETS = (
     _target(
         "2.54.0",
         "beam-runners-flink-1.16",
         "9b9bcccee605bc842f0821f79fde79a9172024a46c701c6ea1aa14fea7f31bae",
         "633499785f97f74a149d13cdbc1546de526359c57d4bb4b163ad9707d315ecd3",
+        "a22df80139aca54f8ba3ab39af89fccd9e99a84c84cd5ae07c958e9220d2b919",
+        "70b09381370216443ce32b5a26a26c6df3f580ad8e1847fd3d0cbc8f97a793c0",
     ),
     _target(
         "2.56.0",
         "beam-runners-flink-1.16",
         _FLINK_SOURCE_2_56,
         "1577b8182bcef266fd84cba0cc67e28050624c09d743578b0893b9c8323b4d3c",
+        "d11c5dcc26304eb2436817c475c7f655a4e4bc6ae8d697f81c69f43cd612e0e4",
+        "b1fe033b0bcc1e072c82793c95534b55bab411c2984186e4cf323acbb752287c",
     ),
-    _target("2.59.0", "beam-runners-flink-1.16", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59),
-    _target("2.62.0", "beam-runners-flink-1.19", _FLINK_SOURCE_2_56, _ENUMERATOR_2_59),
+    _target(
+        "2.59.0",
+        "beam-runners-flink-1.16",
+        _FLINK_SOURCE_2_56,
+        _ENUMERATOR_2_59,
+        _READER_BASE_2_59,
+        "a11c9840c4029a85762260723625df05af0a1c78085347a1a5c9268b35643901",
+    ),
+    _target(
+        "2.62.0",
+        "beam-runners-flink-1.19",
+        _FLINK_SOURCE_2_56,
+        _ENUMERATOR_2_59,
+        _READER_BASE_2_59,
+        "f611daff922c3520329b3ab83a8396a301026af45c84fac2511658bc20f5abd1",
+    ),
 )
 
 
@@ -188,7 +223,12 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
     except zipfile.BadZipFile as ex:
         raise InputError(str(in_jar), None, f"not a jar (zip) file: {ex}") from ex
     patched = _patched_classes(target)
-    _write_atomically(in_jar, out_jar, patched)
+    # A jar patched before (--force) holds the added classes already: they are replaced like the others.
+    with zipfile.ZipFile(in_jar) as jar:
+        present = set(jar.namelist())
+    replacements = {name: content for name, content in patched.items() if name in PATCHED_CLASSES or name in present}
+    additions = {name: content for name, content in patched.items() if name not in replacements}
+    _write_atomically(in_jar, out_jar, replacements, additions)
     replaced = tuple(
         ReplacedEntry(
             name=name,
@@ -208,6 +248,7 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
         patch_classes_from=str(target.patch_jar),
         entries_total=entries_total,
         replaced=replaced,
+        added=tuple(additions),
     )
 
 
@@ -305,19 +346,27 @@ def _patched_classes(target: PatchTarget) -> dict[str, bytes]:
             f"the patched classes are not built ({target.patch_jar} is missing): run `splitaudit setup`"
         )
     with zipfile.ZipFile(target.patch_jar) as patch:
-        classes = {name: patch.read(name) for name in PATCHED_CLASSES}
-    if FIXED_CONSTRUCTOR_DESCRIPTOR not in classes[ENUMERATOR_CLASS]:
+        missing = sorted(set(PATCHED_CLASSES + ADDED_CLASSES) - set(patch.namelist()))
+        if missing:
+            raise ExternalError(f"{target.patch_jar} lacks {', '.join(missing)}: run `splitaudit setup` again")
+        classes = {name: patch.read(name) for name in PATCHED_CLASSES + ADDED_CLASSES}
+    if (
+        FIXED_CONSTRUCTOR_DESCRIPTOR not in classes[ENUMERATOR_CLASS]
+        or DISCOVERY_MARKER not in classes[ENUMERATOR_CLASS]
+    ):
         raise ExternalError(f"{target.patch_jar} does not hold the patched FlinkSourceSplitEnumerator")
     return classes
 
 
-def _write_atomically(in_jar: Path, out_jar: Path, replacements: Mapping[str, bytes]) -> None:
+def _write_atomically(
+    in_jar: Path, out_jar: Path, replacements: Mapping[str, bytes], additions: Mapping[str, bytes]
+) -> None:
     """Write the patched jar next to `out_jar` under a temporary name, then rename it into place."""
     out_jar.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{out_jar.name}.", dir=out_jar.parent)
     try:
         with os.fdopen(descriptor, "wb") as target:
-            rewrite_entries(in_jar, target, replacements)
+            rewrite_entries(in_jar, target, replacements, additions)
         # mkstemp creates the file private (0600); a jar is a plain file, readable as the umask allows.
         umask = os.umask(0)
         os.umask(umask)

@@ -1,4 +1,4 @@
-"""Byte-level jar (zip) rewriting: replace a few entries, copy every other one exactly as it is.
+"""Byte-level jar (zip) rewriting: replace or add a few entries, copy every other one exactly as it is.
 
 Python's `zipfile` re-compresses whatever it writes, so a jar it rewrites differs in every entry even when
 no content changed. `rewrite_entries` instead copies each kept entry's local record (header, compressed
@@ -101,18 +101,26 @@ def _parse_layout(where: str, data: bytes) -> ZipLayout:
     return ZipLayout(tuple(entries), cd_offset, comment)
 
 
-def rewrite_entries(source: Path, target: BinaryIO, replacements: Mapping[str, bytes]) -> None:
-    """Write `source` to `target` with the content of the named entries replaced.
+def rewrite_entries(
+    source: Path, target: BinaryIO, replacements: Mapping[str, bytes], additions: Mapping[str, bytes] | None = None
+) -> None:
+    """Write `source` to `target` with the content of the named entries replaced and new entries appended.
 
     Kept entries are copied byte for byte, in the same order. A replaced entry keeps its name, position,
     compression method, timestamps and extra fields; only its data, CRC and sizes are new (and it has no
-    data descriptor). Every name in `replacements` must exist in `source`.
+    data descriptor). Every name in `replacements` must exist in `source`, no name in `additions` may; added
+    entries follow the kept ones, deflated, dated 1980-01-01 00:00 (the zip epoch) so a rewrite is reproducible.
     """
+    additions = additions or {}
     data = source.read_bytes()
     layout = _parse_layout(str(source), data)
-    missing = set(replacements) - {entry.name for entry in layout.entries}
+    present = {entry.name for entry in layout.entries}
+    missing = set(replacements) - present
     if missing:
         raise InputError(str(source), None, f"entries to replace are missing: {sorted(missing)}")
+    clashing = set(additions) & present
+    if clashing:
+        raise InputError(str(source), None, f"entries to add are present already: {sorted(clashing)}")
     # Each local record spans from its header to the next record's header (or the central directory).
     starts = sorted({entry.local_offset for entry in layout.entries})
     ends = dict(zip(starts, [*starts[1:], layout.central_offset], strict=True))
@@ -127,8 +135,13 @@ def rewrite_entries(source: Path, target: BinaryIO, replacements: Mapping[str, b
         target.write(local)
         central += record
         written += len(local)
+    for name, content in additions.items():
+        local, record = _added_records(name, content, written)
+        target.write(local)
+        central += record
+        written += len(local)
     target.write(central)
-    _write_end_records(target, len(layout.entries), len(central), written, layout.comment)
+    _write_end_records(target, len(layout.entries) + len(additions), len(central), written, layout.comment)
 
 
 def _replaced_records(where: str, data: bytes, entry: CentralEntry, content: bytes, offset: int) -> tuple[bytes, bytes]:
@@ -170,6 +183,52 @@ def _replaced_records(where: str, data: bytes, entry: CentralEntry, content: byt
     fields[3], fields[7], fields[8], fields[9], fields[16] = flags, crc, len(payload), len(content), offset
     record = _CENTRAL.pack(*fields) + entry.raw[_CENTRAL.size :]
     return local, record
+
+
+_ZIP_EPOCH_DATE = (0 << 9) | (1 << 5) | 1  # MS-DOS date of 1980-01-01
+_UTF8_NAME_FLAG = 0x0800
+_VERSION_DEFLATE = 20
+
+
+def _added_records(name: str, content: bytes, offset: int) -> tuple[bytes, bytes]:
+    """The local record and central-directory record of a new deflated entry at `offset`."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    payload = compressor.compress(content) + compressor.flush()
+    crc = zlib.crc32(content)
+    raw_name = name.encode("utf-8")
+    local = _LOCAL.pack(
+        _LOCAL_SIGNATURE,
+        _VERSION_DEFLATE,
+        _UTF8_NAME_FLAG,
+        _DEFLATED,
+        0,
+        _ZIP_EPOCH_DATE,
+        crc,
+        len(payload),
+        len(content),
+        len(raw_name),
+        0,
+    )
+    record = _CENTRAL.pack(
+        _CENTRAL_SIGNATURE,
+        _VERSION_DEFLATE,
+        _VERSION_DEFLATE,
+        _UTF8_NAME_FLAG,
+        _DEFLATED,
+        0,
+        _ZIP_EPOCH_DATE,
+        crc,
+        len(payload),
+        len(content),
+        len(raw_name),
+        0,
+        0,
+        0,
+        0,
+        0,
+        offset,
+    )
+    return local + raw_name + payload, record + raw_name
 
 
 def _write_end_records(target: BinaryIO, count: int, cd_size: int, cd_offset: int, comment: bytes) -> None:

@@ -38,6 +38,8 @@ class PatchReport:
     patch_classes_from: str
     entries_total: int
     replaced: tuple[ReplacedEntry, ...]
+    # Classes the patch adds to the jar (partition discovery on restore), by entry name.
+    added: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,5 +51,6 @@ class PatchReport:
             "patch_classes_from": self.patch_classes_from,
             "entries_total": self.entries_total,
             "replaced": [entry.to_json() for entry in self.replaced],
+            "added": list(self.added),
             "entries_kept": self.entries_total - len(self.replaced),
         }

@@ -150,6 +150,8 @@ class ConsoleOutput(Output):
                 f"{entry.original_size} → {entry.patched_size}",
             )
         self.console.print(table)
+        if report.added:
+            self.console.print(f"added {', '.join(name.removesuffix('.class') for name in report.added)}")
         self.console.print(f"patched classes from {report.patch_classes_from}")
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
 

@@ -45,6 +45,7 @@ from splitaudit.clients import kafka as kafka_client
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import BEAM_VERSION, pipeline_jars
+from splitaudit.patch.jar import read_jar_facts
 from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
 from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
@@ -378,9 +379,13 @@ def run_restore_scenario(
         savepoint_before,
         "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
     )
-    # Partitions added while the job was down are not read by a job that keeps its restored splits: wait for
-    # the offsets of the partitions it had, and let the audit report the others.
-    readable = sum(n for (t, p), n in run.produced.items() if p < run.topics[t])
+    # Partitions added while the job was down are read after the restore by a jar that splits the source again
+    # (stock: beam#31313) or discovers them (splitaudit's patch); one that keeps its restored splits (the
+    # upstream fix) never reads them: wait for the offsets the restored job reads, and let the audit report the
+    # others.
+    facts = read_jar_facts(restore_jar or jar)
+    reads_added = facts.rereads_restored_splits or facts.discovery
+    readable = sum(n for (t, p), n in run.produced.items() if reads_added or p < run.topics[t])
     records_per_second = run.wait_for_all(job_after, readable, time.monotonic(), records * len(run.topics))
     savepoint_after = run.savepoint_and_cancel(job_after)
     return run.report(

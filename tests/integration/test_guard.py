@@ -12,7 +12,9 @@ from pyspark.sql import SparkSession
 
 from splitaudit.cli import main
 from splitaudit.clients import kafka
+from splitaudit.errors import UsageError
 from splitaudit.home import PIPELINE_JARS
+from splitaudit.scenario.restore import pipeline_jar
 from splitaudit.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -28,14 +30,22 @@ def _guard(jar: Path, bootstrap: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.stdout)
 
 
+def _topic_of_8000_records(bootstrap: str) -> None:
+    """The savepoint's topic, 4 partitions of offsets 0..7999 (once per stack: the tests share the broker)."""
+    try:
+        kafka.topic_partitions(bootstrap, TOPIC)
+    except UsageError:
+        kafka.create_topic(bootstrap, TOPIC, partitions=4)
+        kafka.produce(bootstrap, TOPIC, partitions=4, count=32_000)
+
+
 def _rows(document: dict[str, Any]) -> list[tuple[str, str, int, int, list[list[int]]]]:
     return [(f["kind"], f["severity"], f["partition"], f["count"], f["offset_ranges"]) for f in document["findings"]]
 
 
-def test_guard_refuses_stock_lets_patched_through_and_refuses_a_grown_topic(stack: Stack, spark: SparkSession) -> None:
+def test_guard_refuses_stock_and_lets_patched_through_also_on_a_grown_topic(stack: Stack, spark: SparkSession) -> None:
     bootstrap = stack.kafka.bootstrap
-    kafka.create_topic(bootstrap, TOPIC, partitions=4)
-    kafka.produce(bootstrap, TOPIC, partitions=4, count=32_000)  # offsets 0..7999 in each partition
+    _topic_of_8000_records(bootstrap)
 
     code, stock = _guard(PIPELINE_JARS["stock"], bootstrap)
     assert code == 1
@@ -47,13 +57,29 @@ def test_guard_refuses_stock_lets_patched_through_and_refuses_a_grown_topic(stac
 
     code, patched = _guard(PIPELINE_JARS["patched"], bootstrap)
     assert code == 0
-    assert (patched["jar"]["splitaudit_patch"], patched["jar"]["discovery"]) == (True, False)
+    assert (patched["jar"]["splitaudit_patch"], patched["jar"]["discovery"]) == (True, True)
     assert _rows(patched) == [("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)]
     assert patched["line"].startswith("splitaudit-guard: safe savepoint=")
 
+    # Grown while the job was down: the patched enumerator discovers 4 and 5 on restore.
     kafka.grow_topic(bootstrap, TOPIC, partitions=6)
     code, grown = _guard(PIPELINE_JARS["patched"], bootstrap)
+    assert code == 0
+    assert _rows(grown) == [("partition_discovered_on_restore", "info", p, 0, []) for p in (4, 5)] + [
+        ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
+    ]
+
+
+@pytest.mark.discovery
+def test_guard_refuses_a_grown_topic_for_a_jar_without_discovery(stack: Stack, spark: SparkSession) -> None:
+    # Beam 2.70.0 has the upstream fix (no twin splits) but never reads a partition added while it was down.
+    bootstrap = stack.kafka.bootstrap
+    _topic_of_8000_records(bootstrap)
+    if len(kafka.topic_partitions(bootstrap, TOPIC)) == 4:
+        kafka.grow_topic(bootstrap, TOPIC, partitions=6)
+    code, grown = _guard(pipeline_jar("stock", "2.70.0"), bootstrap)
     assert code == 1
+    assert (grown["jar"]["upstream_fix"], grown["jar"]["discovery"]) == (True, False)
     assert _rows(grown) == [("partition_unassigned", "error", p, 0, []) for p in (4, 5)] + [
         ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
     ]

@@ -7,13 +7,12 @@ after `patch-jar`, read every offset exactly once. Each run: 20,000 records befo
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY, UNASSIGNED
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
@@ -137,25 +136,3 @@ def test_patched_after_a_taskmanager_kill_only_replays(stack: Stack, tmp_path_fa
     rows = read_sink(Path(report.sink_path))
     assert sorted(pc.unique(rows["attempt"]).to_pylist()) == [0, 1]
     assert pc.unique(rows["job_id"]).to_pylist() == [report.job_id_before]
-
-
-def test_partitions_added_while_the_job_was_down_are_reported_unassigned(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    # The topic grows from 4 to 6 partitions between the savepoint and the restore; the patched job keeps its
-    # restored splits (partitions 0..3) and never reads 4 and 5: the auditor names both, from the savepoint.
-    settings = replace(SETTINGS, added_partitions=2)
-    run_dir = tmp_path_factory.mktemp("grown") / "run"
-    report = run_restore_scenario(stack, run_dir, pipeline_jar("patched"), "grown", Progress(), settings)
-    # Record i goes to partition i % 6: records 20,000..39,999 put 3,334 in partitions 2 and 3, 3,333 elsewhere.
-    assert [(p.partition, p.expected_records, p.sink_rows, p.missing_offsets) for p in report.partitions] == [
-        (0, 8_333, 8_333, 0),
-        (1, 8_333, 8_333, 0),
-        (2, 8_334, 8_334, 0),
-        (3, 8_334, 8_334, 0),
-        (4, 3_333, 0, 3_333),
-        (5, 3_333, 0, 3_333),
-    ]
-    assert [(f.kind, f.partition) for f in report.audit.findings] == [(UNASSIGNED, 4), (UNASSIGNED, 5)]
-    assert report.audit.summary.missing_partitions == 2
-    assert report.audit.exit_code == 1

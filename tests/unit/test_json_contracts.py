@@ -171,6 +171,7 @@ def test_patch_document() -> None:
         "p.jar",
         10,
         (ReplacedEntry("a/B.class", "aa", 1, "bb", 2),),
+        ("a/C.class",),
     )
     _same(
         report.to_json(),
@@ -191,6 +192,7 @@ def test_patch_document() -> None:
                     "patched_size": 2,
                 }
             ],
+            "added": ["a/C.class"],
             "entries_kept": 9,
         },
     )

@@ -12,7 +12,15 @@ import pytest
 from click.testing import CliRunner
 
 from splitaudit.cli import main
-from splitaudit.patch.jar import PATCH_MARKER, PATCHED_CLASSES, REMEDY, SUPPORTED_TARGETS, PatchTarget
+from splitaudit.patch.jar import (
+    ADDED_CLASSES,
+    DISCOVERY_MARKER,
+    PATCH_MARKER,
+    PATCHED_CLASSES,
+    REMEDY,
+    SUPPORTED_TARGETS,
+    PatchTarget,
+)
 from splitaudit.patch.rawzip import rewrite_entries
 
 ENUMERATOR = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplitEnumerator"
@@ -46,7 +54,7 @@ def patched_by_tool(stock_jar: Path, tmp_path_factory: pytest.TempPathFactory) -
     return out, report
 
 
-def test_replaces_exactly_the_two_classes_with_the_patched_builds(
+def test_replaces_exactly_four_classes_and_adds_discoverys_three(
     stock_jar: Path, patched_jar: Path, patched_by_tool: tuple[Path, dict[str, object]]
 ) -> None:
     out, report = patched_by_tool
@@ -54,7 +62,8 @@ def test_replaces_exactly_the_two_classes_with_the_patched_builds(
     assert report["flink_runner"] == "beam-runners-flink-1.19"
     assert report["bundled_flink"] is None
     assert report["entries_total"] == 62564
-    assert report["entries_kept"] == 62562
+    assert report["entries_kept"] == 62560
+    assert report["added"] == list(ADDED_CLASSES)
     replaced = report["replaced"]
     assert isinstance(replaced, list)
     assert [entry["name"] for entry in replaced] == list(PATCHED_CLASSES)
@@ -67,17 +76,20 @@ def test_replaces_exactly_the_two_classes_with_the_patched_builds(
             assert tool.read(name) != stock.read(name)
         # Same contents as the jar Maven shaded with the patch, entry for entry (Maven's order differs).
         assert {i.filename: i.CRC for i in tool.infolist()} == {i.filename: i.CRC for i in maven.infolist()}
-        assert [i.filename for i in tool.infolist()] == [i.filename for i in stock.infolist()]
+        assert [i.filename for i in tool.infolist()] == [i.filename for i in stock.infolist()] + list(ADDED_CLASSES)
+        for name in ADDED_CLASSES:
+            assert tool.read(name) == maven.read(name)
+        assert DISCOVERY_MARKER in tool.read(PATCHED_CLASSES[1])
 
 
 def test_every_other_entry_is_byte_identical(stock_jar: Path, patched_by_tool: tuple[Path, dict[str, object]]) -> None:
     out, _ = patched_by_tool
     before, after = _local_records(stock_jar), _local_records(out)
-    assert list(before) == list(after)
+    assert list(after) == list(before) + list(ADDED_CLASSES)
     changed = [name for name in before if before[name] != after[name]]
     assert changed == list(PATCHED_CLASSES)
     with zipfile.ZipFile(stock_jar) as stock, zipfile.ZipFile(out) as tool:
-        for old, new in zip(stock.infolist(), tool.infolist(), strict=True):
+        for old, new in zip(stock.infolist(), tool.infolist()[: -len(ADDED_CLASSES)], strict=True):
             assert (old.compress_type, old.date_time, old.extra, old.external_attr) == (
                 new.compress_type,
                 new.date_time,
@@ -171,7 +183,7 @@ def test_patches_every_supported_release_with_its_own_variant(
     target: PatchTarget, released_runners: Path, tmp_path: Path
 ) -> None:
     """A released runner jar of each supported release (its classes and pom.properties, as a shaded job jar
-    keeps them) gets exactly the two classes of the variant built for that release."""
+    keeps them) gets exactly the four replaced and three added classes of the variant built for that release."""
     released = released_runners / f"{target.flink_runner}-{target.beam_version}.jar"
     out = tmp_path / "patched.jar"
     code, report = _patch(str(released), "--out", str(out))
@@ -186,8 +198,13 @@ def test_patches_every_supported_release_with_its_own_variant(
         for name in PATCHED_CLASSES:
             assert hashlib.sha256(original.read(name)).hexdigest() == target.original_sha256[name]
             assert result.read(name) == variant.read(name)
+        for name in ADDED_CLASSES:
+            assert result.read(name) == variant.read(name)
         assert PATCH_MARKER in result.read(PATCHED_CLASSES[1])
-        assert [i.filename for i in result.infolist()] == [i.filename for i in original.infolist()]
+        assert DISCOVERY_MARKER in result.read(PATCHED_CLASSES[1])
+        assert [i.filename for i in result.infolist()] == [i.filename for i in original.infolist()] + list(
+            ADDED_CLASSES
+        )
     # The result is patched now: a second run refuses it.
     assert "is already patched by splitaudit" in _refusal(out, tmp_path)
 
@@ -226,7 +243,9 @@ def test_console_output_names_what_was_replaced(stock_jar: Path, tmp_path: Path)
     result = CliRunner().invoke(main, ["patch-jar", str(stock_jar), "--out", str(out)], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "Beam 2.62.0 with beam-runners-flink-1.19" in result.output
-    assert "replaced 2 of 62564 entries" in result.output
+    assert "replaced 4 of 62564 entries" in result.output
     assert "│ FlinkSource " in result.output
     assert "│ FlinkSourceSplitEnumerator " in result.output
+    assert "│ FlinkSourceReaderBase " in result.output
+    assert "SplitauditKafkaPartitions" in result.output
     assert "every other entry copied byte for byte" in result.output

@@ -21,15 +21,18 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import javax.annotation.Nullable;
 import org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.compat.SplitEnumeratorCompat;
 import org.apache.beam.sdk.io.BoundedSource;
 import org.apache.beam.sdk.io.Source;
 import org.apache.beam.sdk.io.UnboundedSource;
 import org.apache.beam.sdk.options.PipelineOptions;
+import org.apache.flink.api.connector.source.SourceEvent; // splitaudit: added
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.SplitsAssignment;
 import org.slf4j.Logger;
@@ -57,6 +60,13 @@ public class FlinkSourceSplitEnumerator<T>
   private final int numSplits;
   private final Map<Integer, List<FlinkSourceSplit<T>>> pendingSplits;
   private boolean splitsInitialized;
+  // splitaudit: partition discovery on restore. From a restore of a Kafka source until the partitions no
+  // restored split covers are assigned, no reader is told "no more splits". The readers that reported
+  // the splits they restored (RestoredSplitsEvent), and the splits that cover partitions: those the
+  // readers reported and those this enumerator handed out since the restore.
+  private boolean awaitingDiscovery; // splitaudit: added
+  private final Set<Integer> reportedReaders = new HashSet<>(); // splitaudit: added
+  private final List<FlinkSourceSplit<?>> coveringSplits = new ArrayList<>(); // splitaudit: added
 
   public FlinkSourceSplitEnumerator(
       SplitEnumeratorContext<FlinkSourceSplit<T>> context,
@@ -90,6 +100,12 @@ public class FlinkSourceSplitEnumerator<T>
     // splitaudit: a restored enumerator must not split the Beam source again (beam#31313).
     if (splitsInitialized) { // splitaudit: added (beam#31313)
       LOG.info("Restored source {}: splits already initialized, not splitting again", beamSource); // splitaudit: added
+      awaitingDiscovery = RestorePartitionDiscovery.appliesTo(beamSource); // splitaudit: added
+      if (!awaitingDiscovery) { // splitaudit: added
+        LOG.info( // splitaudit: added
+            "splitaudit partition discovery on restore: {} is not a Kafka source, nothing to discover", // splitaudit: added
+            beamSource); // splitaudit: added
+      } // splitaudit: added
       return; // splitaudit: added (beam#31313)
     } // splitaudit: added (beam#31313)
     context.callAsync(
@@ -127,6 +143,59 @@ public class FlinkSourceSplitEnumerator<T>
     // Not used.
   }
 
+  // splitaudit: added. Every reader reports the splits it restored; once all have, the partitions no
+  // split covers are asked from Kafka off the coordinator thread and assigned.
+  @Override
+  public void handleSourceEvent(int subtaskId, SourceEvent sourceEvent) {
+    if (!awaitingDiscovery || !(sourceEvent instanceof RestoredSplitsEvent)) {
+      return;
+    }
+    if (reportedReaders.add(subtaskId)) {
+      coveringSplits.addAll(((RestoredSplitsEvent) sourceEvent).splits());
+    }
+    if (reportedReaders.size() < context.currentParallelism()) {
+      return;
+    }
+    List<FlinkSourceSplit<?>> covering = new ArrayList<>(coveringSplits);
+    pendingSplits.values().forEach(covering::addAll);
+    int parallelism = context.currentParallelism();
+    LOG.info(
+        "splitaudit partition discovery on restore: readers {} hold {}, the enumerator holds {}",
+        reportedReaders,
+        coveringSplits,
+        pendingSplits);
+    context.callAsync(
+        () -> RestorePartitionDiscovery.newSplits(beamSource, covering, parallelism),
+        (newSplits, error) -> {
+          if (error != null) {
+            if (!RestorePartitionDiscovery.allowsKafkaUnreachable()) {
+              throw new RuntimeException(
+                  "splitaudit partition discovery on restore failed: Kafka did not say which"
+                      + " partitions the source's topics have, so partitions added while the job"
+                      + " was down would never be read (set -D"
+                      + RestorePartitionDiscovery.ALLOW_UNREACHABLE_PROPERTY
+                      + "=true to run without them)",
+                  error);
+            }
+            LOG.warn(
+                "splitaudit partition discovery on restore failed and {}=true: the job runs on"
+                    + " the restored splits only; partitions added while it was down stay unread",
+                RestorePartitionDiscovery.ALLOW_UNREACHABLE_PROPERTY,
+                error);
+          } else {
+            LOG.info("splitaudit partition discovery on restore: new splits {}", newSplits);
+            newSplits.forEach(
+                (reader, splits) ->
+                    pendingSplits.computeIfAbsent(reader, ignored -> new ArrayList<>()).addAll(splits));
+          }
+          sendPendingSplitsToSourceReaders();
+          awaitingDiscovery = false;
+          for (int reader : context.registeredReaders().keySet()) {
+            context.signalNoMoreSplits(reader);
+          }
+        });
+  }
+
   @Override
   public void addSplitsBack(List<FlinkSourceSplit<T>> splits, int subtaskId) {
     LOG.info("Adding splits {} back from subtask {}", splits, subtaskId);
@@ -141,7 +210,7 @@ public class FlinkSourceSplitEnumerator<T>
     if (splitsForSubtask != null) {
       assignSplitsAndLog(splitsForSubtask, subtaskId);
     } else {
-      if (splitsInitialized) {
+      if (splitsInitialized && !awaitingDiscovery) { // splitaudit: `&& !awaitingDiscovery` added
         LOG.info("There is no split for subtask {}. Signaling no more splits.", subtaskId);
         context.signalNoMoreSplits(subtaskId);
       }
@@ -193,7 +262,11 @@ public class FlinkSourceSplitEnumerator<T>
 
   private void assignSplitsAndLog(List<FlinkSourceSplit<T>> splits, int subtaskId) {
     context.assignSplits(new SplitsAssignment<>(Collections.singletonMap(subtaskId, splits)));
-    context.signalNoMoreSplits(subtaskId);
+    if (awaitingDiscovery) { // splitaudit: added, discovery may still assign this reader a split
+      coveringSplits.addAll(splits); // splitaudit: added
+    } else { // splitaudit: added
+      context.signalNoMoreSplits(subtaskId);
+    } // splitaudit: added
     LOG.info("Assigned splits {} to subtask {}", splits, subtaskId);
   }
 }
