@@ -138,8 +138,14 @@ public abstract class FlinkSource<T, OutputT>
             serializablePipelineOptions.get(),
             numSplits,
             true); // splitaudit: added argument splitsInitialized = true (beam#31313)
+    // splitaudit: restored at a lower parallelism, splits pending for a reader index the job no longer has
+    // go to index mod parallelism, as a fresh enumerator assigns them; keyed by their old index, no reader
+    // would ever ask for them.
+    int parallelism = enumContext.currentParallelism(); // splitaudit: added
     checkpoint.forEach(
-        (subtaskId, splitsForSubtask) -> enumerator.addSplitsBack(splitsForSubtask, subtaskId));
+        (subtaskId, splitsForSubtask) ->
+            enumerator.addSplitsBack(
+                splitsForSubtask, subtaskId % parallelism)); // splitaudit: `% parallelism` added
     return enumerator;
   }
 

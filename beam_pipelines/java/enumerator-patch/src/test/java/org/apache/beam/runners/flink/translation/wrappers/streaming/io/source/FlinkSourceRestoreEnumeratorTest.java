@@ -34,7 +34,8 @@ import org.junit.runners.JUnit4;
 
 /**
  * The enumerator patch for beam#31313: a restored enumerator does not split the Beam source again, a
- * fresh one does, and splits in the restored enumerator checkpoint are still handed out.
+ * fresh one does, and splits in the restored enumerator checkpoint are still handed out, also those
+ * pending for a reader index a restore at a lower parallelism no longer has.
  */
 @RunWith(JUnit4.class)
 public class FlinkSourceRestoreEnumeratorTest {
@@ -94,6 +95,23 @@ public class FlinkSourceRestoreEnumeratorTest {
         source.restoreEnumerator(context, Collections.singletonMap(1, Collections.singletonList(pending)));
     enumerator.start();
     context.triggerAllActions();
+    enumerator.addReader(1);
+    assertEquals(
+        Collections.singletonList(pending), context.getSplitAssignments().get(1).getAssignedSplits());
+    assertEquals(1, assignedSplits(context));
+  }
+
+  @Test
+  public void restoredAtLowerParallelismAssignsSplitsPendingForReadersThatAreGone() throws Exception {
+    // The checkpoint of a parallelism-4 job holds a split pending for reader 3; restored at parallelism 2,
+    // reader 3 never registers, so the split goes to reader 3 mod 2 = 1.
+    TestingSplitEnumeratorContext<FlinkSourceSplit<Long>> context = contextWithReaders();
+    FlinkSourceSplit<Long> pending = new FlinkSourceSplit<>(3, CountingSource.unbounded());
+    SplitEnumerator<FlinkSourceSplit<Long>, Map<Integer, List<FlinkSourceSplit<Long>>>> enumerator =
+        source.restoreEnumerator(context, Collections.singletonMap(3, Collections.singletonList(pending)));
+    enumerator.start();
+    context.triggerAllActions();
+    enumerator.addReader(0);
     enumerator.addReader(1);
     assertEquals(
         Collections.singletonList(pending), context.getSplitAssignments().get(1).getAssignedSplits());
