@@ -1,4 +1,8 @@
-"""The `splitaudit` command line: click commands that compute a result and hand it to an Output."""
+"""The `splitaudit` command line: click commands that compute a result and hand it to an Output.
+
+Each command imports what it runs inside its action: Spark, pyarrow, requests, confluent_kafka and rich cost
+seconds of start-up together, and `inspect --json` needs none of them.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,34 +21,27 @@ from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOption
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
-from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import ConsoleProgress
-from splitaudit.report.html import check_html_target, write_html
-from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
-from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.scenario.matrix import run_matrix
-from splitaudit.scenario.restore import (
-    FAULTS,
-    TASKMANAGER_KILL,
-    ScenarioSettings,
-    own_stack,
-    pipeline_jar,
-    run_demo,
-    run_with_own_stack,
-)
-from splitaudit.stack import install
-from splitaudit.stack.results import StackStatus
-from splitaudit.stack.smoke import run_smoke
-from splitaudit.stack.stack import Stack
+from splitaudit.report.output import JsonOutput, Output
+from splitaudit.scenario.results import FAULTS, TASKMANAGER_KILL
 
 
 @dataclass(frozen=True)
 class Context:
     """What every command gets from the top-level options."""
 
-    output: Output
+    as_json: bool
     progress: ConsoleProgress
     debug: bool
+
+    @cached_property
+    def output(self) -> Output:
+        """JSON on stdout, or rich tables (rich imported only for them)."""
+        if self.as_json:
+            return JsonOutput()
+        from splitaudit.report.console import ConsoleOutput
+
+        return ConsoleOutput()
 
 
 def run(ctx: click.Context, action: Callable[[Context], int | None]) -> NoReturn:
@@ -74,7 +72,7 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     byte offset), 3 the environment failed (a download, a server start, a remote call), 70 an internal error
     (a bug in splitaudit: please report it with the --debug traceback).
     """
-    ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
+    ctx.obj = Context(as_json=as_json, progress=ConsoleProgress(), debug=debug)
 
 
 @main.command()
@@ -91,6 +89,8 @@ def setup(ctx: click.Context, matrix: bool) -> None:
     """
 
     def action(context: Context) -> None:
+        from splitaudit.stack import install
+
         context.output.setup_report(install.setup(context.progress, matrix=matrix))
 
     run(ctx, action)
@@ -130,6 +130,8 @@ def stack() -> None:
 def stack_up(ctx: click.Context, workdir: Path, object_store: bool, spark_workers: int) -> None:
     """Start Kafka and Flink (and an object store, a Spark cluster); print their addresses. Refuses if the run
     directory's stack is running."""
+    from splitaudit.stack.stack import Stack
+
     stack = Stack(workdir.resolve(), object_store=object_store, spark_workers=spark_workers)
     run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)))
 
@@ -148,6 +150,9 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
     """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
 
     def action(context: Context) -> int:
+        from splitaudit.stack.results import StackStatus
+        from splitaudit.stack.stack import Stack
+
         status = Stack(workdir.resolve()).status()
         if spark_master is not None:
             from splitaudit.stack.spark import spark_check  # imports pyspark: only when asked for
@@ -164,6 +169,8 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
 @click.pass_context
 def stack_down(ctx: click.Context, workdir: Path) -> None:
     """Stop the processes `up` started (by their pid files); data, logs and savepoints stay in place."""
+    from splitaudit.stack.stack import Stack
+
     run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)))
 
 
@@ -251,6 +258,8 @@ def smoke(
     reads it with checkpointing, takes a savepoint through REST, cancels, restores from the savepoint, checks
     through REST that the restored job names that savepoint as its restore source, and stops the stack.
     """
+    from splitaudit.stack.smoke import run_smoke
+
     run_dir = new_run_dir(workdir)
     run(
         ctx,
@@ -288,6 +297,8 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     upstream fix (Beam 2.70.0 and later), are already patched (unless --force), or are of a release no
     variant is built for.
     """
+    from splitaudit.patch.jar import patch_jar
+
     run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))
 
 
@@ -383,6 +394,8 @@ def scenario(
     job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
     neither found an error.
     """
+    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_with_own_stack
+
     if force and not guard:
         raise click.UsageError("--force overrides the guard's refusal: it needs --guard")
     if guard and (fault is not None or kill_taskmanager or continuous or added_partitions):
@@ -458,6 +471,8 @@ def demo(
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
+    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_demo
+
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(
         *_first_and_more(topic_partitions),
@@ -512,6 +527,9 @@ def matrix(
     assignment of every partition; its patched jar and Beam 2.70.0 (fixed upstream, unpatched) are clean.
     Exits 0 when every run is as expected, 1 otherwise. Takes about 2 minutes per run on an idle laptop.
     """
+    from splitaudit.scenario.matrix import run_matrix
+    from splitaudit.scenario.restore import ScenarioSettings
+
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(*_first_and_more(topic_partitions), records=records, parallelism=parallelism)
     chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
@@ -707,6 +725,8 @@ def audit(
     )
 
     def action(context: Context) -> int:
+        from splitaudit.report.html import check_html_target, write_html
+
         if html_path is not None:
             check_html_target(html_path)  # before the audit, not after an hour of Spark
         from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
@@ -895,9 +915,11 @@ def inspect(
     """
 
     if as_json:
-        ctx.obj = replace(ctx.obj, output=JsonOutput())
+        ctx.obj = replace(ctx.obj, as_json=True)
 
     def action(context: Context) -> None:
+        from splitaudit.savepoint_view import inspect_savepoint
+
         context.output.savepoint_view(inspect_savepoint(path, uids, allow_external_state, max_file_size))
 
     run(ctx, action)
