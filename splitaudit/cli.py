@@ -422,7 +422,7 @@ def scenario(
 
     def action(context: Context) -> int:
         if guard:
-            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+            from splitaudit.scenario.watched import run_guarded_restore
 
             with own_stack(run_dir, context.progress, keep_stack) as stack:
                 guarded = run_guarded_restore(
@@ -483,7 +483,7 @@ def demo(
 
     def action(context: Context) -> int:
         if guard:
-            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+            from splitaudit.scenario.watched import run_guarded_restore
 
             with own_stack(run_dir, context.progress, keep_stack) as stack:
                 sides = [
@@ -752,7 +752,6 @@ def audit(
 @click.option("--parallelism", type=int, default=None, metavar="N",
               help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
 @MAX_FILE_SIZE
-@SPARK_MASTER
 @click.pass_context
 def guard(
     ctx: click.Context,
@@ -761,7 +760,6 @@ def guard(
     bootstrap: str | None,
     parallelism: int | None,
     max_file_size: int,
-    master: str,
 ) -> None:
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
@@ -781,9 +779,9 @@ def guard(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.predict import run_guard  # imports pyspark: only when guarding
+        from splitaudit.guard.predict import run_guard
 
-        report = run_guard(savepoint, jar, bootstrap, parallelism, master, context.progress, max_file_size)
+        report = run_guard(savepoint, jar, bootstrap, parallelism, context.progress, max_file_size)
         context.output.guard_report(report)
         return report.exit_code
 
@@ -835,7 +833,7 @@ def watch(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.watch import WatchSettings, run_watch  # imports pyspark's types: only when watching
+        from splitaudit.guard.watch import WatchSettings, run_watch
 
         settings = WatchSettings(flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir)
 

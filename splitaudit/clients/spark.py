@@ -17,13 +17,15 @@ def spark_session(
     app_name: str = "splitaudit",
     local_dir: Path | None = None,
     config: dict[str, str] | None = None,
+    kafka: bool = True,
 ) -> SparkSession:
     """A SparkSession whose driver binds to 127.0.0.1 and whose workers run this very Python.
 
     `master` is `local[*]` on a laptop, or e.g. `spark://host:7077` / `yarn` for a cluster. `local_dir` keeps
-    Spark's scratch space (and the driver's java.io.tmpdir) inside a run directory. When `splitaudit setup`
-    installed Spark's Kafka connector, its jars go on `spark.jars` (after any given in `config`), so
-    `spark.read.format("kafka")` works in every session made here.
+    Spark's scratch space (and the driver's java.io.tmpdir) inside a run directory. With `kafka` (the default),
+    when `splitaudit setup` installed Spark's Kafka connector, its jars go on `spark.jars` (after any given in
+    `config`), so `spark.read.format("kafka")` works; a session that reads no topic passes `kafka=False` and
+    skips loading them.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -43,7 +45,7 @@ def spark_session(
             "spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={local_dir}"
         )
     settings = dict(config or {})
-    kafka_jars = sorted(str(jar) for jar in spark_kafka_jars().glob("*.jar"))
+    kafka_jars = sorted(str(jar) for jar in spark_kafka_jars().glob("*.jar")) if kafka else []
     if kafka_jars:
         settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars", ""), *kafka_jars]))
     for key, value in settings.items():
