@@ -21,6 +21,7 @@ from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOption
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
+from splitaudit.logs import log_libraries_to
 from splitaudit.progress import ConsoleProgress
 from splitaudit.report.output import JsonOutput, Output
 from splitaudit.scenario.results import FAULTS, TASKMANAGER_KILL
@@ -44,9 +45,14 @@ class Context:
         return ConsoleOutput()
 
 
-def run(ctx: click.Context, action: Callable[[Context], int | None]) -> NoReturn:
-    """Run one command's action; map SplitauditError to its exit code, show it through the Output."""
+def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_log: Path | None = None) -> NoReturn:
+    """Run one command's action; map SplitauditError to its exit code, show it through the Output.
+
+    `libraries_log` is where Spark and the Kafka clients log while it runs (on the console with --debug).
+    """
     context: Context = ctx.obj
+    if libraries_log is not None and not context.debug:
+        log_libraries_to(libraries_log)
     try:
         code = action(context)
     except SplitauditError as ex:
@@ -67,6 +73,10 @@ def run(ctx: click.Context, action: Callable[[Context], int | None]) -> NoReturn
 @click.pass_context
 def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     """splitaudit: find Kafka partitions read twice or lost when a Beam/Flink job restores.
+
+    The console shows splitaudit's own progress; Spark's and the Kafka clients' logs go to libraries.log in the
+    run directory (demo, scenario, smoke, matrix, stack) or to the --log file of audit, guard and watch, unless
+    --debug.
 
     Exit codes: 0 clean, 1 findings of severity error, 2 bad input or usage (the message names the file and
     byte offset), 3 the environment failed (a download, a server start, a remote call), 70 an internal error
@@ -133,7 +143,7 @@ def stack_up(ctx: click.Context, workdir: Path, object_store: bool, spark_worker
     from splitaudit.stack.stack import Stack
 
     stack = Stack(workdir.resolve(), object_store=object_store, spark_workers=spark_workers)
-    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)))
+    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)), workdir / LIBRARIES_LOG)
 
 
 @stack.command("status")
@@ -161,7 +171,7 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
         context.output.stack_status(status)
         return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
 
-    run(ctx, action)
+    run(ctx, action, workdir / LIBRARIES_LOG)
 
 
 @stack.command("down")
@@ -171,7 +181,11 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
     """Stop the processes `up` started (by their pid files); data, logs and savepoints stay in place."""
     from splitaudit.stack.stack import Stack
 
-    run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)))
+    run(
+        ctx,
+        lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)),
+        workdir / LIBRARIES_LOG,
+    )
 
 
 # Options shared by the commands that run a scenario in a run directory of their own.
@@ -232,6 +246,24 @@ BEAM_RECORDS = click.option(
 )
 
 
+# The libraries' log file in a run directory (see `main`'s help).
+LIBRARIES_LOG = "libraries.log"
+LOG_FILE = click.option(
+    "--log",
+    "log_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where Spark's and the Kafka clients' own logs go (appended; default "
+    ".splitaudit/logs/COMMAND-<UTC time>.log; on the console with --debug).",
+)
+
+
+def default_log(command: str) -> Path:
+    """The libraries' log file of a `command` run outside a run directory, when `--log` names none."""
+    return Path(".splitaudit/logs") / time.strftime(f"{command}-%Y%m%dT%H%M%SZ.log", time.gmtime())
+
+
 def new_run_dir(workdir: Path | None) -> Path:
     """The run directory a scenario writes to: --workdir, else a new one named after the UTC time."""
     return (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
@@ -273,6 +305,7 @@ def smoke(
                 keep_stack=keep_stack,
             )
         ),
+        run_dir / LIBRARIES_LOG,
     )
 
 
@@ -436,7 +469,7 @@ def scenario(
         context.output.scenario_report(report)
         return report.audit.exit_code
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 @main.command()
@@ -499,7 +532,7 @@ def demo(
         context.output.demo_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 @main.command()
@@ -539,7 +572,7 @@ def matrix(
         context.output.matrix_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 def _partition_counts(values: tuple[str, ...]) -> tuple[tuple[str | None, int], ...]:
@@ -655,6 +688,7 @@ MAX_FILE_SIZE = click.option(
     "offsets, become errors instead of warnings.",
 )
 @SPARK_MASTER
+@LOG_FILE
 @click.option(
     "--html",
     "html_path",
@@ -682,11 +716,13 @@ def audit(
     max_file_size: int,
     exactly_once: bool,
     master: str,
+    log_path: Path | None,
     html_path: Path | None,
 ) -> None:
     """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
 
-    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output).
+    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output). Spark starts
+    only for a sink: the savepoint checks run without it (a savepoint-only audit starts no JVM).
 
     \b
     Savepoint: a partition held by two splits or subtasks, held by a reader and also pending in the
@@ -738,7 +774,7 @@ def audit(
                 write_html(html_path, findings, "splitaudit audit of " + " and ".join(filter(None, (savepoint, sink))))
         return findings.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("audit"))
 
 
 @main.command()
@@ -752,6 +788,7 @@ def audit(
 @click.option("--parallelism", type=int, default=None, metavar="N",
               help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
 @MAX_FILE_SIZE
+@LOG_FILE
 @click.pass_context
 def guard(
     ctx: click.Context,
@@ -760,6 +797,7 @@ def guard(
     bootstrap: str | None,
     parallelism: int | None,
     max_file_size: int,
+    log_path: Path | None,
 ) -> None:
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
@@ -785,7 +823,7 @@ def guard(
         context.output.guard_report(report)
         return report.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("guard"))
 
 
 @main.command()
@@ -806,6 +844,7 @@ def guard(
                    "on).")  # fmt: skip
 @click.option("--savepoint-dir", metavar="DIR", default=None,
               help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir).")  # fmt: skip
+@LOG_FILE
 @click.pass_context
 def watch(
     ctx: click.Context,
@@ -816,6 +855,7 @@ def watch(
     interval: float,
     duration: float | None,
     savepoint_dir: str | None,
+    log_path: Path | None,
 ) -> None:
     """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
 
@@ -845,7 +885,7 @@ def watch(
         context.output.watch_report(report)
         return report.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("watch"))
 
 
 @main.command()
