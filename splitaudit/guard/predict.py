@@ -13,18 +13,21 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
-from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
 from splitaudit.errors import UsageError
 from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
 from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+
+if TYPE_CHECKING:
+    from splitaudit.clients.kafka import PartitionOffsets
 
 # Guard finding kinds (the audit's kinds for what its own checks find).
 RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
@@ -57,6 +60,8 @@ def run_guard(
     listed = None
     offsets: dict[tuple[str, int], PartitionOffsets] = {}
     if bootstrap is not None:
+        from splitaudit.clients.kafka import partition_offsets  # the Kafka client: only with a cluster to ask
+
         with progress.step(f"read the partitions and offsets of {', '.join(topics)} at {bootstrap}"):
             for topic in topics:
                 offsets |= partition_offsets(bootstrap, topic)

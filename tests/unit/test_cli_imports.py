@@ -1,5 +1,6 @@
-"""The command line starts light: importing it, and `--json inspect` of a real savepoint, load no Spark, no
-pyarrow (its filesystem layer alone costs about a second), no HTTP or Kafka client and no rich.
+"""The command line starts light: importing it, every command's `--help`, and `--json inspect` of a real
+savepoint load no Spark, no pyarrow (its filesystem layer alone costs about a second), no HTTP or Kafka client
+and no rich; `guard` judges a real savepoint without Spark.
 
 Each check runs in a fresh interpreter, so modules this test session already imported do not hide an import.
 """
@@ -9,8 +10,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import pytest
+
+from splitaudit.patch.jar import ENUMERATOR_CLASS, FLINK_RUNNER_CLASS
 from tests.unit.conftest import FIXTURES
 
 HEAVY = ("pyspark", "pyarrow", "pyarrow.fs", "numpy", "requests", "confluent_kafka", "psutil")
@@ -38,6 +43,61 @@ def test_importing_the_cli_loads_no_heavy_library(tmp_path: Path) -> None:
     code, modules, _ = _loaded(tmp_path, "--help")
     assert code == 0
     assert sorted(modules & {*HEAVY, "rich", "fastavro"}) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("setup",),
+        ("stack", "up"),
+        ("stack", "status"),
+        ("stack", "down"),
+        ("smoke",),
+        ("patch-jar",),
+        ("scenario",),
+        ("demo",),
+        ("matrix",),
+        ("audit",),
+        ("guard",),
+        ("watch",),
+        ("diff",),
+        ("inspect",),
+    ],
+    ids=lambda command: " ".join(command),
+)
+def test_every_commands_help_loads_no_heavy_library(tmp_path: Path, command: tuple[str, ...]) -> None:
+    code, modules, stdout = _loaded(tmp_path, *command, "--help")
+    assert code == 0
+    assert stdout.startswith(f"Usage: splitaudit {' '.join(command)} ")
+    assert sorted(modules & {*HEAVY, "rich", "fastavro"}) == []
+
+
+def test_guard_judges_a_savepoint_without_spark(tmp_path: Path) -> None:
+    # A stock Beam 2.62.0 job jar, as its Maven metadata and FlinkSource enumerator (without the fix) say.
+    jar = tmp_path / "job.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr(
+            "META-INF/maven/org.apache.beam/beam-runners-flink-1.19/pom.properties",
+            "groupId=org.apache.beam\nversion=2.62.0\n",
+        )
+        archive.writestr(FLINK_RUNNER_CLASS, b"\xca\xfe\xba\xbe")
+        archive.writestr(ENUMERATOR_CLASS, b"\xca\xfe\xba\xbe stock")
+    log = tmp_path / "libraries.log"
+    args = ("--json", "guard", "--savepoint", str(BEAM_SAVEPOINT), "--jar", str(jar), "--log", str(log))
+    code, modules, stdout = _loaded(tmp_path, *args)
+    assert code == 1, stdout
+    # No Spark, and no Kafka client without --bootstrap (rich draws the progress lines on stderr).
+    assert sorted(modules & {"pyspark", "pyarrow.fs", "requests", "confluent_kafka", "psutil"}) == []
+    report = json.loads(stdout)
+    assert report["safe"] is False
+    held = [(p["partition"], p["next_offset"]) for p in report["sources"][0]["partitions"]]
+    assert held == [(0, 10000), (1, 10000), (2, 10000), (3, 10000)]
+    assert [(f["kind"], f["partition"]) for f in report["findings"]] == [
+        ("restore_rereads_partition", 0),
+        ("restore_rereads_partition", 1),
+        ("restore_rereads_partition", 2),
+        ("restore_rereads_partition", 3),
+    ]
 
 
 def test_json_inspect_loads_no_heavy_library(tmp_path: Path) -> None:
