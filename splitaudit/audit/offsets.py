@@ -22,7 +22,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.tables import concrete_offset
+from splitaudit.audit.rows import concrete_offset
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets

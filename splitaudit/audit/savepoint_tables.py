@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.audit.tables import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 from splitaudit.savepoint_view import inspect_savepoint
 

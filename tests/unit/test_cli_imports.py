@@ -116,3 +116,19 @@ def test_inspect_of_a_file_uri_reads_the_local_disk_without_pyarrow(tmp_path: Pa
     assert code == 0, stdout
     assert "pyarrow" not in modules
     assert json.loads(stdout)["path"] == f"{BEAM_SAVEPOINT}/_metadata"
+
+
+def test_a_savepoint_only_audit_loads_no_spark_and_no_pyarrow(tmp_path: Path) -> None:
+    before = FIXTURES / "beam_flink_source" / "restore_stock_before"
+    args = ("--json", "audit", "--savepoint", str(BEAM_SAVEPOINT), "--before", str(before), "--partitions", "4")
+    code, modules, stdout = _loaded(tmp_path, *args, "--log", str(tmp_path / "libraries.log"))
+    assert code == 0, stdout
+    assert sorted(modules & set(HEAVY)) == []
+    audit = json.loads(stdout)
+    assert audit["findings"] == []
+    # Each of the 4 partitions held once, by subtask 0 (0, 2) or 1 (1, 3), at next offset 10,000.
+    held = [
+        (p["partition"], p["status"], [(h["subtask"], h["next_offset"]) for h in p["holders"]])
+        for p in audit["assignment"][0]["partitions"]
+    ]
+    assert held == [(0, "ok", [(0, 10000)]), (1, "ok", [(1, 10000)]), (2, "ok", [(0, 10000)]), (3, "ok", [(1, 10000)])]
