@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	@echo "==> python environment in $(VENV)/ (requirements.lock)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q uv==0.13.8
-	@$(BIN)/uv pip install -q --python $(BIN)/python -r requirements.lock
+	@$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -r requirements.lock
 	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
 	@touch $@
 
