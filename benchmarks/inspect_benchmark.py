@@ -74,6 +74,10 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
             "taskmanager.memory.network.max": "1gb",
             "taskmanager.memory.network.fraction": "0.4",
             "taskmanager.numberOfTaskSlots": str(parallelism),
+            # Deploying a thousand subtasks on 2 busy cores outlasts the default RPC and heartbeat timeouts.
+            "pekko.ask.timeout": "300 s",
+            "heartbeat.timeout": "600000",
+            "heartbeat.rpc-failure-threshold": "-1",
         },
         # Every subtask must be running before the savepoint: deploying 1,024 takes minutes on 2 busy cores.
         wait_millis=max(20_000, parallelism * 250),
