@@ -1,6 +1,6 @@
 """Benchmark `splitaudit inspect` against Flink's own State Processor API.
 
-    .venv/bin/python benchmarks/inspect_benchmark.py [--parallelism 128] [--repeat 5]
+    .venv/bin/python benchmarks/inspect_benchmark.py [--parallelism 128] [--repeat 5] [--baseline-cli PATH]
 
 1. `inspect` (in-process, median of --repeat runs) on every fixture under fixtures/*/.
 2. A savepoint of a real NumberSequenceSource job with high parallelism (made once by the fixture job on a
@@ -9,7 +9,10 @@
    - `StateProcessorRead.java` (beam_pipelines/java/benchmarks): `SavepointReader.readListState(forUid,
      "SourceReaderState", byte[])` with flink-state-processor-api 1.19.1 (the newest 1.19 release on Maven
      Central here) on the 1.19.3 distribution, as a fresh JVM.
-   Both sides compute the number of splits and the sum of their remaining values; they must agree.
+   Both sides compute the number of splits and the sum of their remaining values; they must agree. Every
+   process side is the median of --repeat cold runs.
+3. With --baseline-cli (another checkout's `splitaudit`, e.g. before a change), its `--json inspect` of the same
+   savepoint, timed the same way in the same run, and whether it prints the same document.
 Prints a table and writes benchmarks/out/results.json.
 """
 
@@ -71,8 +74,13 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
             "taskmanager.memory.network.max": "1gb",
             "taskmanager.memory.network.fraction": "0.4",
             "taskmanager.numberOfTaskSlots": str(parallelism),
+            # Deploying a thousand subtasks on 2 busy cores outlasts the default RPC and heartbeat timeouts.
+            "pekko.ask.timeout": "300 s",
+            "heartbeat.timeout": "600000",
+            "heartbeat.rpc-failure-threshold": "-1",
         },
-        wait_millis=20_000,
+        # Every subtask must be running before the savepoint: deploying 1,024 takes minutes on 2 busy cores.
+        wait_millis=max(20_000, parallelism * 250),
     )
     target.mkdir(parents=True, exist_ok=True)
     job = run_case(FLINK, home, classes, case, target)
@@ -80,7 +88,7 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
     return snapshot
 
 
-def state_processor_read(snapshot: Path, uid: str) -> tuple[float, dict[str, Any]]:
+def state_processor_read(snapshot: Path, uid: str, repeat: int) -> tuple[float, dict[str, Any]]:
     group, artifact, version = STATE_PROCESSOR
     subprocess.run(
         [
@@ -105,16 +113,18 @@ def state_processor_read(snapshot: Path, uid: str) -> tuple[float, dict[str, Any
         str(snapshot),
         uid,
     ]
-    started = time.perf_counter()
-    result = subprocess.run(command, check=True, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    return wall, json.loads(result.stdout.strip().splitlines()[-1])
+    outputs = []
+    wall = median_seconds(
+        lambda: outputs.append(subprocess.run(command, check=True, capture_output=True, text=True).stdout), repeat
+    )
+    return wall, json.loads(outputs[-1].strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parallelism", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline-cli", type=Path, help="another splitaudit executable to time side by side")
     options = parser.parse_args()
     results: dict[str, Any] = {"fixtures": {}}
 
@@ -133,7 +143,7 @@ def main() -> None:
     cli_command = [str(REPO / ".venv" / "bin" / "splitaudit"), "--json", "inspect", str(snapshot)]
     cli = median_seconds(lambda: subprocess.run(cli_command, check=True, capture_output=True), options.repeat)
     ours = checksum(inspect_savepoint(str(snapshot), uids=["seq-source"]), "seq-source")
-    jvm_wall, jvm = state_processor_read(snapshot, "seq-source")
+    jvm_wall, jvm = state_processor_read(snapshot, "seq-source", options.repeat)
     if (jvm["splits"], jvm["remaining"]) != ours:
         raise SystemExit(f"the two readers disagree: State Processor API {jvm}, splitaudit {ours}")
     results["high_parallelism"] = {
@@ -159,6 +169,20 @@ def main() -> None:
         f"  ratio (State Processor API / splitaudit): {high['ratio_wall']:.1f}x process wall, "
         f"{high['ratio_in_process']:.0f}x in-process"
     )
+    if options.baseline_cli is not None:
+        baseline_command = [str(options.baseline_cli), "--json", "inspect", str(snapshot)]
+        baseline = median_seconds(
+            lambda: subprocess.run(baseline_command, check=True, capture_output=True), options.repeat
+        )
+        same = (
+            subprocess.run(baseline_command, check=True, capture_output=True).stdout
+            == subprocess.run(cli_command, check=True, capture_output=True).stdout
+        )
+        high |= {"baseline_cli": str(options.baseline_cli), "baseline_cli_s": baseline, "baseline_same_output": same}
+        print(
+            f"  baseline {options.baseline_cli}: CLI process {baseline * 1000:.0f} ms "
+            f"({baseline / cli:.1f}x this checkout's), same JSON document: {same}"
+        )
     OUT.mkdir(exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 

@@ -1,4 +1,8 @@
-"""The `splitaudit` command line: click commands that compute a result and hand it to an Output."""
+"""The `splitaudit` command line: click commands that compute a result and hand it to an Output.
+
+Each command imports what it runs inside its action: Spark, pyarrow, requests, confluent_kafka and rich cost
+seconds of start-up together, and `inspect --json` needs none of them.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,39 +21,38 @@ from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOption
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
-from splitaudit.patch.jar import patch_jar
+from splitaudit.logs import log_libraries_to
 from splitaudit.progress import ConsoleProgress
-from splitaudit.report.html import check_html_target, write_html
-from splitaudit.report.output import ConsoleOutput, JsonOutput, Output
-from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.scenario.matrix import run_matrix
-from splitaudit.scenario.restore import (
-    FAULTS,
-    TASKMANAGER_KILL,
-    ScenarioSettings,
-    own_stack,
-    pipeline_jar,
-    run_demo,
-    run_with_own_stack,
-)
-from splitaudit.stack import install
-from splitaudit.stack.results import StackStatus
-from splitaudit.stack.smoke import run_smoke
-from splitaudit.stack.stack import Stack
+from splitaudit.report.output import JsonOutput, Output
+from splitaudit.scenario.results import FAULTS, TASKMANAGER_KILL
 
 
 @dataclass(frozen=True)
 class Context:
     """What every command gets from the top-level options."""
 
-    output: Output
+    as_json: bool
     progress: ConsoleProgress
     debug: bool
 
+    @cached_property
+    def output(self) -> Output:
+        """JSON on stdout, or rich tables (rich imported only for them)."""
+        if self.as_json:
+            return JsonOutput()
+        from splitaudit.report.console import ConsoleOutput
 
-def run(ctx: click.Context, action: Callable[[Context], int | None]) -> NoReturn:
-    """Run one command's action; map SplitauditError to its exit code, show it through the Output."""
+        return ConsoleOutput()
+
+
+def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_log: Path | None = None) -> NoReturn:
+    """Run one command's action; map SplitauditError to its exit code, show it through the Output.
+
+    `libraries_log` is where Spark and the Kafka clients log while it runs (on the console with --debug).
+    """
     context: Context = ctx.obj
+    if libraries_log is not None and not context.debug:
+        log_libraries_to(libraries_log)
     try:
         code = action(context)
     except SplitauditError as ex:
@@ -70,11 +74,15 @@ def run(ctx: click.Context, action: Callable[[Context], int | None]) -> NoReturn
 def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     """splitaudit: find Kafka partitions read twice or lost when a Beam/Flink job restores.
 
+    The console shows splitaudit's own progress; Spark's and the Kafka clients' logs go to libraries.log in the
+    run directory (demo, scenario, smoke, matrix, stack) or to the --log file of audit, guard and watch, unless
+    --debug.
+
     Exit codes: 0 clean, 1 findings of severity error, 2 bad input or usage (the message names the file and
     byte offset), 3 the environment failed (a download, a server start, a remote call), 70 an internal error
     (a bug in splitaudit: please report it with the --debug traceback).
     """
-    ctx.obj = Context(output=JsonOutput() if as_json else ConsoleOutput(), progress=ConsoleProgress(), debug=debug)
+    ctx.obj = Context(as_json=as_json, progress=ConsoleProgress(), debug=debug)
 
 
 @main.command()
@@ -91,6 +99,8 @@ def setup(ctx: click.Context, matrix: bool) -> None:
     """
 
     def action(context: Context) -> None:
+        from splitaudit.stack import install
+
         context.output.setup_report(install.setup(context.progress, matrix=matrix))
 
     run(ctx, action)
@@ -130,8 +140,10 @@ def stack() -> None:
 def stack_up(ctx: click.Context, workdir: Path, object_store: bool, spark_workers: int) -> None:
     """Start Kafka and Flink (and an object store, a Spark cluster); print their addresses. Refuses if the run
     directory's stack is running."""
+    from splitaudit.stack.stack import Stack
+
     stack = Stack(workdir.resolve(), object_store=object_store, spark_workers=spark_workers)
-    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)))
+    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)), workdir / LIBRARIES_LOG)
 
 
 @stack.command("status")
@@ -148,6 +160,9 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
     """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
 
     def action(context: Context) -> int:
+        from splitaudit.stack.results import StackStatus
+        from splitaudit.stack.stack import Stack
+
         status = Stack(workdir.resolve()).status()
         if spark_master is not None:
             from splitaudit.stack.spark import spark_check  # imports pyspark: only when asked for
@@ -156,7 +171,7 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
         context.output.stack_status(status)
         return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
 
-    run(ctx, action)
+    run(ctx, action, workdir / LIBRARIES_LOG)
 
 
 @stack.command("down")
@@ -164,7 +179,13 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
 @click.pass_context
 def stack_down(ctx: click.Context, workdir: Path) -> None:
     """Stop the processes `up` started (by their pid files); data, logs and savepoints stay in place."""
-    run(ctx, lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)))
+    from splitaudit.stack.stack import Stack
+
+    run(
+        ctx,
+        lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)),
+        workdir / LIBRARIES_LOG,
+    )
 
 
 # Options shared by the commands that run a scenario in a run directory of their own.
@@ -225,6 +246,24 @@ BEAM_RECORDS = click.option(
 )
 
 
+# The libraries' log file in a run directory (see `main`'s help).
+LIBRARIES_LOG = "libraries.log"
+LOG_FILE = click.option(
+    "--log",
+    "log_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where Spark's and the Kafka clients' own logs go (appended; default "
+    ".splitaudit/logs/COMMAND-<UTC time>.log; on the console with --debug).",
+)
+
+
+def default_log(command: str) -> Path:
+    """The libraries' log file of a `command` run outside a run directory, when `--log` names none."""
+    return Path(".splitaudit/logs") / time.strftime(f"{command}-%Y%m%dT%H%M%SZ.log", time.gmtime())
+
+
 def new_run_dir(workdir: Path | None) -> Path:
     """The run directory a scenario writes to: --workdir, else a new one named after the UTC time."""
     return (workdir or Path(".splitaudit/runs") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
@@ -251,6 +290,8 @@ def smoke(
     reads it with checkpointing, takes a savepoint through REST, cancels, restores from the savepoint, checks
     through REST that the restored job names that savepoint as its restore source, and stops the stack.
     """
+    from splitaudit.stack.smoke import run_smoke
+
     run_dir = new_run_dir(workdir)
     run(
         ctx,
@@ -264,6 +305,7 @@ def smoke(
                 keep_stack=keep_stack,
             )
         ),
+        run_dir / LIBRARIES_LOG,
     )
 
 
@@ -288,6 +330,8 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     upstream fix (Beam 2.70.0 and later), are already patched (unless --force), or are of a release no
     variant is built for.
     """
+    from splitaudit.patch.jar import patch_jar
+
     run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))
 
 
@@ -383,6 +427,8 @@ def scenario(
     job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
     neither found an error.
     """
+    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_with_own_stack
+
     if force and not guard:
         raise click.UsageError("--force overrides the guard's refusal: it needs --guard")
     if guard and (fault is not None or kill_taskmanager or continuous or added_partitions):
@@ -409,7 +455,7 @@ def scenario(
 
     def action(context: Context) -> int:
         if guard:
-            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+            from splitaudit.scenario.watched import run_guarded_restore
 
             with own_stack(run_dir, context.progress, keep_stack) as stack:
                 guarded = run_guarded_restore(
@@ -423,7 +469,7 @@ def scenario(
         context.output.scenario_report(report)
         return report.audit.exit_code
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 @main.command()
@@ -458,6 +504,8 @@ def demo(
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
+    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_demo
+
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(
         *_first_and_more(topic_partitions),
@@ -468,7 +516,7 @@ def demo(
 
     def action(context: Context) -> int:
         if guard:
-            from splitaudit.scenario.watched import run_guarded_restore  # imports pyspark: only when guarding
+            from splitaudit.scenario.watched import run_guarded_restore
 
             with own_stack(run_dir, context.progress, keep_stack) as stack:
                 sides = [
@@ -484,7 +532,7 @@ def demo(
         context.output.demo_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 @main.command()
@@ -512,6 +560,9 @@ def matrix(
     assignment of every partition; its patched jar and Beam 2.70.0 (fixed upstream, unpatched) are clean.
     Exits 0 when every run is as expected, 1 otherwise. Takes about 2 minutes per run on an idle laptop.
     """
+    from splitaudit.scenario.matrix import run_matrix
+    from splitaudit.scenario.restore import ScenarioSettings
+
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(*_first_and_more(topic_partitions), records=records, parallelism=parallelism)
     chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
@@ -521,7 +572,7 @@ def matrix(
         context.output.matrix_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
 
-    run(ctx, action)
+    run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
 def _partition_counts(values: tuple[str, ...]) -> tuple[tuple[str | None, int], ...]:
@@ -637,6 +688,7 @@ MAX_FILE_SIZE = click.option(
     "offsets, become errors instead of warnings.",
 )
 @SPARK_MASTER
+@LOG_FILE
 @click.option(
     "--html",
     "html_path",
@@ -664,11 +716,13 @@ def audit(
     max_file_size: int,
     exactly_once: bool,
     master: str,
+    log_path: Path | None,
     html_path: Path | None,
 ) -> None:
     """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
 
-    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output).
+    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output). Spark starts
+    only for a sink: the savepoint checks run without it (a savepoint-only audit starts no JVM).
 
     \b
     Savepoint: a partition held by two splits or subtasks, held by a reader and also pending in the
@@ -707,6 +761,8 @@ def audit(
     )
 
     def action(context: Context) -> int:
+        from splitaudit.report.html import check_html_target, write_html
+
         if html_path is not None:
             check_html_target(html_path)  # before the audit, not after an hour of Spark
         from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
@@ -718,7 +774,7 @@ def audit(
                 write_html(html_path, findings, "splitaudit audit of " + " and ".join(filter(None, (savepoint, sink))))
         return findings.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("audit"))
 
 
 @main.command()
@@ -732,7 +788,7 @@ def audit(
 @click.option("--parallelism", type=int, default=None, metavar="N",
               help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
 @MAX_FILE_SIZE
-@SPARK_MASTER
+@LOG_FILE
 @click.pass_context
 def guard(
     ctx: click.Context,
@@ -741,7 +797,7 @@ def guard(
     bootstrap: str | None,
     parallelism: int | None,
     max_file_size: int,
-    master: str,
+    log_path: Path | None,
 ) -> None:
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
@@ -761,13 +817,13 @@ def guard(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.predict import run_guard  # imports pyspark: only when guarding
+        from splitaudit.guard.predict import run_guard
 
-        report = run_guard(savepoint, jar, bootstrap, parallelism, master, context.progress, max_file_size)
+        report = run_guard(savepoint, jar, bootstrap, parallelism, context.progress, max_file_size)
         context.output.guard_report(report)
         return report.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("guard"))
 
 
 @main.command()
@@ -788,6 +844,7 @@ def guard(
                    "on).")  # fmt: skip
 @click.option("--savepoint-dir", metavar="DIR", default=None,
               help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir).")  # fmt: skip
+@LOG_FILE
 @click.pass_context
 def watch(
     ctx: click.Context,
@@ -798,6 +855,7 @@ def watch(
     interval: float,
     duration: float | None,
     savepoint_dir: str | None,
+    log_path: Path | None,
 ) -> None:
     """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
 
@@ -815,7 +873,7 @@ def watch(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.watch import WatchSettings, run_watch  # imports pyspark's types: only when watching
+        from splitaudit.guard.watch import WatchSettings, run_watch
 
         settings = WatchSettings(flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir)
 
@@ -827,7 +885,7 @@ def watch(
         context.output.watch_report(report)
         return report.exit_code
 
-    run(ctx, action)
+    run(ctx, action, log_path or default_log("watch"))
 
 
 @main.command()
@@ -895,9 +953,11 @@ def inspect(
     """
 
     if as_json:
-        ctx.obj = replace(ctx.obj, output=JsonOutput())
+        ctx.obj = replace(ctx.obj, as_json=True)
 
     def action(context: Context) -> None:
+        from splitaudit.savepoint_view import inspect_savepoint
+
         context.output.savepoint_view(inspect_savepoint(path, uids, allow_external_state, max_file_size))
 
     run(ctx, action)

@@ -6,10 +6,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 
 class Progress:
@@ -25,11 +26,22 @@ class Progress:
 
 
 class ConsoleProgress(Progress):
-    """Progress on stderr through rich: a spinner while a step runs, then its wall time."""
+    """Progress on stderr through rich: a spinner while a step runs, then its wall time.
+
+    rich is imported when the first step starts: a command that reports no progress (`inspect`) never pays for it.
+    """
 
     def __init__(self, console: Console | None = None) -> None:
-        # Step messages name files and topics: never read as markup or emoji.
-        self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
+        self._console = console
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            # Step messages name files and topics: never read as markup or emoji.
+            self._console = Console(stderr=True, highlight=False, markup=False, emoji=False)
+        return self._console
 
     @contextmanager
     def step(self, message: str) -> Iterator[None]:
@@ -43,10 +55,14 @@ class ConsoleProgress(Progress):
         self.console.print(_done("✓", "green", message, time.monotonic() - started))
 
     def info(self, message: str) -> None:
+        from rich.text import Text
+
         self.console.print(Text(f"  {message}", "dim"))
 
 
 def _done(mark: str, colour: str, message: str, seconds: float) -> Text:
+    from rich.text import Text
+
     return Text.assemble((mark, colour), f" {message} ", (f"({seconds:.1f} s)", "dim"))
 
 

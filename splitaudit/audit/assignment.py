@@ -16,8 +16,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, Row
-
 from splitaudit.audit.findings import (
     ASSIGNED_AND_PENDING,
     ASSIGNED_TWICE,
@@ -28,7 +26,7 @@ from splitaudit.audit.findings import (
     Holder,
     PartitionAssignment,
 )
-from splitaudit.audit.savepoint_frames import SavepointFrames
+from splitaudit.audit.savepoint_tables import Row, SavepointTables, partition_rows
 from splitaudit.splits.model import ASSIGNED, PENDING
 
 ENUMERATOR_SOURCE = "the enumerator checkpoint"
@@ -51,15 +49,15 @@ class AssignmentCheck:
     matrices: tuple[AssignmentMatrix, ...]
 
 
-def check_assignment(savepoint: SavepointFrames, topic_partitions: PartitionList | None = None) -> AssignmentCheck:
+def check_assignment(savepoint: SavepointTables, topic_partitions: PartitionList | None = None) -> AssignmentCheck:
     """Flag partitions held twice, held and pending, or held by nobody, per source operator of `savepoint`."""
-    operators = {r["operator_id"]: r for r in savepoint.operators.collect()}
+    operators = {r["operator_id"]: r for r in savepoint.operators}
     holders: dict[str, dict[tuple[str, int], list[Holder]]] = defaultdict(lambda: defaultdict(list))
     known: dict[str, set[tuple[str, int]]] = defaultdict(set)  # what each enumerator says the topic has
     assigned: set[tuple[str, int]] = set()  # partitions an enumerator has handed to a reader
-    for r in _kafka_rows(savepoint.splits):
+    for r in partition_rows(savepoint.splits):
         holders[r["operator_id"]][(r["topic"], r["partition"])].append(_holder(r, r["subtask"]))
-    for r in _kafka_rows(savepoint.enumerator):
+    for r in partition_rows(savepoint.enumerator):
         known[r["operator_id"]].add((r["topic"], r["partition"]))
         if r["status"] == PENDING:
             holders[r["operator_id"]][(r["topic"], r["partition"])].append(_holder(r, None))
@@ -87,11 +85,6 @@ def check_assignment(savepoint: SavepointFrames, topic_partitions: PartitionList
         findings += [f for row in rows if (f := _finding(row, name, (row.topic, row.partition) in assigned))]
         matrices.append(AssignmentMatrix(name, operators[operator]["parallelism"], source, rows))
     return AssignmentCheck(tuple(findings), tuple(matrices))
-
-
-def _kafka_rows(frame: DataFrame) -> list[Row]:
-    """The rows that name a topic partition (the savepoint tables are small: collected whole)."""
-    return frame.where("topic IS NOT NULL AND partition IS NOT NULL").collect()
 
 
 def _holder(row: Row, subtask: int | None) -> Holder:

@@ -10,6 +10,7 @@ savepoint's splits and the sink's coverage), so no Spark is needed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from splitaudit.audit.findings import (
     COMMITTED_OFFSET,
@@ -21,8 +22,10 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.tables import concrete_offset
-from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.audit.rows import concrete_offset
+
+if TYPE_CHECKING:
+    from splitaudit.clients.kafka import PartitionOffsets
 
 Key = tuple[str, int]  # (topic, partition)
 

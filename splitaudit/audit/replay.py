@@ -13,11 +13,11 @@ from pyspark.sql import functions as F
 
 from splitaudit.audit.findings import ERROR, PAST_SAVEPOINT, WARNING, Finding
 from splitaudit.audit.rewind import resume_offsets
-from splitaudit.audit.savepoint_frames import SavepointFrames
+from splitaudit.audit.savepoint_tables import SavepointTables
 
 
 def check_past_savepoint(
-    sink: DataFrame, savepoint: SavepointFrames, *, exactly_once: bool = False
+    sink: DataFrame, savepoint: SavepointTables, *, exactly_once: bool = False
 ) -> tuple[Finding, ...]:
     """Per (topic, partition): the sink rows at or past the savepoint's next offset, and their offset range."""
     resume = resume_offsets(savepoint)

@@ -7,20 +7,17 @@ offsets (negative: earliest, latest, committed) are not positions and are not co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from pyspark.sql import DataFrame, Row
+from collections import defaultdict
 
 from splitaudit.audit.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
-from splitaudit.audit.savepoint_frames import SavepointFrames
-from splitaudit.audit.tables import concrete_offset
+from splitaudit.audit.rows import concrete_offset
+from splitaudit.audit.savepoint_tables import SavepointTables, partition_rows
 from splitaudit.splits.model import PENDING
 
 Key = tuple[str, str, int]  # operator id, topic, partition
 
 
-def check_rewind(before: SavepointFrames, after: SavepointFrames) -> tuple[Finding, ...]:
+def check_rewind(before: SavepointTables, after: SavepointTables) -> tuple[Finding, ...]:
     """Compare the positions of `before` (the earlier savepoint) with those of `after`."""
     earlier, later = positions(before), positions(after)
     findings = []
@@ -42,43 +39,26 @@ def check_rewind(before: SavepointFrames, after: SavepointFrames) -> tuple[Findi
     return tuple(findings)
 
 
-def positions(savepoint: SavepointFrames) -> dict[Key, int | None]:
+def positions(savepoint: SavepointTables) -> dict[Key, int | None]:
     """Per (operator, topic, partition) held by anyone: the lowest non-negative next offset, None if none."""
-    frames = (savepoint.splits, savepoint.enumerator.where(f"status = '{PENDING}'"))
-    return lowest_offsets(r.asDict() for frame in frames for r in _held(frame))
+    lowest: dict[Key, int | None] = defaultdict(lambda: None)
+    pending = [r for r in savepoint.enumerator if r["status"] == PENDING]
+    for table in (savepoint.splits, pending):
+        for r in partition_rows(table):
+            key = (r["operator_id"], r["topic"], r["partition"])
+            offset, current = concrete_offset(r["next_offset"]), lowest[key]
+            lowest[key] = offset if offset is not None and (current is None or offset < current) else current
+    return dict(lowest)
 
 
-def lowest_offsets(rows: Iterable[Mapping[str, Any]]) -> dict[Key, int | None]:
-    """`positions` of rows of the `splits` table and the `enumerator` table's pending rows, however read (Spark
-    or the savepoint tables directly): rows without a topic partition are skipped."""
-    lowest: dict[Key, int | None] = {}
-    for r in rows:
-        if r["topic"] is None or r["partition"] is None:
-            continue
-        key = (r["operator_id"], r["topic"], r["partition"])
-        offset, current = concrete_offset(r["next_offset"]), lowest.get(key)
-        lowest[key] = offset if offset is not None and (current is None or offset < current) else current
-    return lowest
-
-
-def resume_offsets(savepoint: SavepointFrames) -> dict[tuple[str, int], int]:
+def resume_offsets(savepoint: SavepointTables) -> dict[tuple[str, int], int]:
     """Per (topic, partition): the offset a restore from `savepoint` resumes it from (the lowest concrete next
     offset of any holder in any source); partitions with no concrete offset are left out."""
-    return resume_points(positions(savepoint))
-
-
-def resume_points(held: Mapping[Key, int | None]) -> dict[tuple[str, int], int]:
-    """`resume_offsets` of positions however read: per (topic, partition), the lowest across sources."""
     resume: dict[tuple[str, int], int] = {}
-    for (_, topic, partition), offset in held.items():
+    for (_, topic, partition), offset in positions(savepoint).items():
         if offset is not None:
             resume[(topic, partition)] = min(offset, resume.get((topic, partition), offset))
     return resume
-
-
-def _held(frame: DataFrame) -> list[Row]:
-    rows = frame.where("topic IS NOT NULL AND partition IS NOT NULL")
-    return rows.select("operator_id", "topic", "partition", "next_offset").collect()
 
 
 def _shown(offset: int | None) -> str:

@@ -1,12 +1,16 @@
-"""The `audit` and `diff` commands' work: read the inputs into Spark, run the checks, assemble one `Findings`."""
+"""The `audit` and `diff` commands' work: read the inputs, run the checks, assemble one `Findings`.
+
+Spark starts only for what needs it: a sink, or a Kafka topic read through Spark's Kafka source. The savepoint
+checks run on the driver over the savepoint's small tables, so a savepoint-only audit and `diff` start no JVM.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
-
-from pyspark.sql import DataFrame, SparkSession
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
 from splitaudit.audit.findings import (
@@ -17,18 +21,18 @@ from splitaudit.audit.findings import (
     Findings,
     Summary,
 )
-from splitaudit.audit.kafka_topic import read_kafka_sink, source_offsets
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
-from splitaudit.audit.replay import check_past_savepoint
 from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
-from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
-from splitaudit.audit.sink import SinkAudit, audit_sink
-from splitaudit.audit.sink_files import read_sink
-from splitaudit.clients.kafka import PartitionOffsets, partition_offsets, topic_partitions
-from splitaudit.clients.spark import spark_session
+from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
 from splitaudit.progress import Progress
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from splitaudit.audit.sink import SinkAudit
+    from splitaudit.clients.kafka import PartitionOffsets
 
 DENSE_NOTE = (
     "gaps are judged between each partition's lowest and highest sink offset, assuming dense offsets "
@@ -41,12 +45,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     duplicates and gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's
     own offsets (real gaps, expired records, committed group offsets, lag)."""
     _validate(request)
-    spark = _spark(request.master, progress)
     savepoint = before = None
     if request.savepoint:
-        savepoint = _load(spark, request.savepoint, request.savepoint_options, progress)
+        savepoint = _load(request.savepoint, request.savepoint_options, progress)
     if request.before:
-        before = _load(spark, request.before, request.savepoint_options, progress)
+        before = _load(request.before, request.savepoint_options, progress)
     kafka = None
     if request.bootstrap:
         kafka = KafkaSource(request.bootstrap, _required_topics(request, savepoint, "--bootstrap"))
@@ -54,6 +57,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     findings: list[Finding] = []
     notes: list[str] = []
     if request.sink:
+        from splitaudit.audit.kafka_topic import source_offsets
+        from splitaudit.audit.replay import check_past_savepoint
+        from splitaudit.audit.sink import audit_sink
+
+        spark = _spark(request, progress)
         with progress.step(f"audit the {request.sink_format} sink {request.sink}"):
             sink = _read_sink(spark, request, request.sink)
             source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
@@ -73,6 +81,8 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         with progress.step("compare with the earlier savepoint"):
             findings = list(check_rewind(before, savepoint)) + findings
     if kafka is not None:
+        from splitaudit.clients.kafka import partition_offsets
+
         with progress.step(f"compare with the offsets of {kafka.named} at {kafka.bootstrap}"):
             offsets: dict[tuple[str, int], PartitionOffsets] = {}
             for topic in kafka.topics:
@@ -106,9 +116,8 @@ def run_diff(before: str, after: str, options: SavepointOptions, master: str, pr
     """`diff SP0 SP1`: rewinds, dropped and new partitions between two savepoints of one job."""
     for path in (before, after):
         _check_exists(path, "savepoint")
-    spark = _spark(master, progress)
-    earlier = _load(spark, before, options, progress)
-    later = _load(spark, after, options, progress)
+    earlier = _load(before, options, progress)
+    later = _load(after, options, progress)
     with progress.step("compare the two savepoints"):
         return _findings(list(check_rewind(earlier, later)), None, None, [])
 
@@ -143,33 +152,61 @@ def _check_exists(path: str, option: str) -> None:
         raise UsageError(f"{path}: no such file or directory (--{option})")
 
 
-def _spark(master: str, progress: Progress) -> SparkSession:
-    with progress.step(f"start Spark ({master})"):
-        spark = spark_session(master, app_name="splitaudit-audit")
+def _spark(request: AuditRequest, progress: Progress) -> SparkSession:
+    """A session for the sink audit: Spark's Kafka connector only when a topic is read through it (a sink topic,
+    or the source topic's offsets with --bootstrap), and as many shuffle partitions as the sink's size needs."""
+    from splitaudit.clients.spark import spark_session
+
+    shuffle = _shuffle_partitions(request.sink) if request.sink_format != "kafka" else None
+    config = {} if shuffle is None else {"spark.sql.shuffle.partitions": str(shuffle)}
+    with progress.step(f"start Spark ({request.master})"):
+        spark = spark_session(
+            request.master, app_name="splitaudit-audit", kafka=request.bootstrap is not None, config=config
+        )
         spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def _load(spark: SparkSession, path: str, options: SavepointOptions, progress: Progress) -> SavepointFrames:
+# One shuffle partition per this many bytes of sink files (Spark's own advisory partition size), at least the
+# default parallelism of a laptop and at most Spark's default of 200: a 10,000-row sink is not cut in 200.
+SHUFFLE_BYTES = 64 << 20
+MIN_SHUFFLE, MAX_SHUFFLE = 4, 200
+
+
+def _shuffle_partitions(sink: str | None) -> int | None:
+    """The shuffle partitions for a local sink of this size; None (Spark's default) for a URI."""
+    if sink is None or len(urlparse(sink).scheme) > 1:
+        return None
+    path = Path(sink)
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    size = sum(os.path.getsize(p) for p in files)
+    return max(MIN_SHUFFLE, min(MAX_SHUFFLE, -(-size // SHUFFLE_BYTES)))
+
+
+def _load(path: str, options: SavepointOptions, progress: Progress) -> SavepointTables:
     with progress.step(f"read the savepoint {path}"):
-        return savepoint_frames(spark, path, options.uids, options.allow_external_state, options.max_file_size)
+        return savepoint_tables(path, options.uids, options.allow_external_state, options.max_file_size)
 
 
 def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:
     """The sink as `read_sink` shapes it: files through Spark's readers, or a topic through its Kafka source."""
     if request.sink_format == "kafka" and request.bootstrap:
+        from splitaudit.audit.kafka_topic import read_kafka_sink
+
         return read_kafka_sink(spark, request.bootstrap, sink, request.columns)
+    from splitaudit.audit.sink_files import read_sink
+
     return read_sink(spark, sink, request.sink_format, request.columns)
 
 
-def _source_topics(request: AuditRequest, savepoint: SavepointFrames | None) -> tuple[str, ...]:
+def _source_topics(request: AuditRequest, savepoint: SavepointTables | None) -> tuple[str, ...]:
     """The source topics: --topic, else every topic the savepoint's sources read (sorted; empty if none)."""
     if request.topics:
         return request.topics
     return () if savepoint is None else tuple(sorted(_topics(savepoint)))
 
 
-def _required_topics(request: AuditRequest, savepoint: SavepointFrames | None, option: str) -> tuple[str, ...]:
+def _required_topics(request: AuditRequest, savepoint: SavepointTables | None, option: str) -> tuple[str, ...]:
     topics = _source_topics(request, savepoint)
     if not topics:
         raise UsageError(f"{option} needs --topic: the savepoint's sources name no topic")
@@ -177,11 +214,13 @@ def _required_topics(request: AuditRequest, savepoint: SavepointFrames | None, o
 
 
 def _partition_list(
-    request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointFrames, sink_audit: SinkAudit | None
+    request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointTables, sink_audit: SinkAudit | None
 ) -> PartitionList | None:
     """The topics' partitions: from Kafka's admin API, else --partitions, else the partitions the sink holds,
     else none (the assignment check then falls back to the enumerator's list or to the held partitions)."""
     if kafka is not None:
+        from splitaudit.clients.kafka import topic_partitions
+
         listed = frozenset((t, p) for t in kafka.topics for p in topic_partitions(kafka.bootstrap, t))
         return PartitionList(listed, f"the Kafka admin API at {kafka.bootstrap} ({kafka.named})")
     if request.partitions:
@@ -197,7 +236,7 @@ def _partition_list(
     return None
 
 
-def _one_topic(request: AuditRequest, savepoint: SavepointFrames) -> str:
+def _one_topic(request: AuditRequest, savepoint: SavepointTables) -> str:
     """The topic a bare `--partitions N` counts: the one source topic, else a usage error naming them."""
     topics = _source_topics(request, savepoint)
     if len(topics) != 1:
@@ -208,9 +247,8 @@ def _one_topic(request: AuditRequest, savepoint: SavepointFrames) -> str:
     return topics[0]
 
 
-def _topics(savepoint: SavepointFrames) -> set[str]:
-    rows = savepoint.splits.select("topic").union(savepoint.enumerator.select("topic"))
-    return {r["topic"] for r in rows.where("topic IS NOT NULL").distinct().collect()}
+def _topics(savepoint: SavepointTables) -> set[str]:
+    return {r["topic"] for table in (savepoint.splits, savepoint.enumerator) for r in table if r["topic"] is not None}
 
 
 def _findings(

@@ -8,17 +8,16 @@
 Offsets are Kafka's *next* offset to read. Negative values are Flink's symbolic offsets kept as they are
 (-2 earliest, -1 latest, -3 committed); a Kafka stopping offset of Long.MIN_VALUE (unbounded) becomes null.
 Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in
-`splitaudit/splits/model.py`); this module only lays them out. Spark-free: plain rows and pyarrow tables, so
-the data source, the checks and the tests share one shape.
+`splitaudit/splits/model.py`); `audit/rows.py` lays them out as plain rows and this module types them
+(pyarrow), so the data source, the checks and the tests share one shape.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
-from splitaudit.savepoint_view import OperatorView, SavepointView
+from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.savepoint_view import SavepointView
 
 _SNAPSHOT = [
     pa.field("checkpoint_id", pa.int64(), nullable=False),
@@ -63,60 +62,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 TABLES = tuple(SCHEMAS)
 
 
-def concrete_offset(offset: int | None) -> int | None:
-    """A next offset, or None for an unknown or symbolic one (Flink's -1 latest, -2 earliest, -3 committed)."""
-    return offset if offset is not None and offset >= 0 else None
-
-
 def savepoint_table(view: SavepointView, table: str) -> pa.Table:
     """One of `TABLES` of the savepoint, typed by `SCHEMAS`."""
     rows = {"operators": operator_rows, "splits": split_rows, "enumerator": enumerator_rows}[table](view)
     return pa.Table.from_pylist(rows, schema=SCHEMAS[table])
-
-
-def operator_rows(view: SavepointView) -> list[dict[str, Any]]:
-    return [
-        _operator(view, op)
-        | {
-            "parallelism": op.parallelism,
-            "max_parallelism": op.max_parallelism,
-            "is_source": op.source is not None,
-            "reader_splits": 0 if op.source is None else len(op.source.reader_splits),
-        }
-        for op in view.operators
-    ]
-
-
-def split_rows(view: SavepointView) -> list[dict[str, Any]]:
-    """Every topic partition every source subtask held; a split with no partitions still gets one row."""
-    rows = []
-    for op in view.operators:
-        if op.source is None:
-            continue
-        base = _operator(view, op)
-        for split in op.source.reader_splits:
-            rows += [base | {"subtask": split.subtask} | row.to_json() for row in split.state.partition_rows()]
-    return rows
-
-
-def enumerator_rows(view: SavepointView) -> list[dict[str, Any]]:
-    """What each enumerator checkpoint names: pending splits (per target subtask when known) and, for Flink's
-    KafkaSource, the partitions it has assigned."""
-    rows = []
-    for op in view.operators:
-        if op.source is None or op.source.enumerator is None:
-            continue
-        base = _operator(view, op)
-        for entry in op.source.enumerator.state.enumerator_entries():
-            rows += [base | {"subtask": entry.subtask, "status": entry.status} | row.to_json() for row in entry.rows]
-    return rows
-
-
-def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
-    return {
-        "operator_id": op.operator_id,
-        "operator_uid": op.uid,
-        "operator_name": op.name,
-        "checkpoint_id": view.checkpoint_id,
-        "kind": view.kind,
-    }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import (
     Consumer,
@@ -21,16 +22,22 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic, OffsetSpec  # type: ignore[attr-defined]
 
 from splitaudit.errors import ExternalError, UsageError
+from splitaudit.logs import KAFKA_LOGGER, library_log
 from splitaudit.polling import poll
 
 
 def admin(bootstrap: str, *, quiet: bool = False) -> AdminClient:
     """An admin client; short timeouts so a dead broker fails fast. `quiet` silences librdkafka's connection
     errors, for health checks that expect them while a broker starts."""
-    config: dict[str, str | int | float | bool] = {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000}
+    config = _client_config({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000})
     if quiet:
         config["log_level"] = 0
     return AdminClient(config)
+
+
+def _client_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A client's settings; librdkafka's log lines go to the libraries' log file when one is named."""
+    return config | ({"logger": KAFKA_LOGGER} if library_log() is not None else {})
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
@@ -63,7 +70,7 @@ class NumberedProducer:
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
         self.topic, self.partitions = topic, partitions
         self._producer = Producer(
-            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True}
+            _client_config({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
         )
 
     def send(self, count: int, start: int) -> dict[int, int]:
@@ -186,11 +193,13 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
     known = partition_offsets(bootstrap, topic)
     offsets = {p: known[(topic, p)] for p in range(partitions)}
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"splitaudit-read-{uuid.uuid4()}",
-            "enable.auto.commit": False,
-        }
+        _client_config(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"splitaudit-read-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+            }
+        )
     )
     seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
 

@@ -13,19 +13,21 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
-from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
-from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
-from splitaudit.clients.spark import spark_session
+from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
 from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
 from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+
+if TYPE_CHECKING:
+    from splitaudit.clients.kafka import PartitionOffsets
 
 # Guard finding kinds (the audit's kinds for what its own checks find).
 RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
@@ -43,7 +45,6 @@ def run_guard(
     jar: Path,
     bootstrap: str | None,
     parallelism: int | None,
-    master: str,
     progress: Progress,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> GuardReport:
@@ -52,39 +53,37 @@ def run_guard(
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
     with progress.step(f"recognise the job jar {jar}"):
         facts = read_jar_facts(jar)
-    with progress.step(f"start Spark ({master})"):
-        spark = spark_session(master, app_name="splitaudit-guard")
-        spark.sparkContext.setLogLevel("ERROR")
     with progress.step(f"read the savepoint {savepoint}"):
-        frames = savepoint_frames(spark, savepoint, max_file_size=max_file_size)
-        sources = source_facts(frames)
+        tables = savepoint_tables(savepoint, max_file_size=max_file_size)
+        sources = source_facts(tables)
     topics = sorted({held.topic for source in sources for held in source.partitions})
     listed = None
     offsets: dict[tuple[str, int], PartitionOffsets] = {}
     if bootstrap is not None:
+        from splitaudit.clients.kafka import partition_offsets  # the Kafka client: only with a cluster to ask
+
         with progress.step(f"read the partitions and offsets of {', '.join(topics)} at {bootstrap}"):
             for topic in topics:
                 offsets |= partition_offsets(bootstrap, topic)
             listed = PartitionList(frozenset(offsets), f"the Kafka admin API at {bootstrap}")
     with progress.step("judge the restore"):
-        assignment = check_assignment(frames, listed)
-        offset_findings = check_offsets(offsets, resume_offsets(frames), {}, None)
+        assignment = check_assignment(tables, listed)
+        offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
         findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism)
     notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
     if bootstrap is None:
         notes.append("no --bootstrap: partitions added to the topic and expired offsets are not checked")
-    return GuardReport(frames.path, facts, bootstrap, parallelism, sources, findings, tuple(notes))
+    return GuardReport(tables.path, facts, bootstrap, parallelism, sources, findings, tuple(notes))
 
 
-def source_facts(frames: SavepointFrames) -> tuple[SourceFacts, ...]:
+def source_facts(tables: SavepointTables) -> tuple[SourceFacts, ...]:
     """Each source operator of the savepoint: parallelism, split families, the partitions it holds and where
     each resumes (the audit's positions: the lowest next offset of any holder)."""
     families: dict[str, set[str]] = defaultdict(set)
-    for frame in (frames.splits, frames.enumerator):
-        for row in frame.select("operator_id", "split_type").distinct().collect():
-            families[row["operator_id"]].add(row["split_type"])
+    for row in (*tables.splits, *tables.enumerator):
+        families[row["operator_id"]].add(row["split_type"])
     held: dict[str, list[HeldPartition]] = defaultdict(list)
-    for (operator_id, topic, partition), offset in sorted(positions(frames).items()):
+    for (operator_id, topic, partition), offset in sorted(positions(tables).items()):
         held[operator_id].append(HeldPartition(topic, partition, offset))
     return tuple(
         SourceFacts(
@@ -93,7 +92,7 @@ def source_facts(frames: SavepointFrames) -> tuple[SourceFacts, ...]:
             families=tuple(sorted(families[row["operator_id"]])),
             partitions=tuple(held[row["operator_id"]]),
         )
-        for row in frames.operators.where("is_source").orderBy("operator_id").collect()
+        for row in sorted((r for r in tables.operators if r["is_source"]), key=lambda r: str(r["operator_id"]))
     )
 
 

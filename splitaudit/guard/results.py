@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
-from splitaudit.patch.jar import JarFacts
+
+if TYPE_CHECKING:
+    from splitaudit.patch.jar import JarFacts
 
 # What `splitaudit watch` does on an error: stop the job with a savepoint, cancel it, or report only.
 STOP, CANCEL, REPORT = "stop", "cancel", "report"

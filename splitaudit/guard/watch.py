@@ -26,15 +26,13 @@ from dataclasses import dataclass
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.offsets import check_offsets
-from splitaudit.audit.rewind import lowest_offsets, resume_points
-from splitaudit.audit.tables import savepoint_table
+from splitaudit.audit.rewind import resume_offsets
+from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.clients.flink import TERMINAL_STATES, FlinkRestClient
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
 from splitaudit.errors import UsageError
 from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport
 from splitaudit.progress import Progress
-from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.splits.model import PENDING
 
 PARTITION_READ_TWICE = "partition_read_twice"
 READ_MORE_THAN_AVAILABLE = "read_more_than_available"
@@ -103,10 +101,7 @@ def judge_sample(
 
 def restored_offsets(location: str) -> dict[Key, int]:
     """The offsets a job restored from `location` resumes each partition from, read without Spark."""
-    view = inspect_savepoint(location)
-    rows = savepoint_table(view, "splits").to_pylist()
-    rows += [r for r in savepoint_table(view, "enumerator").to_pylist() if r["status"] == PENDING]
-    return resume_points(lowest_offsets(rows))
+    return resume_offsets(savepoint_tables(location))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Every length is checked against what is left before anything is allocated, and e
 
 from __future__ import annotations
 
+import re
 import struct
 
 from splitaudit.errors import InputError
@@ -16,6 +17,7 @@ _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
 _SHORT = struct.Struct(">h")
 _USHORT = struct.Struct(">H")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # CESU-8 halves, re-joined below
 
 
 def decode_modified_utf8(raw: bytes) -> str:
@@ -24,8 +26,10 @@ def decode_modified_utf8(raw: bytes) -> str:
     Raises `UnicodeDecodeError` for bytes that are not modified UTF-8; `DataInput.read_utf` turns that into
     an `InputError`.
     """
+    if raw.isascii():  # almost every name, topic and path: no NUL pair, no surrogate to look for
+        return raw.decode("ascii")
     text = raw.replace(b"\xc0\x80", b"\0").decode("utf-8", "surrogatepass")
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
+    if _SURROGATE.search(text):
         # Re-join the CESU-8 surrogate halves into real code points.
         text = text.encode("utf-16-be", "surrogatepass").decode("utf-16-be")
     return text

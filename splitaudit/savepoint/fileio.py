@@ -1,6 +1,8 @@
 """The one seam between the reader and storage: `_metadata` and the state files it names.
 
-Local paths and URIs (`s3://`, `hdfs://`, `gs://`, `file:`) go through `pyarrow.fs`. Every path that comes out
+Local paths and `file:` URIs are read with `os` and `open()`; other URIs (`s3://`, `hdfs://`, `gs://`) go
+through `pyarrow.fs`, imported only then (it costs about a second of start-up that a local `inspect` does not
+need). Every path that comes out
 of a file is confined: relative handles (tag 6) resolve inside the directory that holds `_metadata` (Flink's
 `exclusiveDir`: splitaudit/savepoint/FORMAT.md, "Where state files are") and may never climb out of it, not
 even through a symlink; absolute handles (tags 2 and 15) are read only when they point inside that directory,
@@ -13,11 +15,14 @@ import os
 import posixpath
 import stat
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlparse
 
-import pyarrow.fs as pafs
-
 from splitaudit.errors import InputError, summary
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
 
 METADATA_FILE = "_metadata"
 # The largest _metadata or state file read, unless the user raises it (`--max-file-size`): real savepoints hold
@@ -42,34 +47,34 @@ class SavepointFiles:
         self.max_file_size = max_file_size
         self._cache: dict[str, bytes] = {}
         self.scheme = _scheme(location)
+        # None: the local disk (os and open()); otherwise the pyarrow filesystem of the URI.
         self.fs, path = self._filesystem(location)
-        try:
-            info = self.fs.get_file_info(path)
-        except (OSError, ValueError) as ex:
-            raise InputError(location, None, f"cannot open: {summary(ex)}") from None
-        if info.type == pafs.FileType.NotFound:
-            raise InputError(location, None, "no such file or directory")
-        if info.type == pafs.FileType.Directory:
+        if _is_directory(self.fs, path, location):
             self.directory = path.rstrip("/") or "/"
         else:
             self.directory = posixpath.dirname(path)
             if posixpath.basename(path) != METADATA_FILE:
                 raise InputError(location, None, f"expected a savepoint directory or its {METADATA_FILE} file")
         self.metadata_path = posixpath.join(self.directory, METADATA_FILE)
-        self._local = isinstance(self.fs, pafs.LocalFileSystem)
+        self._local = self.fs is None
         if self._local:
             self._real_directory = os.path.realpath(self.directory)
 
     @staticmethod
-    def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
-        scheme = _scheme(location)
-        if not scheme:
-            return pafs.LocalFileSystem(), os.path.abspath(location)
+    def _filesystem(location: str) -> tuple[pafs.FileSystem | None, str]:
+        """The filesystem of `location` (None: the local disk) and the path on it."""
+        if not _scheme(location):
+            return None, os.path.abspath(location)
+        local = _local_file_uri_path(location)
+        if local is not None:
+            return None, local
+        import pyarrow.fs as pafs  # a second of start-up: only for remote URIs
+
         try:
-            if scheme == "s3" and not urlparse(location).query:
-                parsed = urlparse(location)
+            parsed = urlparse(location)
+            if parsed.scheme == "s3" and not parsed.query:
                 return s3_filesystem(os.environ), posixpath.normpath(f"{parsed.netloc}/{parsed.path.lstrip('/')}")
-            fs, path = pafs.FileSystem.from_uri(_normalize_file_uri(location))
+            fs, path = pafs.FileSystem.from_uri(location)
         except (OSError, ValueError) as ex:
             raise InputError(location, None, f"unsupported location: {summary(ex)}") from None
         return fs, path
@@ -135,7 +140,7 @@ class SavepointFiles:
 
     def _read(
         self,
-        fs: pafs.FileSystem,
+        fs: pafs.FileSystem | None,
         path: str,
         shown: str,
         span: tuple[int, int] | None,
@@ -144,7 +149,7 @@ class SavepointFiles:
         whole: bool = True,
     ) -> bytes:
         """The bytes of a regular file (`span` = (start, length) of them, or all), bounded and checked."""
-        key = f"{type(fs).__name__}:{path}"
+        key = f"{type(fs).__name__}:{path}"  # NoneType: the local disk
         if key not in self._cache:
             where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
             kind = "state file" if referenced_from is not None else "file"
@@ -160,17 +165,17 @@ class SavepointFiles:
                     shown, None, f"{kind} of {size} bytes has no bytes [{span[0]}, {span[0] + span[1]}){where}"
                 )
             try:
-                with fs.open_input_file(path) as stream:
+                with open(path, "rb") if fs is None else fs.open_input_file(path) as stream:
                     self._cache[key] = _read_bounded(stream, size)
             except (OSError, ValueError) as ex:
                 raise InputError(shown, None, f"cannot read {kind}{where}: {summary(ex)}") from None
         data = self._cache[key]
         return data if span is None or whole else data[span[0] : span[0] + span[1]]
 
-    def _regular_file_size(self, fs: pafs.FileSystem, path: str, shown: str, kind: str, where: str) -> int:
+    def _regular_file_size(self, fs: pafs.FileSystem | None, path: str, shown: str, kind: str, where: str) -> int:
         """The size of `path` if it is a regular file; anything else (missing, a directory, a FIFO, a socket,
         a device, also behind a symlink) is refused without opening it."""
-        if isinstance(fs, pafs.LocalFileSystem):
+        if fs is None:
             try:
                 status = os.stat(path)
             except OSError as ex:
@@ -182,9 +187,9 @@ class SavepointFiles:
             info = fs.get_file_info(path)
         except (OSError, ValueError) as ex:
             raise InputError(shown, None, f"cannot read {kind}{where}: {summary(ex)}") from None
-        if info.type == pafs.FileType.NotFound:
+        if info.type.name == "NotFound":
             raise InputError(shown, None, f"no such {kind}{where}")
-        if info.type != pafs.FileType.File:
+        if info.type.name != "File":
             raise InputError(shown, None, f"{kind} is not a regular file{where}")
         return int(info.size)
 
@@ -198,6 +203,8 @@ def s3_filesystem(environment: Mapping[str, str]) -> pafs.S3FileSystem:
     `AWS_SESSION_TOKEN`, `AWS_PROFILE` and ~/.aws, instance roles). A location with a query string
     (`s3://b/sp?endpoint_override=host:port&scheme=http`) is configured by pyarrow from its options instead.
     """
+    import pyarrow.fs as pafs  # a second of start-up: only for s3:// locations
+
     endpoint = environment.get("AWS_ENDPOINT_URL_S3") or environment.get("AWS_ENDPOINT_URL")
     region = environment.get("AWS_REGION") or environment.get("AWS_DEFAULT_REGION")
     if not endpoint:
@@ -208,7 +215,25 @@ def s3_filesystem(environment: Mapping[str, str]) -> pafs.S3FileSystem:
     return pafs.S3FileSystem(endpoint_override=parsed.netloc, scheme=parsed.scheme, region=region or "us-east-1")
 
 
-def _read_bounded(stream: pafs.NativeFile, size: int) -> bytes:
+def _is_directory(fs: pafs.FileSystem | None, path: str, location: str) -> bool:
+    """Whether the savepoint location names a directory (else a file); missing or unreadable is bad input."""
+    if fs is None:
+        try:
+            return stat.S_ISDIR(os.stat(path).st_mode)
+        except FileNotFoundError:
+            raise InputError(location, None, "no such file or directory") from None
+        except (OSError, ValueError) as ex:
+            raise InputError(location, None, f"cannot open: {summary(ex)}") from None
+    try:
+        info = fs.get_file_info(path)
+    except (OSError, ValueError) as ex:
+        raise InputError(location, None, f"cannot open: {summary(ex)}") from None
+    if info.type.name == "NotFound":
+        raise InputError(location, None, "no such file or directory")
+    return bool(info.type.name == "Directory")
+
+
+def _read_bounded(stream: BinaryIO | pafs.NativeFile, size: int) -> bytes:
     """Exactly `size` bytes, in chunks; a file that changed size while read is an error, not a surprise."""
     parts = []
     left = size
@@ -234,21 +259,24 @@ def _file_type(mode: int) -> str:
     return "not a plain file"
 
 
-def absolute_location(location: str) -> str:
-    """`location` as any process on this machine reads it, whatever its working directory: a relative local path
-    made absolute against this process's; a URI as given. (A Spark executor runs in its worker's work dir.)"""
-    return location if _scheme(location) else os.path.abspath(location)
-
-
 def _scheme(location: str) -> str:
     """The URI scheme of `location` (`s3`, `hdfs`, `file`, …), or "" for a plain path (a drive letter is none)."""
     scheme = urlparse(location).scheme
     return scheme.lower() if len(scheme) > 1 else ""
 
 
-def _normalize_file_uri(uri: str) -> str:
-    """Flink writes `file:/abs/path`; pyarrow wants `file:///abs/path`."""
+def _local_file_uri_path(uri: str) -> str | None:
+    """The local path of a `file:` URI (Flink writes `file:/abs/path`; also `file:///abs/path` and
+    `file://localhost/abs/path`), or None for any other URI."""
     parsed = urlparse(uri)
-    if parsed.scheme == "file" and not uri.startswith("file://"):
-        return "file://" + parsed.path
-    return uri
+    if parsed.scheme.lower() != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    if not posixpath.isabs(parsed.path):
+        raise InputError(uri, None, "unsupported location: a file: URI needs an absolute path")
+    return posixpath.normpath(parsed.path)
+
+
+def absolute_location(location: str) -> str:
+    """`location` as any process on this machine reads it, whatever its working directory: a relative local path
+    made absolute against this process's; a URI as given. (A Spark executor runs in its worker's work dir.)"""
+    return location if _scheme(location) else os.path.abspath(location)

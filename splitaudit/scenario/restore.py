@@ -48,15 +48,19 @@ from splitaudit.home import BEAM_VERSION, pipeline_jars
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
-from splitaudit.scenario.results import DemoReport, ScenarioReport, partition_counts
+from splitaudit.scenario.results import (
+    BROKER_RESTART,
+    FAULTS,
+    JOBMANAGER_KILL,
+    TASKMANAGER_KILL,
+    DemoReport,
+    ScenarioReport,
+    partition_counts,
+)
 from splitaudit.scenario.sink import count_rows, read_sink
 from splitaudit.stack.stack import Stack
 
 SAVEPOINT = "savepoint"
-TASKMANAGER_KILL = "taskmanager-kill"
-BROKER_RESTART = "broker-restart"
-JOBMANAGER_KILL = "jobmanager-kill"
-FAULTS = (TASKMANAGER_KILL, BROKER_RESTART, JOBMANAGER_KILL)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,13 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DOUBLE_ASSIGNMENT_KINDS
 from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.progress import TimedStep
 
+# The faults `scenario --fault` causes; here, beside the results, so the command line names them without
+# importing the scenario's Kafka, Flink and pyarrow code.
+TASKMANAGER_KILL = "taskmanager-kill"
+BROKER_RESTART = "broker-restart"
+JOBMANAGER_KILL = "jobmanager-kill"
+FAULTS = (TASKMANAGER_KILL, BROKER_RESTART, JOBMANAGER_KILL)
+
 
 @dataclass(frozen=True)
 class PartitionCounts:

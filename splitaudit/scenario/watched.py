@@ -48,7 +48,6 @@ def run_guarded_restore(
     progress: Progress,
     settings: ScenarioSettings,
     force: bool,
-    master: str = "local[*]",
     watch_seconds: float = 30.0,
 ) -> GuardedRestore:
     """On a running `stack`, in `run_dir` (new): the first half, the guard on the savepoint and `jar`, and (when
@@ -57,7 +56,7 @@ def run_guarded_restore(
     run = ScenarioRun(stack, run_dir, f"guard-{variant}", settings, progress)
     savepoint = _first_half(run, jar)
     with run.steps.step("guard the restore") as out:
-        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, settings.restore_parallelism, master, progress)
+        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, settings.restore_parallelism, progress)
         out.append(guard.line)
     if not guard.safe and not force:
         return GuardedRestore(variant, guard, force, None)

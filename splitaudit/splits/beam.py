@@ -24,11 +24,10 @@ Flink 1.19.3 (fixtures/beam_flink_source/), which tests/unit/test_fixtures.py de
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 from typing import Any, ClassVar
-
-import fastavro
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
@@ -48,32 +47,40 @@ _PARTITION_MARK_FIELDS = {
     "topic": {"name": "topic", "type": "string"},
     "watermarkMillis": {"name": "watermarkMillis", "type": "long"},
 }
-KAFKA_CHECKPOINT_MARK_SCHEMAS = tuple(
-    fastavro.parse_schema(
-        {
-            "type": "record",
-            "name": "KafkaCheckpointMark",
-            "namespace": "org.apache.beam.sdk.io.kafka",
-            "fields": [
-                {
-                    "name": "partitions",
-                    "type": {
-                        "type": "array",
-                        "items": {
-                            "type": "record",
-                            "name": "PartitionMark",
-                            "fields": [_PARTITION_MARK_FIELDS[name] for name in order],
+
+
+@functools.cache
+def _kafka_checkpoint_mark_schemas() -> tuple[Any, ...]:
+    """The parsed schemas, built on first use: fastavro is imported only for savepoints that hold Beam Kafka
+    state, not by every `inspect`."""
+    import fastavro
+
+    return tuple(
+        fastavro.parse_schema(
+            {
+                "type": "record",
+                "name": "KafkaCheckpointMark",
+                "namespace": "org.apache.beam.sdk.io.kafka",
+                "fields": [
+                    {
+                        "name": "partitions",
+                        "type": {
+                            "type": "array",
+                            "items": {
+                                "type": "record",
+                                "name": "PartitionMark",
+                                "fields": [_PARTITION_MARK_FIELDS[name] for name in order],
+                            },
                         },
-                    },
-                }
-            ],
-        }
+                    }
+                ],
+            }
+        )
+        for order in (
+            ("nextOffset", "partition", "topic", "watermarkMillis"),
+            ("topic", "partition", "nextOffset", "watermarkMillis"),
+        )
     )
-    for order in (
-        ("nextOffset", "partition", "topic", "watermarkMillis"),
-        ("topic", "partition", "nextOffset", "watermarkMillis"),
-    )
-)
 
 
 @dataclass(frozen=True)
@@ -240,7 +247,9 @@ def _topic_partitions(inp: DataInput, source: Any, at: int) -> tuple[TopicPartit
 
 def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[PartitionMark, ...]:
     """`AvroCoder.of(KafkaCheckpointMark.class)` bytes; one of the known schemas must consume them exactly."""
-    for schema in KAFKA_CHECKPOINT_MARK_SCHEMAS:
+    import fastavro
+
+    for schema in _kafka_checkpoint_mark_schemas():
         stream = io.BytesIO(data)
         try:
             record: Any = fastavro.schemaless_reader(stream, schema, None)

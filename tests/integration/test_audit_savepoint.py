@@ -13,19 +13,16 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from splitaudit.audit.assignment import ENUMERATOR_SOURCE, PartitionList, check_assignment
+from splitaudit.audit.assignment import PartitionList, check_assignment
 from splitaudit.audit.findings import (
-    ASSIGNED_AND_PENDING,
-    ASSIGNED_TWICE,
     ERROR,
     PAST_SAVEPOINT,
-    REWIND,
     UNASSIGNED,
     WARNING,
 )
 from splitaudit.audit.replay import check_past_savepoint
 from splitaudit.audit.rewind import check_rewind, resume_offsets
-from splitaudit.audit.savepoint_frames import SavepointFrames, savepoint_frames
+from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.tables import SCHEMAS
 
 pytestmark = pytest.mark.integration
@@ -70,102 +67,16 @@ def test_the_data_source_rejects_an_unknown_table(spark: SparkSession) -> None:
         spark.read.format("flink_savepoint").option("table", "x").load(STOCK_BEFORE).collect()
 
 
-def test_a_clean_restore_holds_every_partition_once(spark: SparkSession) -> None:
-    listed = PartitionList(frozenset((TOPIC, p) for p in range(4)), "--partitions 4")
-    check = check_assignment(savepoint_frames(spark, STOCK_AFTER), listed)
-    assert check.findings == ()
-    (matrix,) = check.matrices
-    assert (matrix.operator, matrix.subtasks, matrix.partitions_from) == (SOURCE, 2, "--partitions 4")
-    assert [
-        (p.partition, p.status, [(h.subtask, h.split_id, h.next_offset) for h in p.holders]) for p in matrix.partitions
-    ] == [
-        (0, "ok", [(0, "0", 10000)]),
-        (1, "ok", [(1, "1", 10000)]),
-        (2, "ok", [(0, "0", 10000)]),
-        (3, "ok", [(1, "1", 10000)]),
-    ]
-
-
-def test_partitions_the_topic_has_but_nobody_holds_are_missing(spark: SparkSession) -> None:
-    # The topic grew to 6 partitions while the job was down; Beam's KafkaIO does not discover new ones.
-    listed = PartitionList(frozenset((TOPIC, p) for p in range(6)), "Kafka")
-    check = check_assignment(savepoint_frames(spark, STOCK_AFTER), listed)
-    assert [(f.kind, f.severity, f.topic, f.partition, f.count) for f in check.findings] == [
-        (UNASSIGNED, ERROR, TOPIC, 4, 0),
-        (UNASSIGNED, ERROR, TOPIC, 5, 0),
-    ]
-    assert [p.status for p in check.matrices[0].partitions] == ["ok"] * 4 + ["missing"] * 2
-
-
-def test_kafka_source_partitions_come_from_its_enumerator(spark: SparkSession) -> None:
-    check = check_assignment(savepoint_frames(spark, str(KAFKA_SAVEPOINT)))
-    assert check.findings == ()
-    (matrix,) = check.matrices
-    assert matrix.partitions_from == ENUMERATOR_SOURCE
-    # expected.json: subtask 0 holds p3 at 2937 and p1 not started (-2, earliest); subtask 1 p2 at 2956, p0 -2
-    assert [(p.partition, [(h.subtask, h.next_offset) for h in p.holders]) for p in matrix.partitions] == [
-        (0, [(1, -2)]),
-        (1, [(0, -2)]),
-        (2, [(1, 2956)]),
-        (3, [(0, 2937)]),
-    ]
-
-
-def _frames(spark: SparkSession, splits: list[dict[str, Any]], pending: list[dict[str, Any]]) -> SavepointFrames:
-    """Hand-made split tables (pure logic: the check's rules, on states no real run here produced)."""
-    base = {
-        "operator_id": "op",
-        "operator_uid": "kafka-source",
-        "operator_name": None,
-        "checkpoint_id": 7,
-        "kind": None,
-    }
-    split = {"split_type": "kafka", "stopping_offset": None, "topic": "t"}
-
-    def frame(table: str, rows: list[dict[str, Any]]) -> Any:
-        return spark.createDataFrame([base | split | r for r in rows], from_arrow_schema(SCHEMAS[table]))
-
-    operators = [base | {"parallelism": 2, "max_parallelism": 128, "is_source": True, "reader_splits": len(splits)}]
-    return SavepointFrames(
-        "hand-made", 7, frame("operators", operators), frame("splits", splits), frame("enumerator", pending)
-    )
-
-
-def test_a_partition_held_twice_or_held_and_pending_is_flagged(spark: SparkSession) -> None:
-    splits = [
-        {"subtask": 0, "split_id": "t-0", "partition": 0, "next_offset": 10},
-        {"subtask": 1, "split_id": "t-0", "partition": 0, "next_offset": 12},
-        {"subtask": 1, "split_id": "t-1", "partition": 1, "next_offset": 5},
-    ]
-    pending = [{"subtask": None, "status": "pending", "split_id": "t-1", "partition": 1, "next_offset": None}]
-    check = check_assignment(_frames(spark, splits, pending))
-    assert [(f.kind, f.partition, f.count) for f in check.findings] == [
-        (ASSIGNED_TWICE, 0, 2),
-        (ASSIGNED_AND_PENDING, 1, 2),
-    ]
-    assert "subtask 0 (split t-0, next offset 10) and subtask 1 (split t-0, next offset 12)" in check.findings[0].detail
-    assert [p.status for p in check.matrices[0].partitions] == ["double", "double"]
-
-
-def test_two_savepoints_in_the_wrong_order_are_four_rewinds(spark: SparkSession) -> None:
-    before, after = savepoint_frames(spark, STOCK_BEFORE), savepoint_frames(spark, STOCK_AFTER)
-    assert check_rewind(before, after) == ()
-    rewinds = check_rewind(after, before)
-    assert [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in rewinds] == [
-        (REWIND, ERROR, p, 5000, ((5000, 9999),)) for p in range(4)
-    ]
-
-
 def test_sink_records_past_the_savepoint_are_counted(spark: SparkSession) -> None:
     # Next offsets 5000 everywhere; the sink already holds p0 up to 5999 and p1 up to 5000.
     rows = [(TOPIC, 0, o) for o in range(6000)] + [(TOPIC, 1, o) for o in range(5001)] + [(TOPIC, 2, 10)]
     sink = spark.createDataFrame(rows, "topic string, partition int, offset bigint")
-    past = check_past_savepoint(sink, savepoint_frames(spark, STOCK_BEFORE))
+    past = check_past_savepoint(sink, savepoint_tables(STOCK_BEFORE))
     assert [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in past] == [
         (PAST_SAVEPOINT, WARNING, 0, 1000, ((5000, 5999),)),
         (PAST_SAVEPOINT, WARNING, 1, 1, ((5000, 5000),)),
     ]
-    assert check_past_savepoint(sink, savepoint_frames(spark, STOCK_BEFORE), exactly_once=True)[0].severity == ERROR
+    assert check_past_savepoint(sink, savepoint_tables(STOCK_BEFORE), exactly_once=True)[0].severity == ERROR
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -208,16 +119,38 @@ def test_cli_audit_savepoint_and_diff_exit_codes(tmp_path: Path) -> None:
     assert "Traceback" not in bad.stdout + bad.stderr
 
 
-def test_a_restore_resumes_each_partition_from_its_lowest_concrete_next_offset(spark: SparkSession) -> None:
-    splits = [
-        {"subtask": 0, "split_id": "t-0", "partition": 0, "next_offset": 120},
-        {"subtask": 1, "split_id": "t-0", "partition": 0, "next_offset": 100},  # held twice: read again from 100
-        {"subtask": 0, "split_id": "t-1", "partition": 1, "next_offset": -2},  # symbolic earliest
-        {"subtask": 1, "split_id": "t-2", "partition": 2, "next_offset": None},  # nothing read yet
-    ]
-    pending = [
-        {"subtask": None, "status": "pending", "split_id": "t-3", "partition": 3, "next_offset": 40},
-        {"subtask": None, "status": "pending", "split_id": "t-0", "partition": 0, "next_offset": 90},
-        {"subtask": None, "status": "assigned", "split_id": "t-1", "partition": 1, "next_offset": 0},
-    ]
-    assert resume_offsets(_frames(spark, splits, pending)) == {("t", 0): 90, ("t", 3): 40}
+# Every savepoint of a real run that holds Kafka partitions: Beam's FlinkSource and Flink's KafkaSource.
+KAFKA_SNAPSHOTS = sorted(
+    metadata.parent for family in ("beam_flink_source", "kafka") for metadata in FIXTURES.glob(f"{family}/**/_metadata")
+)
+
+
+def _through_spark(spark: SparkSession, location: str) -> SavepointTables:
+    """The savepoint's tables as Spark serves them (the `flink_savepoint` data source), collected."""
+
+    def table(name: str) -> tuple[dict[str, Any], ...]:
+        frame = spark.read.format("flink_savepoint").option("table", name).load(location)
+        return tuple(row.asDict() for row in frame.collect())
+
+    operators = table("operators")
+    return SavepointTables(
+        f"{location}/_metadata", operators[0]["checkpoint_id"], operators, table("splits"), table("enumerator")
+    )
+
+
+def test_the_driver_checks_find_what_the_tables_spark_serves_give(spark: SparkSession) -> None:
+    # The savepoint checks run on the driver without Spark; over the same savepoint read by Spark they must
+    # find exactly the same things (findings, matrices, resume offsets), with and without a partition list.
+    assert len(KAFKA_SNAPSHOTS) == 9
+    for snapshot in KAFKA_SNAPSHOTS:
+        driver, through_spark = savepoint_tables(str(snapshot)), _through_spark(spark, str(snapshot))
+        assert driver == through_spark, snapshot
+        topics = {r["topic"] for r in driver.splits if r["topic"] is not None}
+        listed = PartitionList(frozenset((t, p) for t in topics for p in range(6)), "six partitions")
+        for partitions in (None, listed):
+            assert check_assignment(driver, partitions) == check_assignment(through_spark, partitions)
+        assert resume_offsets(driver) == resume_offsets(through_spark)
+    before, after = (savepoint_tables(path) for path in (STOCK_BEFORE, STOCK_AFTER))
+    spark_before, spark_after = (_through_spark(spark, path) for path in (STOCK_BEFORE, STOCK_AFTER))
+    assert check_rewind(after, before) == check_rewind(spark_after, spark_before)
+    assert len(check_rewind(after, before)) == 4

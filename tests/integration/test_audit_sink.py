@@ -172,9 +172,17 @@ def test_cli_json_and_exit_codes(planted_parquet: Path, tmp_path: Path) -> None:
 
     clean = tmp_path / "clean.csv"
     pacsv.write_csv(pa.table({"topic": ["a"] * 3, "partition": [0] * 3, "offset": [5, 6, 7]}), clean)
-    ok = _cli("--json", "audit", "--sink", str(clean), "--sink-format", "csv", "--master", "local[1]")
+    log = tmp_path / "logs" / "spark.log"
+    ok = _cli(
+        "--json", "audit", "--sink", str(clean), "--sink-format", "csv", "--master", "local[1]", "--log", str(log)
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["findings"] == []
+    # Quiet: the console has splitaudit's progress only; Spark's JVM wrote its start-up lines to the log file.
+    assert ok.stderr.startswith("✓ start Spark (local[1])")
+    for chatter in ("log4j", "WARN", "NativeCodeLoader", "Setting default log level"):
+        assert chatter not in ok.stderr
+    assert "Using Spark's default log4j profile" in log.read_text()
 
     wrong_column = _cli("audit", "--sink", str(clean), "--sink-format", "csv", "--offset-col", "pos")
     assert wrong_column.returncode == 2

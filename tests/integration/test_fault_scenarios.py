@@ -25,14 +25,12 @@ import pytest
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
-    BROKER_RESTART,
-    JOBMANAGER_KILL,
     ScenarioSettings,
     pipeline_jar,
     run_fault_scenario,
     run_restore_scenario,
 )
-from splitaudit.scenario.results import ScenarioReport
+from splitaudit.scenario.results import BROKER_RESTART, JOBMANAGER_KILL, ScenarioReport
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
 

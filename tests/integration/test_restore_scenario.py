@@ -16,13 +16,12 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
-    TASKMANAGER_KILL,
     ScenarioSettings,
     pipeline_jar,
     run_fault_scenario,
     run_restore_scenario,
 )
-from splitaudit.scenario.results import ScenarioReport
+from splitaudit.scenario.results import TASKMANAGER_KILL, ScenarioReport
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
 

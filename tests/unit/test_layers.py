@@ -15,7 +15,7 @@ PACKAGE = Path(splitaudit.__file__).parent
 
 # Lowest first. Each entry is a package (folder) or a top-level module of splitaudit.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "progress", "home"}),
+    frozenset({"errors", "progress", "home", "logs"}),
     frozenset({"polling"}),
     frozenset({"primitives", "clients"}),
     frozenset({"savepoint", "splits", "patch"}),

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.tables import SCHEMAS, enumerator_rows, operator_rows, savepoint_table, split_rows
+from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.tables import SCHEMAS, savepoint_table
 from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import FIXTURES, FlinkFixture, flink_fixtures
 

@@ -179,7 +179,7 @@ def test_the_ci_line_names_the_verdict_and_the_error_kinds() -> None:
     )  # fmt: skip
 
 
-def test_a_missing_or_broken_jar_is_bad_input_before_spark_starts(tmp_path: Path) -> None:
+def test_a_missing_or_broken_jar_is_bad_input_before_the_savepoint_is_read(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from splitaudit.cli import main

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from splitaudit.audit.findings import Finding, Findings, PartitionCoverage, Summary
-from splitaudit.report.output import ConsoleOutput
+from splitaudit.report.console import ConsoleOutput
 from splitaudit.scenario.results import PartitionCounts, ScenarioReport
 
 ORDERS, PAYMENTS = "run-0a1b2c3d-t0", "run-0a1b2c3d-t1"

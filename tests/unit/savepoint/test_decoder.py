@@ -26,6 +26,16 @@ def test_modified_utf8_nul_and_supplementary_characters() -> None:
     assert inp.read_utf() == "€"
 
 
+def test_ascii_fast_path_decodes_as_the_general_path() -> None:
+    every_ascii_byte = bytes(range(128))
+    assert decode_modified_utf8(every_ascii_byte) == every_ascii_byte.decode("utf-8") == "".join(map(chr, range(128)))
+    # One non-ASCII byte anywhere takes the general path: NUL pairs and surrogate pairs after ASCII text.
+    assert decode_modified_utf8(b"topic-\xc0\x80") == "topic-\0"
+    assert decode_modified_utf8(b"orders-\xed\xa0\xbd\xed\xb8\x80-7") == "orders-\U0001f600-7"
+    with pytest.raises(UnicodeDecodeError):
+        decode_modified_utf8(b"orders-\xff")
+
+
 def test_truncation_names_file_and_offset() -> None:
     inp = DataInput(b"\x00\x00\x00\x01\x00\x00", "some/_metadata", base=100)
     inp.read_int()

@@ -137,7 +137,7 @@ def test_a_uri_in_a_state_handle_is_refused_before_anything_resolves_it(
 
     resolve = SavepointFiles._filesystem
 
-    def local_only(location: str) -> tuple[pafs.FileSystem, str]:
+    def local_only(location: str) -> tuple[pafs.FileSystem | None, str]:
         if "://" in location:
             forbidden(location)
         return resolve(location)

@@ -8,7 +8,8 @@ import pytest
 
 from splitaudit.errors import UsageError
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import TASKMANAGER_KILL, ScenarioSettings, run_fault_scenario
+from splitaudit.scenario.restore import ScenarioSettings, run_fault_scenario
+from splitaudit.scenario.results import TASKMANAGER_KILL
 from splitaudit.stack.stack import Stack
 
 

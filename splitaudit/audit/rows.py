@@ -1,0 +1,66 @@
+"""A savepoint's `operators`, `splits` and `enumerator` tables as plain rows (dicts): what the checks read on
+the driver and what `audit/tables.py` types for pyarrow and Spark. Pure Python, so a savepoint-only audit,
+`diff` and `guard` start without pyarrow.
+
+Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in
+`splitaudit/splits/model.py`); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from splitaudit.savepoint_view import OperatorView, SavepointView
+
+
+def concrete_offset(offset: int | None) -> int | None:
+    """A next offset, or None for an unknown or symbolic one (Flink's -1 latest, -2 earliest, -3 committed)."""
+    return offset if offset is not None and offset >= 0 else None
+
+
+def operator_rows(view: SavepointView) -> list[dict[str, Any]]:
+    return [
+        _operator(view, op)
+        | {
+            "parallelism": op.parallelism,
+            "max_parallelism": op.max_parallelism,
+            "is_source": op.source is not None,
+            "reader_splits": 0 if op.source is None else len(op.source.reader_splits),
+        }
+        for op in view.operators
+    ]
+
+
+def split_rows(view: SavepointView) -> list[dict[str, Any]]:
+    """Every topic partition every source subtask held; a split with no partitions still gets one row."""
+    rows = []
+    for op in view.operators:
+        if op.source is None:
+            continue
+        base = _operator(view, op)
+        for split in op.source.reader_splits:
+            rows += [base | {"subtask": split.subtask} | row.to_json() for row in split.state.partition_rows()]
+    return rows
+
+
+def enumerator_rows(view: SavepointView) -> list[dict[str, Any]]:
+    """What each enumerator checkpoint names: pending splits (per target subtask when known) and, for Flink's
+    KafkaSource, the partitions it has assigned."""
+    rows = []
+    for op in view.operators:
+        if op.source is None or op.source.enumerator is None:
+            continue
+        base = _operator(view, op)
+        for entry in op.source.enumerator.state.enumerator_entries():
+            rows += [base | {"subtask": entry.subtask, "status": entry.status} | row.to_json() for row in entry.rows]
+    return rows
+
+
+def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
+    return {
+        "operator_id": op.operator_id,
+        "operator_uid": op.uid,
+        "operator_name": op.name,
+        "checkpoint_id": view.checkpoint_id,
+        "kind": view.kind,
+    }

@@ -1,0 +1,52 @@
+"""A savepoint as the three tables the checks read, as plain rows on the driver.
+
+The tables are small (a row per split partition), so the checks never needed Spark for them: a savepoint-only
+audit or `diff` starts no Spark at all, and an audit with a sink joins the one table it needs (the resume
+offsets) into Spark itself. The rows are exactly the `flink_savepoint` data source's (`audit/tables.py`), and
+reading happens before anything else, so bad input fails with its file and byte offset first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.savepoint_view import inspect_savepoint
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SavepointTables:
+    """The `operators`, `splits` and `enumerator` tables of one savepoint or checkpoint."""
+
+    path: str
+    checkpoint_id: int
+    operators: tuple[Row, ...]
+    splits: tuple[Row, ...]
+    enumerator: tuple[Row, ...]
+
+
+def savepoint_tables(
+    location: str,
+    uids: Sequence[str] = (),
+    allow_external_state: bool = False,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> SavepointTables:
+    """Read the savepoint at `location` (dir or `_metadata`; local path or URI) into its three tables."""
+    view = inspect_savepoint(location, uids, allow_external_state, max_file_size)
+    return SavepointTables(
+        view.path,
+        view.checkpoint_id,
+        tuple(operator_rows(view)),
+        tuple(split_rows(view)),
+        tuple(enumerator_rows(view)),
+    )
+
+
+def partition_rows(table: Sequence[Row]) -> list[Row]:
+    """The rows of a split or enumerator table that name a topic partition."""
+    return [r for r in table if r["topic"] is not None and r["partition"] is not None]

@@ -1,0 +1,424 @@
+"""`ConsoleOutput`: results as rich tables for people, errors as one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Finding, Findings
+from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
+from splitaudit.guard.results import GuardReport, WatchReport
+from splitaudit.patch.results import PatchReport
+from splitaudit.report.output import Output
+from splitaudit.savepoint_view import SavepointView
+from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
+
+
+class ConsoleOutput(Output):
+    """Rich tables on stdout, errors on stderr."""
+
+    def __init__(self) -> None:
+        # Nothing printed is ever read as markup or emoji: names, topics and paths come from files, and a
+        # `[bold]` in an operator name is text. Styles are applied as `Text` spans only.
+        self.console = Console(highlight=False, markup=False, emoji=False)
+        self.errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
+
+    def exception(self, ex: BaseException, debug: bool) -> None:
+        if debug:
+            self.errors.print("".join(traceback.format_exception(ex)))
+        # One line whatever the terminal width (soft_wrap).
+        if isinstance(ex, SplitauditError):
+            # Bad input is one line: control characters of a file name are escaped. Errors of the environment
+            # keep the lines of the tool they quote (Flink's, Maven's).
+            text = printable(str(ex)) if ex.exit_code == EXIT_BAD_INPUT else str(ex)
+            self.errors.print(Text.assemble(("error:", "red"), " ", text), soft_wrap=True)
+        else:
+            message = printable(f"{type(ex).__name__}: {summary(ex)} (run with --debug)")
+            self.errors.print(Text.assemble(("internal error:", "red"), " ", message), soft_wrap=True)
+
+    def setup_report(self, report: SetupReport) -> None:
+        table = Table(title=f"splitaudit setup → {report.stack_home}")
+        for column in ("component", "version", "state", "seconds", "path"):
+            table.add_column(column)
+        for item in report.components:
+            table.add_row(item.name, item.version, item.state, f"{item.seconds:.1f}", item.path)
+        self.console.print(table)
+
+    def stack_status(self, status: StackStatus) -> None:
+        table = Table(title=f"stack in {status.workdir}")
+        for column in ("service", "state", "pid", "address", "detail"):
+            table.add_column(column)
+        for service in status.services:
+            state = Text("up", "green") if service.alive else Text("down", "red")
+            table.add_row(service.name, state, str(service.pid or "-"), service.address, service.detail)
+        self.console.print(table)
+
+    def smoke_report(self, report: SmokeReport) -> None:
+        table = Table(title=f"smoke scenario in {report.run_dir}")
+        for column in ("step", "seconds", "result"):
+            table.add_column(column)
+        for step in report.steps:
+            table.add_row(step.name, f"{step.seconds:.1f}", step.result)
+        self.console.print(table)
+        self.console.print(f"savepoint: {report.savepoint_path}")
+        self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
+
+    def patch_report(self, report: PatchReport) -> None:
+        bundled = f", bundles Flink {report.bundled_flink}" if report.bundled_flink else ""
+        self.console.print(f"{report.in_jar}: Beam {report.beam_version} with {report.flink_runner}{bundled}")
+        packages = sorted({entry.name.rpartition("/")[0].replace("/", ".") for entry in report.replaced})
+        table = Table(
+            title=f"replaced {len(report.replaced)} of {report.entries_total} entries, in {', '.join(packages)}"
+        )
+        for column in ("class", "Beam's sha256", "patched sha256", "bytes"):
+            table.add_column(column)
+        for entry in report.replaced:
+            table.add_row(
+                entry.name.rpartition("/")[2].removesuffix(".class"),
+                entry.original_sha256[:12],
+                entry.patched_sha256[:12],
+                f"{entry.original_size} → {entry.patched_size}",
+            )
+        self.console.print(table)
+        if report.added:
+            self.console.print(f"added {', '.join(name.removesuffix('.class') for name in report.added)}")
+        self.console.print(f"patched classes from {report.patch_classes_from}")
+        self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
+
+    def scenario_report(self, report: ScenarioReport) -> None:
+        continuous = ", records produced continuously" if report.continuous else ""
+        steps = Table(
+            title=f"{report.restart} scenario{continuous}, {report.variant}, {_parallelism(report)}: {report.jar}"
+        )
+        for column in ("step", "seconds", "result"):
+            steps.add_column(column)
+        for step in report.steps:
+            steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
+        self.console.print(steps)
+        several = len(report.topics) > 1
+        sink = Table(title=f"sink {report.sink_path} ({_topics_title(report)})")
+        if several:
+            sink.add_column("topic")
+        for column in (
+            "partition",
+            "expected",
+            "rows",
+            "dup rows",
+            "missing",
+            "two readers, one generation",
+            "replayed",
+        ):
+            sink.add_column(column, justify="right")
+        for p in report.partitions:
+            sink.add_row(
+                *([_topic_label(report, p.topic)] if several else []),
+                *(
+                    str(n)
+                    for n in (
+                        p.partition,
+                        p.expected_records,
+                        p.sink_rows,
+                        p.duplicate_rows,
+                        p.missing_offsets,
+                        p.double_read_offsets,
+                        p.replayed_offsets,
+                    )
+                ),
+            )
+        self.console.print(sink)
+        restarted = {
+            "savepoint": "savepoint before the restore",
+            "broker-restart": "last checkpoint before the broker stopped",
+            "jobmanager-kill": "resubmitted from retained checkpoint",
+        }.get(report.restart, "restarted from checkpoint")
+        self.console.print(f"{restarted}: {report.savepoint_before}")
+        self.console.print(f"savepoint at the end: {report.savepoint_after}")
+        self.console.print(f"{report.records_per_second:.0f} records/s after the restart; run dir {report.run_dir}")
+        self.console.print(f"auditor: {_verdict(report)}")
+
+    def demo_report(self, report: DemoReport) -> None:
+        stock, patched = report.stock, report.patched
+        table = Table(
+            title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched, {_parallelism(report.stock)} "
+            f"({report.run_dir})"
+        )
+        several = len(stock.topics) > 1
+        if several:
+            table.add_column("topic")
+        table.add_column("partition", justify="right")
+        table.add_column("expected", justify="right")
+        for side in ("stock", "patched"):
+            for column in ("rows", "dup rows", "missing"):
+                table.add_column(f"{side} {column}", justify="right")
+        for s, p in zip(stock.partitions, patched.partitions, strict=True):
+            table.add_row(
+                *([_topic_label(stock, s.topic)] if several else []),
+                str(s.partition),
+                str(s.expected_records),
+                *(str(n) for n in (s.sink_rows, s.duplicate_rows, s.missing_offsets)),
+                *(str(n) for n in (p.sink_rows, p.duplicate_rows, p.missing_offsets)),
+            )
+        self.console.print(table)
+        for scenario in (stock, patched):
+            self.console.print(Text.assemble((scenario.variant, "bold"), ", the auditor says: ", _verdict(scenario)))
+            self.console.print(
+                f"  {scenario.records_per_second:.0f} records/s after the restore; savepoints "
+                f"{scenario.savepoint_before} (before), {scenario.savepoint_after} (after); sink {scenario.sink_path}",
+                soft_wrap=True,
+            )
+        self.console.print(
+            Text.assemble(
+                _outcome(report.as_expected), ": stock Beam double-assigns on restore, the patched build does not"
+            )
+        )
+        self.console.print(f"demo wall time {report.seconds:.0f} s")
+
+    def matrix_report(self, report: MatrixReport) -> None:
+        table = Table(title=f"beam#31313 on a real cluster, every reachable Beam release ({report.run_dir})")
+        for column in ("Beam", "Flink", "jar", "partition", "expected", "rows", "two readers", "replayed", "missing"):
+            table.add_column(column, justify="right")
+        table.add_column("as expected")
+        for run in report.runs:
+            for index, p in enumerate(run.report.partitions):
+                first = index == 0
+                table.add_row(
+                    run.beam_version if first else "",
+                    run.flink_version if first else "",
+                    run.variant if first else "",
+                    str(p.partition)
+                    if len(run.report.topics) == 1
+                    else f"{_topic_label(run.report, p.topic)}/{p.partition}",
+                    *(
+                        str(n)
+                        for n in (
+                            p.expected_records,
+                            p.sink_rows,
+                            p.double_read_offsets,
+                            p.replayed_offsets,
+                            p.missing_offsets,
+                        )
+                    ),
+                    (Text("yes", "green") if run.as_expected else Text("NO", "red")) if first else "",
+                    end_section=index == len(run.report.partitions) - 1,
+                )
+        self.console.print(table)
+        for run in report.runs:
+            self.console.print(
+                Text.assemble(f"Beam {run.beam_version} {run.variant}, the auditor says: ", _verdict(run.report))
+            )
+        self.console.print(
+            Text.assemble(
+                _outcome(report.as_expected), ": affected stock jars double-assign on restore, patched and fixed do not"
+            )
+        )
+        self.console.print(f"matrix wall time {report.seconds:.0f} s")
+
+    def guard_report(self, report: GuardReport) -> None:
+        self.console.print(f"job jar {report.jar.path}: {report.jar.label}", soft_wrap=True)
+        for source in report.sources:
+            families = "/".join(source.families) or "no splits"
+            held = ", ".join(f"{p.topic}:{p.partition}@{_offset(p.next_offset)}" for p in source.partitions)
+            line = f"source {source.operator}: parallelism {source.parallelism}, {families}; {held or 'no partitions'}"
+            self.console.print(line, soft_wrap=True)
+        if report.findings:
+            self.console.print(_findings_table(report.findings))
+        for note in report.notes:
+            self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
+        self.console.print(Text(report.line, "green" if report.safe else "red"), soft_wrap=True)
+
+    def watch_report(self, report: WatchReport) -> None:
+        restored = f", restored from {report.restored_from}" if report.restored_from else ""
+        self.console.print(f"job {report.job}{restored}: {report.polls} polls in {report.seconds:g} s", soft_wrap=True)
+        if report.events:
+            self.console.print(_findings_table([e.finding for e in report.events]))
+        if report.savepoint:
+            self.console.print(f"stopped with a savepoint: {report.savepoint}", soft_wrap=True)
+        self.console.print(Text(report.line, "green" if report.exit_code == 0 else "red"), soft_wrap=True)
+
+    def guarded_restore(self, result: GuardedRestore) -> None:
+        self.guard_report(result.guard)
+        if result.restore is None:
+            self.console.print(
+                Text(f"{result.variant}: the guard refused the restore (--force restores anyway)", "red")
+            )
+            return
+        restore = result.restore
+        forced = " (forced past the guard)" if result.forced else ""
+        self.console.print(
+            f"{result.variant}{forced}: restored in {restore.restore_seconds:g} s; the restored job wrote "
+            f"{restore.restored_rows} rows of {restore.restored_offsets} offsets ({restore.read_twice} read twice; "
+            f"backlog {restore.backlog} per topic)",
+            soft_wrap=True,
+        )
+        self.watch_report(restore.watch)
+
+    def findings(self, findings: Findings) -> None:
+        summary = Table(title="audit summary")
+        counts = findings.summary.to_json()
+        for name in counts:
+            summary.add_column(name.replace("_", " "))
+        summary.add_row(*(str(v) for v in counts.values()))
+        self.console.print(summary)
+        if findings.findings:
+            self.console.print(_findings_table(findings.findings))
+        else:
+            self.console.print(Text("no findings", "green"))
+        for matrix in findings.assignment:
+            self.console.print(_assignment_table(matrix))
+        if findings.coverage:
+            self.console.print(_coverage_table(findings))
+        for note in findings.notes:
+            self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
+
+    def savepoint_view(self, view: SavepointView) -> None:
+        kind = view.kind or "snapshot"
+        if view.savepoint_format:
+            kind += f" ({view.savepoint_format})"
+        self.console.print(
+            f"{view.path}: {kind}, checkpoint {view.checkpoint_id}, metadata version {view.format_version}, "
+            f"{len(view.operators)} operators"
+        )
+        operators = Table(title="operators")
+        operators.add_column("id", no_wrap=True)
+        for column in ("uid", "name", "parallelism", "max parallelism", "source"):
+            operators.add_column(column)
+        for op in view.operators:
+            source = "-"
+            if op.source is not None:
+                types = sorted({split.state.type for split in op.source.reader_splits})
+                if op.source.enumerator is not None:
+                    types = sorted({*types, op.source.enumerator.state.type})
+                source = f"{len(op.source.reader_splits)} splits ({', '.join(types) or 'none'})"
+            operators.add_row(
+                op.operator_id,
+                op.uid or "-",
+                op.name or "-",
+                str(op.parallelism),
+                str(op.max_parallelism),
+                source,
+            )
+        self.console.print(operators)
+        for op in view.operators:
+            if op.source is None:
+                continue
+            splits = Table(title=f"source {op.uid or op.operator_id}: reader splits")
+            for column in ("subtask", "type", "split"):
+                splits.add_column(column)
+            for split in op.source.reader_splits:
+                splits.add_row(str(split.subtask), split.state.type, _compact(split.state.to_json()))
+            self.console.print(splits)
+            enumerator = op.source.enumerator
+            if enumerator is not None:
+                self.console.print(
+                    f"enumerator ({enumerator.state.type}, "
+                    f"serializer version {enumerator.serializer_version}): "
+                    f"{_compact(enumerator.state.to_json())}",
+                    markup=False,
+                )
+
+
+def _compact(document: dict[str, Any]) -> str:
+    """One line of `key=value` for a table cell; nested values as compact JSON."""
+    return ", ".join(
+        f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
+        for key, value in document.items()
+    )
+
+
+def _findings_table(findings: Sequence[Finding]) -> Table:
+    """One row per finding: severity (coloured), kind, partition, count, offsets, detail."""
+    table = Table(title="findings")
+    for column in ("severity", "kind", "topic", "partition", "count", "offsets", "detail"):
+        table.add_column(column)
+    for f in findings:
+        colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+        partition = "-" if f.partition is None else str(f.partition)
+        table.add_row(
+            Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.detail
+        )
+    return table
+
+
+def _coverage_table(findings: Findings) -> Table:
+    """Per (topic, partition): what the sink holds."""
+    coverage = Table(title="sink coverage per partition")
+    for column in ("topic", "partition", "rows", "distinct offsets", "first", "last", "duplicates", "missing"):
+        coverage.add_column(column)
+    for c in findings.coverage:
+        numbers = (c.partition, c.rows, c.distinct, c.first_offset, c.last_offset, c.duplicates, c.missing)
+        coverage.add_row(c.topic, *map(str, numbers))
+    return coverage
+
+
+def _assignment_table(matrix: AssignmentMatrix) -> Table:
+    """Partition x subtask: the split (and next offset) each subtask holds; doubles red, missing yellow."""
+    table = Table(title=f"assignment of source {matrix.operator} (partitions from {matrix.partitions_from})")
+    for column in ("topic", "partition", *(f"subtask {i}" for i in range(matrix.subtasks)), "enumerator (pending)"):
+        table.add_column(column)
+    for index, row in enumerate(matrix.partitions):
+        last_of_topic = index + 1 == len(matrix.partitions) or matrix.partitions[index + 1].topic != row.topic
+        cells = []
+        for subtask in [*range(matrix.subtasks), None]:
+            held = [h for h in row.holders if h.subtask == subtask]
+            cells.append(
+                ", ".join(f"split {h.split_id} @ {'?' if h.next_offset is None else h.next_offset}" for h in held)
+            )
+        style = {"double": "red", "missing": "yellow"}.get(row.status)
+        label = row.topic if row.status == "ok" else f"{row.topic} ({row.status})"
+        table.add_row(label, str(row.partition), *cells, style=style, end_section=last_of_topic)
+    return table
+
+
+def _topics_title(report: ScenarioReport) -> str:
+    """The topics of a scenario run, for a table's title; several are listed with the short labels the table's
+    rows use."""
+    if len(report.topics) == 1:
+        return f"topic {report.topics[0]}"
+    return "topics " + ", ".join(f"{_topic_label(report, topic)} = {topic}" for topic in report.topics)
+
+
+def _topic_label(report: ScenarioReport, topic: str) -> str:
+    """A short label for one of a scenario run's several topics (their names are long): t0, t1, …"""
+    return f"t{report.topics.index(topic)}"
+
+
+def _verdict(report: ScenarioReport) -> Text:
+    """One line of the auditor's findings on a scenario run."""
+    audit = report.audit
+    if not audit.findings:
+        return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
+    verdict = Text()
+    if report.double_assigned:
+        extra = sum(p.double_read_offsets for p in report.partitions)
+        if len(report.topics) > 1:
+            shown = ", ".join(f"{topic}/{partition}" for topic, partition in report.double_assigned)
+        else:
+            shown = ", ".join(str(partition) for _, partition in report.double_assigned)
+        verdict.append("double assignment", "red")
+        verdict.append(f" of partitions {shown} ({extra} records read twice)")
+    others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS)
+    if others:
+        verdict.append(("; " if verdict else "") + "also " + ", ".join(others))
+    return verdict
+
+
+def _parallelism(report: ScenarioReport) -> str:
+    """The job's parallelism, before and after the restore when they differ."""
+    if report.parallelism == report.restore_parallelism:
+        return f"parallelism {report.parallelism}"
+    return f"parallelism {report.parallelism} → {report.restore_parallelism} on restore"
+
+
+def _offset(offset: int | None) -> str:
+    return "?" if offset is None else str(offset)
+
+
+def _outcome(as_expected: bool) -> Text:
+    return Text("as expected", "green") if as_expected else Text("NOT as expected", "red")
