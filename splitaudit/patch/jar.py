@@ -219,13 +219,12 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
         raise UsageError(f"{out_jar} already exists; pass --force to overwrite it")
     try:
         with zipfile.ZipFile(in_jar) as jar:
-            target, bundled_flink, entries_total, originals = _check_jar(str(in_jar), jar, force)
+            target, bundled_flink, names, originals = _check_jar(str(in_jar), jar, force)
     except zipfile.BadZipFile as ex:
         raise InputError(str(in_jar), None, f"not a jar (zip) file: {ex}") from ex
     patched = _patched_classes(target)
     # A jar patched before (--force) holds the added classes already: they are replaced like the others.
-    with zipfile.ZipFile(in_jar) as jar:
-        present = set(jar.namelist())
+    present = set(names)
     replacements = {name: content for name, content in patched.items() if name in PATCHED_CLASSES or name in present}
     additions = {name: content for name, content in patched.items() if name not in replacements}
     _write_atomically(in_jar, out_jar, replacements, additions)
@@ -246,14 +245,16 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
         flink_runner=target.flink_runner,
         bundled_flink=bundled_flink,
         patch_classes_from=str(target.patch_jar),
-        entries_total=entries_total,
+        entries_total=len(names),
         replaced=replaced,
         added=tuple(additions),
     )
 
 
-def _check_jar(where: str, jar: zipfile.ZipFile, force: bool) -> tuple[PatchTarget, str | None, int, dict[str, bytes]]:
-    """Find the patch target a job jar matches, or refuse it with the reason."""
+def _check_jar(
+    where: str, jar: zipfile.ZipFile, force: bool
+) -> tuple[PatchTarget, str | None, list[str], dict[str, bytes]]:
+    """Find the patch target a job jar matches, or refuse it with the reason; also its entry names."""
     names = jar.namelist()
     name_set = set(names)
     if not any(name.startswith("org/apache/beam/") for name in names):
@@ -303,7 +304,7 @@ def _check_jar(where: str, jar: zipfile.ZipFile, force: bool) -> tuple[PatchTarg
                 f"{name} is not {label}'s released class (sha256 {actual}, expected {expected}); "
                 "refusing to replace a class the patch was not made from",
             )
-    return target, bundled_flink, len(names), originals
+    return target, bundled_flink, names, originals
 
 
 def _release(where: str, jar: zipfile.ZipFile, names: set[str]) -> tuple[str, str]:
