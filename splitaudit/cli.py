@@ -238,6 +238,17 @@ RESTORE_PARALLELISM = click.option(
 KEEP_STACK = click.option(
     "--keep-stack", is_flag=True, help="Leave Kafka and Flink running afterwards (stop with `stack down`)."
 )
+ADD_PARTITIONS = click.option(
+    "--add-partitions",
+    "added_partitions",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="K",
+    help="Add K partitions to the topic while the job is down, before the second batch: the patched jar "
+    "discovers them on restore and reads them from earliest; a jar that keeps its restored splits (Beam 2.70.0) "
+    "never reads them, and the audit reports them unassigned; stock splits the source again and reads them.",
+)
 BEAM_RECORDS = click.option(
     "--records",
     default=20_000,
@@ -375,17 +386,7 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     help="Produce records all along (about 1,000/s after the first N) and cancel 2 s after the savepoint while "
     "they keep arriving: the restored job replays what the first job read in between.",
 )
-@click.option(
-    "--add-partitions",
-    "added_partitions",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    metavar="K",
-    help="Add K partitions to the topic while the job is down, before the second batch: the patched jar "
-    "discovers them on restore and reads them from earliest; a jar that keeps its restored splits (Beam 2.70.0) "
-    "never reads them, and the audit reports them unassigned; stock splits the source again and reads them.",
-)
+@ADD_PARTITIONS
 @click.option("--guard", is_flag=True,
               help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "
                    "after it.")  # fmt: skip
@@ -478,6 +479,7 @@ def scenario(
 @BEAM_RECORDS
 @PARALLELISM
 @RESTORE_PARALLELISM
+@ADD_PARTITIONS
 @KEEP_STACK
 @click.option("--guard", is_flag=True,
               help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "
@@ -490,6 +492,7 @@ def demo(
     records: int,
     parallelism: int,
     restore_parallelism: int | None,
+    added_partitions: int,
     keep_stack: bool,
     guard: bool,
 ) -> None:
@@ -501,17 +504,24 @@ def demo(
     expected, sink rows, duplicate rows, missing offsets) and the auditor's verdict: stock is double assignment
     of every partition, patched is clean. Exits 0 when that is what the auditor found, 1 otherwise.
 
+    With --add-partitions K the topic gains K partitions while the job is down, and Beam 2.70.0 (the upstream
+    fix; its jar comes from `splitaudit setup --matrix`) runs between the two: expected, stock reads the old
+    partitions twice, 2.70.0 never reads the new ones, the patched jar reads every offset exactly once.
+
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
     from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_demo
 
+    if guard and added_partitions:
+        raise click.UsageError("--guard runs the plain savepoint restore: no --add-partitions")
     run_dir = new_run_dir(workdir)
     settings = ScenarioSettings(
         *_first_and_more(topic_partitions),
         records=records,
         parallelism=parallelism,
         restore_parallelism=restore_parallelism,
+        added_partitions=added_partitions,
     )
 
     def action(context: Context) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 FLINK_VERSION = "1.19.3"
 KAFKA_VERSION = "3.9.1"
 BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by beam#31313
+UPSTREAM_FIX_VERSION = "2.70.0"  # the first Beam release with the upstream fix of beam#31313 (apache/beam#33606)
 # Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
 SPARK_KAFKA_VERSION = "4.2.0"
 S3PROXY_VERSION = "2.6.0"  # the S3-compatible object store the stack runs for checkpoints on s3://
@@ -24,9 +25,9 @@ MATRIX_FLINK = {
     "2.56.0": "1.16.3",
     "2.59.0": "1.16.3",
     "2.62.0": FLINK_VERSION,
-    "2.70.0": FLINK_VERSION,  # fixed upstream: run unpatched
+    UPSTREAM_FIX_VERSION: FLINK_VERSION,  # fixed upstream: run unpatched
 }
-FIXED_BEAM_VERSIONS = frozenset({"2.70.0"})
+FIXED_BEAM_VERSIONS = frozenset({UPSTREAM_FIX_VERSION})
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
@@ -44,7 +45,8 @@ PIPELINE_JARS = pipeline_jars()
 
 
 def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
-    """The enumerator-patch jar the reactor builds for one Beam release and runner artifact (two classes).
+    """The enumerator-patch jar the reactor builds for one Beam release and runner artifact (the classes `patch-jar`
+    puts into a job jar).
 
     `flink_runner` is the runner's artifact id, e.g. `beam-runners-flink-1.19`; the module is
     `enumerator-patch/flink-<flink>-beam-<beam_version>/`, its artifact `dev.splitaudit:<flink_runner>-patch`.

@@ -11,9 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, AssignmentMatrix, Finding, Findings
+from splitaudit.audit.findings import (
+    DOUBLE_ASSIGNMENT_KINDS,
+    INFO,
+    UNASSIGNED,
+    AssignmentMatrix,
+    Finding,
+    Findings,
+)
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.guard.results import GuardReport, WatchReport
+from splitaudit.home import UPSTREAM_FIX_VERSION
 from splitaudit.patch.results import PatchReport
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
@@ -144,40 +152,45 @@ class ConsoleOutput(Output):
         self.console.print(f"auditor: {_verdict(report)}")
 
     def demo_report(self, report: DemoReport) -> None:
-        stock, patched = report.stock, report.patched
-        table = Table(
-            title=f"beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched, {_parallelism(report.stock)} "
-            f"({report.run_dir})"
-        )
-        several = len(stock.topics) > 1
+        sides = report.sides
+        if report.added_partitions:
+            title = (
+                f"{report.added_partitions} partitions added while the job was down: stock Beam 2.62.0 vs Beam "
+                f"{UPSTREAM_FIX_VERSION} (upstream fix) vs patched"
+            )
+            claim = (
+                f"stock Beam reads the old partitions twice, Beam {UPSTREAM_FIX_VERSION} never reads the new ones, "
+                "the patched build reads every offset exactly once"
+            )
+        else:
+            title = "beam#31313: restore from a savepoint, stock Beam 2.62.0 vs patched"
+            claim = "stock Beam double-assigns on restore, the patched build does not"
+        table = Table(title=f"{title}, {_parallelism(report.stock)} ({report.run_dir})")
+        several = len(report.stock.topics) > 1
         if several:
             table.add_column("topic")
         table.add_column("partition", justify="right")
         table.add_column("expected", justify="right")
-        for side in ("stock", "patched"):
+        for side in sides:
             for column in ("rows", "dup rows", "missing"):
-                table.add_column(f"{side} {column}", justify="right")
-        for s, p in zip(stock.partitions, patched.partitions, strict=True):
+                table.add_column(f"{side.variant} {column}", justify="right")
+        for row in zip(*(side.partitions for side in sides), strict=True):
+            first = row[0]
             table.add_row(
-                *([_topic_label(stock, s.topic)] if several else []),
-                str(s.partition),
-                str(s.expected_records),
-                *(str(n) for n in (s.sink_rows, s.duplicate_rows, s.missing_offsets)),
-                *(str(n) for n in (p.sink_rows, p.duplicate_rows, p.missing_offsets)),
+                *([_topic_label(report.stock, first.topic)] if several else []),
+                str(first.partition),
+                str(first.expected_records),
+                *(str(n) for p in row for n in (p.sink_rows, p.duplicate_rows, p.missing_offsets)),
             )
         self.console.print(table)
-        for scenario in (stock, patched):
+        for scenario in sides:
             self.console.print(Text.assemble((scenario.variant, "bold"), ", the auditor says: ", _verdict(scenario)))
             self.console.print(
                 f"  {scenario.records_per_second:.0f} records/s after the restore; savepoints "
                 f"{scenario.savepoint_before} (before), {scenario.savepoint_after} (after); sink {scenario.sink_path}",
                 soft_wrap=True,
             )
-        self.console.print(
-            Text.assemble(
-                _outcome(report.as_expected), ": stock Beam double-assigns on restore, the patched build does not"
-            )
-        )
+        self.console.print(Text.assemble(_outcome(report.as_expected), f": {claim}"))
         self.console.print(f"demo wall time {report.seconds:.0f} s")
 
     def matrix_report(self, report: MatrixReport) -> None:
@@ -394,19 +407,31 @@ def _verdict(report: ScenarioReport) -> Text:
     audit = report.audit
     if not audit.findings:
         return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
+    if all(f.severity == INFO for f in audit.findings):
+        kinds = ", ".join(sorted({f.kind for f in audit.findings}))
+        return Text.assemble(("clean", "green"), f": every offset exactly once; for information: {kinds}")
     verdict = Text()
     if report.double_assigned:
         extra = sum(p.double_read_offsets for p in report.partitions)
-        if len(report.topics) > 1:
-            shown = ", ".join(f"{topic}/{partition}" for topic, partition in report.double_assigned)
-        else:
-            shown = ", ".join(str(partition) for _, partition in report.double_assigned)
         verdict.append("double assignment", "red")
+        shown = _partitions_text(report, report.double_assigned)
         verdict.append(f" of partitions {shown} ({extra} records read twice)")
-    others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS)
+    unread = [(f.topic, f.partition) for f in audit.findings if f.kind == UNASSIGNED and f.topic is not None]
+    if unread:
+        lost = sum(p.missing_offsets for p in report.partitions if (p.topic, p.partition) in unread)
+        verdict.append(("; " if verdict else "") + "partitions never read", "red")
+        verdict.append(f" {_partitions_text(report, unread)} ({lost} records missing)")
+    others = sorted({f.kind for f in audit.findings} - DOUBLE_ASSIGNMENT_KINDS - {UNASSIGNED})
     if others:
         verdict.append(("; " if verdict else "") + "also " + ", ".join(others))
     return verdict
+
+
+def _partitions_text(report: ScenarioReport, partitions: Sequence[tuple[str | None, int | None]]) -> str:
+    """Partitions of a scenario run for its verdict: "0, 1", or "topic/0, topic/1" when the job reads several."""
+    if len(report.topics) > 1:
+        return ", ".join(f"{topic}/{partition}" for topic, partition in partitions)
+    return ", ".join(str(partition) for _, partition in partitions)
 
 
 def _parallelism(report: ScenarioReport) -> str:

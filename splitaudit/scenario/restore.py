@@ -44,7 +44,7 @@ from splitaudit.audit.request import AuditRequest
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.home import BEAM_VERSION, pipeline_jars
+from splitaudit.home import BEAM_VERSION, UPSTREAM_FIX_VERSION, pipeline_jars
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
@@ -598,10 +598,17 @@ def run_with_own_stack(
 
 
 def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep_stack: bool) -> DemoReport:
-    """The scenario with the stock jar, then with the patched jar, on one stack in `<run_dir>/stack`."""
+    """The scenario with the stock jar, then with the patched jar, on one stack in `<run_dir>/stack`; when the
+    settings add partitions while the job is down, Beam 2.70.0's jar (the upstream fix, built by
+    `splitaudit setup --matrix`) runs between them. Every jar is checked before the stack starts."""
     started = time.monotonic()
     stock_jar, patched_jar = pipeline_jar("stock"), pipeline_jar("patched")
+    fixed_jar = pipeline_jar("stock", UPSTREAM_FIX_VERSION) if settings.added_partitions else None
     with own_stack(run_dir, progress, keep_stack) as stack:
         stock = run_restore_scenario(stack, run_dir / "stock", stock_jar, "stock", progress, settings)
+        fixed = None
+        if fixed_jar is not None:
+            name = f"beam-{UPSTREAM_FIX_VERSION}"
+            fixed = run_restore_scenario(stack, run_dir / name, fixed_jar, name, progress, settings)
         patched = run_restore_scenario(stack, run_dir / "patched", patched_jar, "patched", progress, settings)
-    return DemoReport(str(run_dir), time.monotonic() - started, stock, patched)
+    return DemoReport(str(run_dir), time.monotonic() - started, stock, patched, settings.added_partitions, fixed)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DOUBLE_ASSIGNMENT_KINDS, REPLAY, Findings
+from splitaudit.audit.findings import (
+    DOUBLE_ASSIGNMENT,
+    DOUBLE_ASSIGNMENT_KINDS,
+    NEW_PARTITION,
+    REPLAY,
+    UNASSIGNED,
+    Findings,
+)
 from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.progress import TimedStep
 
@@ -160,17 +167,47 @@ class ScenarioReport:
 
 @dataclass(frozen=True)
 class DemoReport:
-    """`splitaudit demo`: the restore scenario with the stock and with the patched jar, on one stack."""
+    """`splitaudit demo`: the restore scenario with the stock and with the patched jar, on one stack; with
+    partitions added to the topic while the job was down, also with the upstream fix's jar (Beam 2.70.0)."""
 
     run_dir: str
     seconds: float
     stock: ScenarioReport
     patched: ScenarioReport
+    added_partitions: int = 0  # partitions added to each topic between the savepoint and the restore
+    upstream_fix: ScenarioReport | None = None  # Beam 2.70.0's run, when partitions were added
+
+    @property
+    def sides(self) -> tuple[ScenarioReport, ...]:
+        """The runs in the order they ran and are shown: stock, the upstream fix (when it ran), patched."""
+        return tuple(side for side in (self.stock, self.upstream_fix, self.patched) if side is not None)
+
+    def added(self, side: ScenarioReport) -> frozenset[tuple[str, int]]:
+        """The (topic, partition)s of one side's run (each run has topics of its own) added while the job was
+        down: the highest `added_partitions` of each topic."""
+        counts = {topic: sum(1 for p in side.partitions if p.topic == topic) for topic in side.topics}
+        return frozenset((t, p) for t, n in counts.items() for p in range(n - self.added_partitions, n))
 
     @property
     def as_expected(self) -> bool:
-        """The auditor's verdict shows the bug and the fix: stock double-assigns, patched is clean."""
-        return bool(self.stock.double_assigned) and not self.patched.audit.findings
+        """The auditor's verdict shows the bug and the fix: stock double-assigns, patched is clean. With added
+        partitions: stock double-assigns the partitions it had before (and reads the added ones once), the
+        upstream fix never reads the added ones (`partition_unassigned`, nothing read twice), and patched reads
+        every offset once, its only findings the added partitions appearing (`partition_new`, info)."""
+        if not self.added_partitions:
+            return bool(self.stock.double_assigned) and not self.patched.audit.findings
+        stock, upstream, patched = self.stock, self.upstream_fix, self.patched
+        return (
+            set(stock.double_assigned) == {(p.topic, p.partition) for p in stock.partitions} - self.added(stock)
+            and upstream is not None
+            and _partitions_of(upstream, UNASSIGNED) == self.added(upstream)
+            and not upstream.double_assigned
+            and upstream.duplicate_rows == 0
+            and patched.missing_offsets == 0
+            and patched.duplicate_rows == 0
+            and all(f.kind == NEW_PARTITION for f in patched.audit.findings)
+            and _partitions_of(patched, NEW_PARTITION) == self.added(patched)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,7 +216,18 @@ class DemoReport:
             "as_expected": self.as_expected,
             "stock": self.stock.to_json(),
             "patched": self.patched.to_json(),
+            "added_partitions": self.added_partitions,
+            "upstream_fix": None if self.upstream_fix is None else self.upstream_fix.to_json(),
         }
+
+
+def _partitions_of(report: ScenarioReport, kind: str) -> frozenset[tuple[str, int]]:
+    """The (topic, partition)s of the auditor's findings of one kind on a scenario run."""
+    return frozenset(
+        (f.topic, f.partition)
+        for f in report.audit.findings
+        if f.kind == kind and f.topic is not None and f.partition is not None
+    )
 
 
 @dataclass(frozen=True)

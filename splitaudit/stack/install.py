@@ -29,6 +29,7 @@ from splitaudit.home import (
     PIPELINE_JARS,
     S3PROXY_VERSION,
     SPARK_KAFKA_VERSION,
+    UPSTREAM_FIX_VERSION,
     flink_home,
     flink_plugins,
     jobs_dir,
@@ -142,7 +143,7 @@ def components(matrix: bool = False) -> list[Component]:
         Component(
             "beam-matrix",
             ",".join(MATRIX_FLINK),
-            pipeline_jars("2.70.0")["stock"],
+            pipeline_jars(UPSTREAM_FIX_VERSION)["stock"],
             lambda: _tree_hash(*reactor),
             lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
         ),

@@ -26,8 +26,8 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"run_dir", "seconds", "as_expected", "stock", "patched"}
-    assert report["as_expected"] is True
+    assert set(report) == {"run_dir", "seconds", "as_expected", "stock", "patched", "added_partitions", "upstream_fix"}
+    assert (report["as_expected"], report["added_partitions"], report["upstream_fix"]) == (True, 0, None)
     for variant in ("stock", "patched"):
         side = report[variant]
         assert set(side) >= SIDE_KEYS

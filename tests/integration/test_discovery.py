@@ -14,16 +14,21 @@ each other one.
   group's committed offsets, so 0-3's new records are read twice and 4 and 5 once.
 
 `make test` runs the patched build; `make discovery` all three (marker `discovery`; Beam 2.70.0's jar from
-`splitaudit setup --matrix`).
+`splitaudit setup --matrix`), the stock jar put through `splitaudit patch-jar`, and `splitaudit demo
+--add-partitions 2` showing the three builds side by side.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, NEW_PARTITION, UNASSIGNED
+from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
 from splitaudit.scenario.results import ScenarioReport
@@ -49,8 +54,7 @@ def _rows(report: ScenarioReport) -> list[tuple[int, int, int, int, int]]:
     ]
 
 
-def test_patched_restore_reads_added_partitions_exactly_once(stack: Stack, tmp_path: Path) -> None:
-    report = _grown(stack, tmp_path, "patched", "2.62.0")
+def _assert_reads_added_partitions_exactly_once(report: ScenarioReport) -> None:
     assert _rows(report) == [(p, BEFORE[p] + AFTER[p], BEFORE[p] + AFTER[p], 0, 0) for p in range(6)], _rows(report)
     findings = [(f.kind, f.partition, f.count) for f in report.audit.findings]
     assert findings == [(NEW_PARTITION, 4, 0), (NEW_PARTITION, 5, 0)], findings
@@ -59,6 +63,20 @@ def test_patched_restore_reads_added_partitions_exactly_once(stack: Stack, tmp_p
     (matrix,) = report.audit.assignment
     offsets = sorted((row.partition, h.next_offset) for row in matrix.partitions for h in row.holders)
     assert offsets == [(p, BEFORE[p] + AFTER[p]) for p in range(6)], offsets
+
+
+def test_patched_restore_reads_added_partitions_exactly_once(stack: Stack, tmp_path: Path) -> None:
+    _assert_reads_added_partitions_exactly_once(_grown(stack, tmp_path, "patched", "2.62.0"))
+
+
+@pytest.mark.discovery
+def test_patch_jar_of_the_stock_jar_reads_added_partitions_exactly_once(stack: Stack, tmp_path: Path) -> None:
+    # The same discovery through `splitaudit patch-jar`: four classes replaced in the released job jar, three added.
+    jar = tmp_path / "stock-patch-jar.jar"
+    report = patch_jar(pipeline_jar("stock", "2.62.0"), jar, force=False)
+    assert (len(report.replaced), len(report.added)) == (4, 3)
+    run = run_restore_scenario(stack, tmp_path / "grown-patch-jar", jar, "patch-jar", Progress(), SETTINGS)
+    _assert_reads_added_partitions_exactly_once(run)
 
 
 @pytest.mark.discovery
@@ -79,3 +97,40 @@ def test_stock_restore_reads_old_partitions_twice_and_added_ones_once(stack: Sta
     double = [(f.partition, f.offset_ranges) for f in report.audit.findings if f.kind == DOUBLE_ASSIGNMENT]
     assert double == [(p, ((500, 500 + AFTER[p] - 1),)) for p in range(4)], double
     assert report.audit.exit_code == 1
+
+
+@pytest.mark.discovery
+def test_demo_shows_the_three_builds_side_by_side(tmp_path: Path) -> None:
+    run_dir = tmp_path / "demo"
+    command = ["demo", "--workdir", str(run_dir), "--records", "2000", "--add-partitions", "2"]
+    result = subprocess.run(
+        [sys.executable, "-m", "splitaudit", "--json", *command], capture_output=True, text=True, timeout=1800
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["as_expected"], report["added_partitions"]) == (True, 2)
+
+    def rows(side: str) -> list[tuple[int, int, int, int, int]]:
+        return [
+            (p["partition"], p["expected_records"], p["sink_rows"], p["double_read_offsets"], p["missing_offsets"])
+            for p in report[side]["partitions"]
+        ]
+
+    once = [(p, BEFORE[p] + AFTER[p], BEFORE[p] + AFTER[p], 0, 0) for p in range(6)]
+    assert rows("stock") == [
+        *((p, BEFORE[p] + AFTER[p], BEFORE[p] + 2 * AFTER[p], AFTER[p], 0) for p in range(4)),
+        *once[4:],
+    ]
+    assert rows("upstream_fix") == [*once[:4], (4, 333, 0, 0, 333), (5, 333, 0, 0, 333)]
+    assert rows("patched") == once
+    assert report["upstream_fix"]["run_dir"] == str(run_dir / "beam-2.70.0")
+    findings = {
+        side: [(f["kind"], f["partition"]) for f in report[side]["audit"]["findings"]]
+        for side in ("stock", "upstream_fix", "patched")
+    }
+    assert findings == {
+        # Stock's fresh splits also hold 4 and 5 after the restore.
+        "stock": [(NEW_PARTITION, 4), (NEW_PARTITION, 5), *((DOUBLE_ASSIGNMENT, p) for p in range(4))],
+        "upstream_fix": [(UNASSIGNED, 4), (UNASSIGNED, 5)],
+        "patched": [(NEW_PARTITION, 4), (NEW_PARTITION, 5)],
+    }

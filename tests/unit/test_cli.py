@@ -92,3 +92,30 @@ def test_scenario_refuses_options_that_do_not_combine(tmp_path: Path, args: list
     assert result.exit_code == 2
     assert message in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_demo_refuses_the_guard_with_added_partitions(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["demo", "--workdir", str(tmp_path / "run"), "--guard", "--add-partitions", "2"])
+    assert result.exit_code == 2
+    assert "--guard runs the plain savepoint restore: no --add-partitions" in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_demo_with_added_partitions_needs_the_upstream_fix_jar_before_any_stack_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import splitaudit.scenario.restore as restore
+
+    jars = {"stock": tmp_path / "stock.jar", "patched": tmp_path / "patched.jar"}
+    for jar in jars.values():
+        jar.write_bytes(b"PK")
+
+    def built(release: str) -> dict[str, Path]:
+        return jars if release == "2.62.0" else {"stock": tmp_path / "absent" / "stock.jar"}
+
+    monkeypatch.setattr(restore, "pipeline_jars", built)
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(main, ["demo", "--workdir", str(run_dir), "--add-partitions", "2"])
+    assert result.exit_code == 3, result.output
+    assert f"{tmp_path / 'absent' / 'stock.jar'} is missing; run `splitaudit setup --matrix`" in result.output
+    assert not (run_dir / "stack").exists()

@@ -259,9 +259,11 @@ def test_scenario_and_demo_documents() -> None:
         "replayed_offsets": 0,
     }
     _same(scenario.to_json(), document)
+    demo = {"run_dir": "/d", "seconds": 60.0, "as_expected": False, "stock": document, "patched": document}
+    _same(DemoReport("/d", 60.0, scenario, scenario).to_json(), {**demo, "added_partitions": 0, "upstream_fix": None})
     _same(
-        DemoReport("/d", 60.0, scenario, scenario).to_json(),
-        {"run_dir": "/d", "seconds": 60.0, "as_expected": False, "stock": document, "patched": document},
+        DemoReport("/d", 60.0, scenario, scenario, 2, scenario).to_json(),
+        {**demo, "added_partitions": 2, "upstream_fix": document},
     )
 
 
