@@ -171,16 +171,16 @@ class ConsoleOutput(Output):
             table.add_column("topic")
         table.add_column("partition", justify="right")
         table.add_column("expected", justify="right")
+        # One column per build (three fit an 80-column terminal): sink rows / duplicate rows / missing offsets.
         for side in sides:
-            for column in ("rows", "dup rows", "missing"):
-                table.add_column(f"{side.variant} {column}", justify="right")
+            table.add_column(f"{side.variant}\nrows/dup/missing", justify="right", min_width=len("rows/dup/missing"))
         for row in zip(*(side.partitions for side in sides), strict=True):
             first = row[0]
             table.add_row(
                 *([_topic_label(report.stock, first.topic)] if several else []),
                 str(first.partition),
                 str(first.expected_records),
-                *(str(n) for p in row for n in (p.sink_rows, p.duplicate_rows, p.missing_offsets)),
+                *(f"{p.sink_rows} / {p.duplicate_rows} / {p.missing_offsets}" for p in row),
             )
         self.console.print(table)
         for scenario in sides:
