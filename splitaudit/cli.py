@@ -24,7 +24,7 @@ from splitaudit.home import MATRIX_FLINK
 from splitaudit.logs import log_libraries_to
 from splitaudit.progress import ConsoleProgress
 from splitaudit.report.output import JsonOutput, Output
-from splitaudit.scenario.results import FAULTS, TASKMANAGER_KILL
+from splitaudit.scenario.results import FAULTS, READS, TASKMANAGER_KILL
 
 
 @dataclass(frozen=True)
@@ -467,6 +467,64 @@ def scenario(
         report = run_with_own_stack(
             run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, fault
         )
+        context.output.scenario_report(report)
+        return report.audit.exit_code
+
+    run(ctx, action, run_dir / LIBRARIES_LOG)
+
+
+@main.command("python-scenario")
+@click.option(
+    "--read",
+    type=click.Choice(READS),
+    default="deprecated",
+    show_default=True,
+    help="KafkaIO's read: the legacy UnboundedSource (use_deprecated_read, in Beam's UnboundedSourceWrapper) or "
+    "the splittable DoFn.",
+)
+@click.option(
+    "--restore-parallelism",
+    type=click.IntRange(min=1, max=4),
+    default=1,
+    show_default=True,
+    help="Parallelism of the restored job (the first runs at --parallelism).",
+)
+@RUN_DIR
+@PARTITIONS
+@click.option(
+    "--records", default=2_000, show_default=True, help="Records produced before and again after the savepoint."
+)
+@PARALLELISM
+@KEEP_STACK
+@click.pass_context
+def python_scenario(
+    ctx: click.Context,
+    read: str,
+    restore_parallelism: int,
+    workdir: Path | None,
+    partitions: int,
+    records: int,
+    parallelism: int,
+    keep_stack: bool,
+) -> None:
+    """Run the savepoint restore with the Python Beam pipeline on Flink's portable runner; count the sink.
+
+    Brings a stack up, starts Beam's expansion service, Flink job server and a Python SDK worker pool, produces
+    N records, submits the Python pipeline (beam_pipelines/python) through the job server, stops it with a
+    savepoint once all N are in the sink, produces N more, submits it again from the savepoint at
+    --restore-parallelism, waits for all 2N offsets (or until the sink stops growing), stops it with a
+    savepoint, then audits the sink and both savepoints on Spark. The Python sink has no reader_id/attempt
+    columns (the portable runner cannot give them): duplicates are counted, not classified. Exits as `audit`.
+    """
+    from splitaudit.scenario.portable import PortableSettings, run_portable_with_own_stack
+    from splitaudit.scenario.restore import ScenarioSettings
+
+    run_dir = new_run_dir(workdir)
+    settings = ScenarioSettings(partitions, records, parallelism)
+    portable = PortableSettings(read=read, restore_parallelism=restore_parallelism)
+
+    def action(context: Context) -> int:
+        report = run_portable_with_own_stack(run_dir, context.progress, settings, portable, keep_stack)
         context.output.scenario_report(report)
         return report.audit.exit_code
 

@@ -39,12 +39,11 @@ from splitaudit.home import PYTHON_PIPELINE_ROOT, beam_python_home, portable_jar
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import SAVEPOINT, ScenarioSettings, _checkpoint_after_now, _Run, _wait_for_offsets
-from splitaudit.scenario.results import ScenarioReport
+from splitaudit.scenario.results import READS, ScenarioReport
 from splitaudit.scenario.sink import count_rows
 from splitaudit.stack import process
 from splitaudit.stack.stack import Stack
 
-READS = ("deprecated", "sdf")
 SUBMIT_TIMEOUT = 300.0  # the job server uploads a 200 MB jar to the cluster on every submission
 
 
@@ -261,3 +260,13 @@ def _stop_with_savepoint(run: _Run, job: str) -> str:
         savepoint = client.wait_for_savepoint(job, trigger)
         out.append(savepoint)
     return savepoint
+
+
+def run_portable_with_own_stack(
+    run_dir: Path, progress: Progress, settings: ScenarioSettings, portable: PortableSettings, keep_stack: bool
+) -> ScenarioReport:
+    """Bring a stack up in `<run_dir>/stack`, run the Python scenario in `<run_dir>/python`, bring it down."""
+    if run_dir.exists():
+        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
+    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+        return run_portable_scenario(stack, run_dir / "python", progress, settings, portable)
