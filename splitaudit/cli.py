@@ -520,7 +520,7 @@ def python_scenario(
     from splitaudit.scenario.restore import ScenarioSettings
 
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions, records, parallelism)
+    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
     portable = PortableSettings(read=read, restore_parallelism=restore_parallelism)
 
     def action(context: Context) -> int:

@@ -181,7 +181,8 @@ def _submit(
         known = client.job_ids()
         argv = [
             str(beam_python_home() / "bin" / "python"), "-m", "splitaudit_beam",
-            f"--bootstrap_servers={run.stack.kafka.bootstrap}", f"--topic={run.topic}", f"--group_id={run.topic}",
+            f"--bootstrap_servers={run.stack.kafka.bootstrap}", f"--topic={','.join(run.topics)}",
+            f"--group_id={next(iter(run.topics))}",
             f"--sink_dir={run.sink}", f"--run_label={label}", f"--read={portable.read}",
             f"--expansion_service=127.0.0.1:{services.expansion_port}", "--runner=PortableRunner",
             f"--job_endpoint=127.0.0.1:{services.job_port}", "--environment_type=EXTERNAL",
@@ -229,7 +230,7 @@ def _wait_for_sink(run: _Run, job: str) -> bool:
     never completes), then until a checkpoint interval adds no rows; whether every offset arrived."""
     with run.steps.step(f"wait for {run.total} offsets in the sink, or until it stops growing") as out:
         try:
-            _wait_for_offsets(run.sink, run.topic, run.total, run.settings.timeout / 2)
+            _wait_for_offsets(run.sink, tuple(run.topics), run.total, run.settings.timeout / 2)
             complete = True
         except ExternalError:
             complete = False
