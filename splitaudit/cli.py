@@ -520,8 +520,10 @@ def python_scenario(
     from splitaudit.scenario.restore import ScenarioSettings
 
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(partitions=partitions, records=records, parallelism=parallelism)
-    portable = PortableSettings(read=read, restore_parallelism=restore_parallelism)
+    settings = ScenarioSettings(
+        partitions=partitions, records=records, parallelism=parallelism, restore_parallelism=restore_parallelism
+    )
+    portable = PortableSettings(read=read)
 
     def action(context: Context) -> int:
         report = run_portable_with_own_stack(run_dir, context.progress, settings, portable, keep_stack)

@@ -120,10 +120,9 @@ class PortableServices:
 
 @dataclass(frozen=True)
 class PortableSettings:
-    """The Python scenario's knobs beyond the Java scenario's: the read and the restore parallelism."""
+    """The Python scenario's knob beyond the Java scenario's: KafkaIO's read."""
 
     read: str = "deprecated"
-    restore_parallelism: int = 1
 
 
 def run_portable_scenario(
@@ -136,7 +135,7 @@ def run_portable_scenario(
     """Run the Python pipeline's savepoint restore on a running `stack`, everything under `run_dir` (new)."""
     if portable.read not in READS:
         raise UsageError(f"--read must be one of {', '.join(READS)}, not {portable.read!r}")
-    name = f"py-{portable.read}-p{settings.parallelism}to{portable.restore_parallelism}"
+    name = f"py-{portable.read}-p{settings.parallelism}to{settings.parallelism_after}"
     run = _Run(stack, run_dir, name, settings, progress)
     services = PortableServices(run_dir / "portable", process.free_port(), process.free_port(), process.free_port())
     (services.workdir / "pids").mkdir(parents=True)
@@ -148,7 +147,7 @@ def run_portable_scenario(
         run.wait_for_first_batch(first)
         savepoint_before = _stop_with_savepoint(run, first)
         run.produce(settings.records)
-        after = _submit(run, services, portable, "restored", portable.restore_parallelism, savepoint_before)
+        after = _submit(run, services, portable, "restored", settings.parallelism_after, savepoint_before)
         since = time.monotonic()
         complete = _wait_for_sink(run, after)
         # Only a restore that read everything has a rate; one that lost partitions waited for nothing.
@@ -158,7 +157,7 @@ def run_portable_scenario(
         services.stop()
     return run.report(
         f"python-{portable.read}",
-        f"{SAVEPOINT} p{settings.parallelism}->p{portable.restore_parallelism}",
+        f"{SAVEPOINT} p{settings.parallelism}->p{settings.parallelism_after}",
         portable_jars()["job-server"],
         (first, after),
         (savepoint_before, savepoint_after),

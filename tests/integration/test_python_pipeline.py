@@ -29,9 +29,10 @@ SETTINGS_RECORDS = 2_000
 
 
 def _run(stack: Stack, tmp_path: Path, read: str, restore_parallelism: int) -> ScenarioReport:
-    settings = ScenarioSettings(partitions=4, records=SETTINGS_RECORDS, parallelism=2)
-    portable = PortableSettings(read=read, restore_parallelism=restore_parallelism)
-    return run_portable_scenario(stack, tmp_path / "run", Progress(), settings, portable)
+    settings = ScenarioSettings(
+        partitions=4, records=SETTINGS_RECORDS, parallelism=2, restore_parallelism=restore_parallelism
+    )
+    return run_portable_scenario(stack, tmp_path / "run", Progress(), settings, PortableSettings(read=read))
 
 
 def _counts(report: ScenarioReport) -> list[tuple[int, int, int, int, int]]:
