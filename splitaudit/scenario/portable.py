@@ -38,7 +38,13 @@ from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import PYTHON_PIPELINE_ROOT, beam_python_home, portable_jars
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import SAVEPOINT, ScenarioSettings, _checkpoint_after_now, _Run, _wait_for_offsets
+from splitaudit.scenario.restore import (
+    SAVEPOINT,
+    ScenarioRun,
+    ScenarioSettings,
+    _checkpoint_after_now,
+    _wait_for_offsets,
+)
 from splitaudit.scenario.results import READS, ScenarioReport
 from splitaudit.scenario.sink import count_rows
 from splitaudit.stack import process
@@ -136,7 +142,7 @@ def run_portable_scenario(
     if portable.read not in READS:
         raise UsageError(f"--read must be one of {', '.join(READS)}, not {portable.read!r}")
     name = f"py-{portable.read}-p{settings.parallelism}to{settings.parallelism_after}"
-    run = _Run(stack, run_dir, name, settings, progress)
+    run = ScenarioRun(stack, run_dir, name, settings, progress)
     services = PortableServices(run_dir / "portable", process.free_port(), process.free_port(), process.free_port())
     (services.workdir / "pids").mkdir(parents=True)
     with run.steps.step(f"start the expansion service, Flink job server and Python worker pool ({portable.read} read)"):
@@ -166,7 +172,7 @@ def run_portable_scenario(
 
 
 def _submit(
-    run: _Run, services: PortableServices, portable: PortableSettings, label: str, parallelism: int,
+    run: ScenarioRun, services: PortableServices, portable: PortableSettings, label: str, parallelism: int,
     savepoint: str | None,
 ) -> str:  # fmt: skip
     """Restart the TaskManager, submit the pipeline through the job server, wait until it runs; the Flink job id."""
@@ -224,7 +230,7 @@ def _restored_from(client: FlinkRestClient, job: str) -> str:
     return poll(f"Flink job {job} to report its restore", restored, timeout=120.0, interval=1.0)
 
 
-def _wait_for_sink(run: _Run, job: str) -> bool:
+def _wait_for_sink(run: ScenarioRun, job: str) -> bool:
     """Wait until every produced offset is in the sink (or for half the timeout: a restore that lost partitions
     never completes), then until a checkpoint interval adds no rows; whether every offset arrived."""
     with run.steps.step(f"wait for {run.total} offsets in the sink, or until it stops growing") as out:
@@ -252,7 +258,7 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _stop_with_savepoint(run: _Run, job: str) -> str:
+def _stop_with_savepoint(run: ScenarioRun, job: str) -> str:
     """Stop the job with a savepoint through Flink REST; its path."""
     with run.steps.step("stop with a savepoint") as out:
         client = run.flink
