@@ -878,9 +878,9 @@ def guard(
     With --bootstrap: partitions of the topic no split covers are never read after the restore unless the
       jar's enumerator discovers partitions on restore (error, else info); a savepoint next offset below the
       log start means records expired unread (error); the backlog is shown (info).
-    With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state restored
-      at a lower parallelism loses the splits of the missing subtasks (beam#25975, error); on the FlinkSource
-      path a jar with the fix hands the splits out again (info).
+    With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state is list
+      state Flink hands out whole, no split dropped (info); on the FlinkSource path a jar with the fix hands
+      the splits out again (info).
 
     Prints the findings and one line a CI step can read ("splitaudit-guard: safe …" or "splitaudit-guard:
     UNSAFE errors=N kinds=…"). Exit 0 safe, 1 unsafe, 2 bad input.
