@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
+from splitaudit.audit.findings import INFO
 from splitaudit.errors import ExternalError
+from splitaudit.guard.predict import RESCALE, run_guard
+from splitaudit.home import portable_jars
 from splitaudit.progress import Progress
 from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.scenario.portable import PortableSettings, run_portable_scenario
@@ -60,6 +63,11 @@ def test_deprecated_read_restored_at_lower_parallelism(stack: Stack, tmp_path: P
     report = _run(stack, tmp_path, "deprecated", 1)
     # Parallelism 2: subtask 0 holds partitions 0 and 2, subtask 1 partitions 1 and 3, each at offset 500.
     assert _wrapper_splits(report.savepoint_before) == [(0, 0, 500), (0, 2, 500), (1, 1, 500), (1, 3, 500)]
+    # Judged from the first savepoint alone, before the restore, with the job server jar as the job jar: every
+    # split kept (list state Flink hands out whole), nothing dropped at parallelism 1.
+    guard = run_guard(report.savepoint_before, portable_jars()["job-server"], None, 1, Progress())
+    assert [(f.kind, f.severity, f.count) for f in guard.findings] == [(RESCALE, INFO, 4)]
+    assert guard.safe
     # The one subtask of the restored job took all four: nothing lost, nothing read twice.
     assert _wrapper_splits(report.savepoint_after) == [(0, 0, 1_000), (0, 1, 1_000), (0, 2, 1_000), (0, 3, 1_000)]
     assert _counts(report) == CLEAN
