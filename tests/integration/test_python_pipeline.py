@@ -4,8 +4,9 @@ Each run: 4 partitions, 2,000 records before the savepoint and 2,000 after (1,00
 all), the first job at parallelism 2, the restored one at another. The Python sink has no reader_id/attempt
 columns, so the audit counts duplicates without classifying them. The restore to a lower parallelism with
 the deprecated read (UnboundedSourceWrapper, beam#25975's path) is in the default suite; the other restores and
-the splittable-DoFn read carry the `python_portable` marker (`make python-portable`): Flink refuses that
-restore, it cannot map the first job's operators to the restored job's.
+the splittable-DoFn read carry the `python_portable` marker (`make python-portable`): the splittable-DoFn read
+restores at the same parallelism, and Flink refuses its restore at a lower one (it cannot map the first job's
+Impulse to the restored job's).
 """
 
 from __future__ import annotations
@@ -85,9 +86,20 @@ def test_deprecated_read_restored_at_same_and_higher_parallelism(
 
 
 @pytest.mark.python_portable
+def test_sdf_read_restored_at_same_parallelism(stack: Stack, tmp_path: Path) -> None:
+    report = _run(stack, tmp_path, "sdf", 2)
+    assert _counts(report) == CLEAN
+    # The splittable DoFn keeps its Kafka positions as residuals in the keyed state of the stage that runs it
+    # (`sdf_checkpoint:<bundle>:<n>`), which the reader steps over: it finds no source operator.
+    document = inspect_savepoint(report.savepoint_before).to_json()
+    assert [operator["source"] for operator in document["operators"]] == [None] * 4
+
+
+@pytest.mark.python_portable
 def test_sdf_read_restore_at_lower_parallelism_is_refused(stack: Stack, tmp_path: Path) -> None:
-    # The portable runner sets no operator uids, so Flink derives them from the job graph; with the splittable
-    # DoFn the graph has several chains (Impulse at parallelism 1, the read at 2), and at parallelism 1 they
-    # chain differently: the first job's operators do not exist in the restored one, and Flink refuses it.
+    # Beam's portable translator gives its executable stages uids but not the Impulse the splittable DoFn starts
+    # from (FlinkStreamingPortablePipelineTranslator.translateImpulse): Flink derives that operator's id from the
+    # job graph, and at parallelism 1 the Impulse (parallelism 1, state `impulse-emitted`) chains with the stages
+    # after it, so its id changes: the first job's state has no operator to go to, and Flink refuses the restore.
     with pytest.raises(ExternalError, match="Cannot map checkpoint/savepoint state for operator"):
         _run(stack, tmp_path, "sdf", 1)
