@@ -73,8 +73,8 @@ discovery: setup
 	$(BIN)/pytest -m integration tests/integration/test_discovery.py
 
 # The Python pipeline on the portable runner: the restores beyond the default suite's (2 -> 2, 2 -> 3, and the
-# splittable-DoFn read's 2 -> 2 and refused 2 -> 1; about 7 minutes on the busy 2-core machine); `make test`
-# keeps the deprecated read's 2 -> 1 restore (150 s).
+# splittable-DoFn read's 2 -> 2 and refused 2 -> 1; about 8 minutes on the busy 2-core machine); `make test`
+# keeps the deprecated read's 2 -> 1 restore (140-150 s).
 python-portable: setup
 	$(BIN)/pytest -m python_portable
 
