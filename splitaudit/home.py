@@ -31,6 +31,7 @@ FIXED_BEAM_VERSIONS = frozenset({UPSTREAM_FIX_VERSION})
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
+PYTHON_PIPELINE_ROOT = REPO_ROOT / "beam_pipelines" / "python"
 
 
 def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
@@ -116,3 +117,18 @@ def patch_repo() -> Path:
 def jobs_dir() -> Path:
     """Job jars built from beam_pipelines/java."""
     return stack_home() / "jobs"
+
+
+def portable_jars() -> dict[str, Path]:
+    """The Python pipeline's Java half (beam_pipelines/java/portable): Beam's Flink job server and the
+    expansion service that expands ReadFromKafka, both Beam BEAM_VERSION."""
+    target = JAVA_ROOT / "portable" / "target"
+    return {
+        "job-server": target / "splitaudit-flink-job-server.jar",
+        "expansion-service": target / "splitaudit-expansion-service.jar",
+    }
+
+
+def beam_python_home() -> Path:
+    """The Python Beam SDK's own environment (apache-beam BEAM_VERSION): it cannot share pyspark 4's pyarrow."""
+    return stack_home() / f"beam-python-{BEAM_VERSION}"

@@ -120,6 +120,10 @@ class FlinkRestClient:
         result: dict[str, Any] = self._call("GET", "/overview")
         return result
 
+    def job_ids(self) -> set[str]:
+        """GET /jobs/overview: the ids of every job the cluster knows, ended ones included."""
+        return {str(job["jid"]) for job in self._call("GET", "/jobs/overview").get("jobs", [])}
+
     def taskmanager_ids(self) -> set[str]:
         """GET /taskmanagers: the resource ids of the TaskManagers the cluster lists."""
         return {str(tm["id"]) for tm in self._call("GET", "/taskmanagers").get("taskmanagers", [])}

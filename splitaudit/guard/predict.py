@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 # Guard finding kinds (the audit's kinds for what its own checks find).
 RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
-RESCALE_LOSES_SPLITS = "rescale_loses_splits"  # legacy UnboundedSourceWrapper state at a lower parallelism
 RESCALE = "rescale"  # a parallelism change the jar handles
 DISCOVERED_ON_RESTORE = "partition_discovered_on_restore"  # not in the savepoint; the jar's enumerator adds it
 
@@ -113,9 +112,10 @@ def judge(
       jar's enumerator discovers partitions on restore: then `partition_discovered_on_restore` (info).
       Its other findings (a partition held twice in the savepoint itself) pass through.
     - `expired_unread` (error) and `lag` (info, the backlog the restore starts with) from the offset check.
-    - with a parallelism change: `rescale_loses_splits` (error) for legacy `UnboundedSourceWrapper` state
-      restored at a lower parallelism (beam#25975); `rescale` (info) on the FLIP-27 path of a jar with the
-      fix, whose enumerator hands the restored splits out again; an unfixed jar is already an error.
+    - with a parallelism change: `rescale` (info) for legacy `UnboundedSourceWrapper` state, which Flink
+      redistributes whole at any parallelism (no split is dropped; beyond the savepoint's splits a subtask
+      idles), and on the FLIP-27 path of a jar with the fix, whose enumerator hands the restored splits out
+      again; an unfixed jar is already an error.
     """
     findings: list[Finding] = []
     for source in sources:
@@ -148,12 +148,25 @@ def _reread(jar: JarFacts, source: SourceFacts, held: HeldPartition, offsets: Pa
 
 def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:
     change = f"source {source.operator}: parallelism {source.parallelism} in the savepoint, {parallelism} on restore"
-    if UNBOUNDED_WRAPPER_FAMILY in source.families and parallelism < source.parallelism:
-        detail = (
-            f"{change}: Beam's legacy UnboundedSourceWrapper restores only the splits of the subtasks that still "
-            "exist, the others' partitions are not read (beam#25975); restore at the same parallelism"
+    if UNBOUNDED_WRAPPER_FAMILY in source.families:
+        # Beam 2.62.0, apache/beam runners/flink/src/main/java/org/apache/beam/runners/flink/translation/
+        # wrappers/streaming/io/UnboundedSourceWrapper.java: the constructor fixes the splits once,
+        # `source.split(parallelism, ...)`; `initializeState` keeps one element per split in
+        # `stateStore.getListState(...)`, operator list state (not union state) that Flink splits across the new
+        # subtasks, every element to exactly one of them (apache/flink flink-runtime/src/main/java/org/apache/
+        # flink/runtime/checkpoint/RoundRobinOperatorStateRepartitioner.java); `open()` on a restore creates a
+        # reader for every element its subtask was given and never splits again. So a restore at any
+        # parallelism reads every split the savepoint holds: fewer subtasks take several each, extra ones idle.
+        more = (
+            "each restored subtask reads the splits Flink hands it"
+            if parallelism < source.parallelism
+            else "the splits were fixed when the job first started: subtasks beyond them hold none and idle"
         )
-        return [Finding(RESCALE_LOSES_SPLITS, ERROR, None, None, len(source.partitions), detail=detail)]
+        detail = (
+            f"{change}: Flink redistributes Beam's UnboundedSourceWrapper state (list state, one element per split) "
+            f"whole, no split is dropped; {more}"
+        )
+        return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]
     if FLINK_SOURCE_FAMILY in source.families and not jar.rereads_restored_splits:
         detail = f"{change}: the enumerator of {jar.label} hands the restored splits to the new readers"
         return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]

@@ -22,6 +22,9 @@ TASKMANAGER_KILL = "taskmanager-kill"
 BROKER_RESTART = "broker-restart"
 JOBMANAGER_KILL = "jobmanager-kill"
 FAULTS = (TASKMANAGER_KILL, BROKER_RESTART, JOBMANAGER_KILL)
+# KafkaIO's reads `python-scenario --read` chooses: the legacy UnboundedSource (use_deprecated_read, in Beam's
+# UnboundedSourceWrapper) or the splittable DoFn.
+READS = ("deprecated", "sdf")
 
 
 @dataclass(frozen=True)

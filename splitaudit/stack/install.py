@@ -27,9 +27,11 @@ from splitaudit.home import (
     KAFKA_VERSION,
     MATRIX_FLINK,
     PIPELINE_JARS,
+    PYTHON_PIPELINE_ROOT,
     S3PROXY_VERSION,
     SPARK_KAFKA_VERSION,
     UPSTREAM_FIX_VERSION,
+    beam_python_home,
     flink_home,
     flink_plugins,
     jobs_dir,
@@ -37,6 +39,7 @@ from splitaudit.home import (
     maven_repo,
     patch_repo,
     pipeline_jars,
+    portable_jars,
     pyspark_home,
     s3proxy_libs,
     spark_kafka_jars,
@@ -66,6 +69,8 @@ def components(matrix: bool = False) -> list[Component]:
     s3proxy_pom = JAVA_ROOT / "stack" / "s3proxy" / "pom.xml"
     flink_s3_pom = JAVA_ROOT / "stack" / "flink-s3" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
+    portable = JAVA_ROOT / "portable"
+    beam_lock = PYTHON_PIPELINE_ROOT / "requirements.lock"
     reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
     everything = [
         Component(
@@ -131,6 +136,23 @@ def components(matrix: bool = False) -> list[Component]:
                 "-DskipTests",
                 f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
             ),
+        ),
+        # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
+        # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
+        # before), and the Python SDK's own environment.
+        Component(
+            "beam-portable",
+            BEAM_VERSION,
+            portable_jars()["job-server"],
+            lambda: _tree_hash(JAVA_ROOT / "pom.xml", portable),
+            lambda p, log: _maven(p, log, portable / "pom.xml", "package", "-DskipTests"),
+        ),
+        Component(
+            "beam-python",
+            BEAM_VERSION,
+            beam_python_home() / "bin" / "python",
+            lambda: _tree_hash(beam_lock),
+            lambda p, log: _beam_python(p, log, beam_lock),
         ),
     ]
     if not matrix:
@@ -289,6 +311,18 @@ def _pypi_download(progress: Progress, log: Path, requirement: str, *, sdist: bo
     if found is None:
         raise ExternalError(f"pip downloaded {requirement} but no {pattern} is in {downloads}")
     return found
+
+
+def _beam_python(progress: Progress, log: Path, lock: Path) -> None:
+    """The Python SDK's environment from its lock file, with uv (installed next to this interpreter)."""
+    home = beam_python_home()
+    uv = Path(sys.executable).parent / "uv"
+    if not uv.exists():
+        raise ExternalError(f"uv not found next to {sys.executable}; run `make setup`")
+    if not (home / "bin" / "python").exists():
+        _run(progress, log, [str(uv), "venv", "--python", sys.executable, str(home)], "the Beam SDK environment")
+    python = str(home / "bin" / "python")
+    _run(progress, log, [str(uv), "pip", "install", "--python", python, "-r", str(lock)], f"apache-beam {BEAM_VERSION}")
 
 
 def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:

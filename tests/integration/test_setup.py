@@ -25,8 +25,18 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     states = {c["name"]: c["state"] for c in json.loads(result.stdout)["components"]}
-    components = ("flink", "kafka-broker", "spark-kafka", "s3proxy", "flink-s3-fs-hadoop", "smoke-job", "beam-pipeline")
-    assert states == dict.fromkeys(components, "present")
+    names = (
+        "flink",
+        "kafka-broker",
+        "spark-kafka",
+        "s3proxy",
+        "flink-s3-fs-hadoop",
+        "smoke-job",
+        "beam-pipeline",
+        "beam-portable",
+        "beam-python",
+    )
+    assert states == dict.fromkeys(names, "present")
 
 
 def test_spark_kafka_connector_adds_only_what_pyspark_lacks() -> None:

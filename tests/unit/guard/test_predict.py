@@ -12,7 +12,6 @@ from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.predict import (
     DISCOVERED_ON_RESTORE,
     RESCALE,
-    RESCALE_LOSES_SPLITS,
     RESTORE_REREADS,
     judge,
 )
@@ -152,11 +151,19 @@ def test_the_offset_checks_expired_and_lag_pass_through_and_nothing_else() -> No
     assert judge(PATCHED, [FLINK_SOURCE], (), [expired, committed, lag], KAFKA, None) == (expired, lag)
 
 
-def test_a_legacy_wrapper_restored_at_a_lower_parallelism_loses_splits() -> None:
-    (finding,) = judge(STOCK, [LEGACY], (), (), KAFKA, 1)
-    assert (finding.kind, finding.severity, finding.count) == (RESCALE_LOSES_SPLITS, ERROR, 3)
-    assert "beam#25975" in finding.detail
-    assert judge(STOCK, [LEGACY], (), (), KAFKA, 3) == ()
+def test_a_legacy_wrapper_restored_at_another_parallelism_keeps_every_split() -> None:
+    (lower,) = judge(STOCK, [LEGACY], (), (), KAFKA, 1)
+    assert (lower.kind, lower.severity, lower.count) == (RESCALE, INFO, 3)
+    assert lower.detail == (
+        "source kafka-read: parallelism 2 in the savepoint, 1 on restore: Flink redistributes Beam's "
+        "UnboundedSourceWrapper state (list state, one element per split) whole, no split is dropped; each "
+        "restored subtask reads the splits Flink hands it"
+    )
+    (higher,) = judge(STOCK, [LEGACY], (), (), KAFKA, 3)
+    assert (higher.kind, higher.severity, higher.count) == (RESCALE, INFO, 3)
+    assert higher.detail.endswith(
+        "the splits were fixed when the job first started: subtasks beyond them hold none and idle"
+    )
 
 
 def test_a_flink_source_rescale_is_safe_with_the_fix_and_unsafe_without() -> None:
