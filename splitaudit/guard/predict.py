@@ -21,10 +21,11 @@ from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
-from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
+from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
 from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.splits.model import PENDING
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 # Guard finding kinds (the audit's kinds for what its own checks find).
 RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
 RESCALE = "rescale"  # a parallelism change the jar handles
+RESCALE_LOSES_PENDING = "rescale_loses_pending_split"  # pending for a reader a lower parallelism does not have
 DISCOVERED_ON_RESTORE = "partition_discovered_on_restore"  # not in the savepoint; the jar's enumerator adds it
 
 FLINK_SOURCE_FAMILY = "beam_flink_source"
@@ -84,12 +86,17 @@ def source_facts(tables: SavepointTables) -> tuple[SourceFacts, ...]:
     held: dict[str, list[HeldPartition]] = defaultdict(list)
     for (operator_id, topic, partition), offset in sorted(positions(tables).items()):
         held[operator_id].append(HeldPartition(topic, partition, offset))
+    pending: dict[str, list[PendingPartition]] = defaultdict(list)
+    for row in tables.enumerator:
+        if row["status"] == PENDING and row["topic"] is not None and row["partition"] is not None:
+            pending[row["operator_id"]].append(PendingPartition(row["topic"], row["partition"], row["subtask"]))
     return tuple(
         SourceFacts(
             operator=row["operator_uid"] or row["operator_id"],
             parallelism=row["parallelism"],
             families=tuple(sorted(families[row["operator_id"]])),
             partitions=tuple(held[row["operator_id"]]),
+            pending=tuple(sorted(pending[row["operator_id"]], key=lambda p: (p.topic, p.partition, p.subtask or 0))),
         )
         for row in sorted((r for r in tables.operators if r["is_source"]), key=lambda r: str(r["operator_id"]))
     )
@@ -115,7 +122,9 @@ def judge(
     - with a parallelism change: `rescale` (info) for legacy `UnboundedSourceWrapper` state, which Flink
       redistributes whole at any parallelism (no split is dropped; beyond the savepoint's splits a subtask
       idles), and on the FLIP-27 path of a jar with the fix, whose enumerator hands the restored splits out
-      again; an unfixed jar is already an error.
+      again; an unfixed jar is already an error. At a lower parallelism, a jar with only the upstream fix
+      never assigns a split pending in the enumerator for a reader index the restored job does not have:
+      `rescale_loses_pending_split` (error), per partition of such a split.
     """
     findings: list[Finding] = []
     for source in sources:
@@ -169,8 +178,38 @@ def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Findi
         return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]
     if FLINK_SOURCE_FAMILY in source.families and not jar.rereads_restored_splits:
         detail = f"{change}: the enumerator of {jar.label} hands the restored splits to the new readers"
-        return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]
+        rescale = Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)
+        return [rescale, *_lost_pending(jar, source, parallelism)]
     return []
+
+
+def _lost_pending(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:
+    """Splits pending for readers gone at `parallelism`, which an upstream-fixed enumerator never assigns.
+
+    Beam 2.70.0, apache/beam runners/flink/src/main/java/org/apache/beam/runners/flink/translation/wrappers/
+    streaming/io/source/FlinkSource.java `restoreEnumerator`: every pending split goes back keyed by the reader
+    index it was checkpointed for (`addSplitsBack(splitsForSubtask, subtaskId)`), and the restored enumerator
+    (FlinkSourceSplitEnumerator.java, `splitsInitialized` true) hands them out only in `addReader(subtaskId)`,
+    `pendingSplits.remove(subtaskId)`: a reader index the restored job does not have never registers. The
+    splitaudit patch re-keys them to index mod the new parallelism on restore.
+    """
+    if not jar.upstream_fix or jar.splitaudit_patch:
+        return []
+    return [
+        Finding(
+            RESCALE_LOSES_PENDING,
+            ERROR,
+            p.topic,
+            p.partition,
+            0,
+            detail=f"source {source.operator}: a split of this partition is pending in the enumerator for reader "
+            f"{p.subtask}; restored at parallelism {parallelism}, {jar.label} never assigns it (no reader "
+            f"{p.subtask} registers), so the partition is not read; restore at parallelism {source.parallelism}, "
+            "savepoint once the readers hold every split, and lower the parallelism from that savepoint",
+        )
+        for p in source.pending
+        if p.subtask is not None and p.subtask >= parallelism
+    ]
 
 
 def _unassigned(jar: JarFacts, finding: Finding) -> Finding:

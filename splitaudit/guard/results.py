@@ -33,6 +33,18 @@ class HeldPartition:
 
 
 @dataclass(frozen=True)
+class PendingPartition:
+    """A topic partition of a split the savepoint's enumerator holds back, and the reader it waits for."""
+
+    topic: str
+    partition: int
+    subtask: int | None  # None: the enumerator's state does not say which reader
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "subtask": self.subtask}
+
+
+@dataclass(frozen=True)
 class SourceFacts:
     """One source operator of a savepoint, as the guard judges a restore of it."""
 
@@ -40,6 +52,7 @@ class SourceFacts:
     parallelism: int
     families: tuple[str, ...]  # split families of its reader splits and enumerator (splits/ `type`s)
     partitions: tuple[HeldPartition, ...]
+    pending: tuple[PendingPartition, ...] = ()  # splits pending in the enumerator, per reader
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +60,7 @@ class SourceFacts:
             "parallelism": self.parallelism,
             "families": list(self.families),
             "partitions": [p.to_json() for p in self.partitions],
+            "pending": [p.to_json() for p in self.pending],
         }
 
 

@@ -21,7 +21,14 @@ from splitaudit.audit.findings import (
     PartitionCoverage,
     Summary,
 )
-from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts, WatchEvent, WatchReport
+from splitaudit.guard.results import (
+    GuardReport,
+    HeldPartition,
+    PendingPartition,
+    SourceFacts,
+    WatchEvent,
+    WatchReport,
+)
 from splitaudit.patch.jar import JarFacts
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 from splitaudit.progress import TimedStep
@@ -289,7 +296,9 @@ def test_documents_come_from_to_json_only() -> None:
 def test_guard_and_watch_documents() -> None:
     jar = JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, False, False, False)
     finding = Finding("restore_rereads_partition", "error", "t", 0, 3, ((5, 7),), detail="x")
-    source = SourceFacts("kafka-read", 2, ("beam_flink_source",), (HeldPartition("t", 0, 5),))
+    source = SourceFacts(
+        "kafka-read", 2, ("beam_flink_source",), (HeldPartition("t", 0, 5),), (PendingPartition("t", 1, 3),)
+    )
     guard = GuardReport("sp/_metadata", jar, "127.0.0.1:9092", None, (source,), (finding,), ("n",))
     finding_json = finding.to_json()
     _same(
@@ -317,6 +326,7 @@ def test_guard_and_watch_documents() -> None:
                     "parallelism": 2,
                     "families": ["beam_flink_source"],
                     "partitions": [{"topic": "t", "partition": 0, "next_offset": 5}],
+                    "pending": [{"topic": "t", "partition": 1, "subtask": 3}],
                 }
             ],
             "findings": [finding_json],

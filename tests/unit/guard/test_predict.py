@@ -8,14 +8,17 @@ from pathlib import Path
 import pytest
 
 from splitaudit.audit.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.audit.savepoint_tables import SavepointTables
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.predict import (
     DISCOVERED_ON_RESTORE,
     RESCALE,
+    RESCALE_LOSES_PENDING,
     RESTORE_REREADS,
     judge,
+    source_facts,
 )
-from splitaudit.guard.results import GuardReport, HeldPartition, SourceFacts
+from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
 from splitaudit.patch.jar import (
     DISCOVERY_MARKER,
     ENUMERATOR_CLASS,
@@ -25,6 +28,7 @@ from splitaudit.patch.jar import (
     JarFacts,
     read_jar_facts,
 )
+from splitaudit.splits.model import PENDING
 
 RUNNER_POM = "META-INF/maven/org.apache.beam/beam-runners-flink-1.19/pom.properties"
 TOPIC = "orders"
@@ -170,6 +174,44 @@ def test_a_flink_source_rescale_is_safe_with_the_fix_and_unsafe_without() -> Non
     assert _rows(judge(PATCHED, [FLINK_SOURCE], (), (), KAFKA, 1)) == [(RESCALE, INFO, None, None, 4, ())]
     kinds = {f.kind for f in judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, 3)}
     assert kinds == {RESTORE_REREADS}
+
+
+def _pending_for_reader_3() -> SourceFacts:
+    """A parallelism-4 job's savepoint: readers 0-2 hold partitions 0-2 at 5,000, partition 3's split is still
+    pending in the enumerator for reader 3 at 4,000 (given back, as after a failover), as its tables hold it."""
+    operator = {"operator_id": "op1", "operator_uid": "kafka-read", "split_type": "beam_flink_source"}
+    tables = SavepointTables(
+        path="sp/_metadata",
+        checkpoint_id=7,
+        operators=({**operator, "parallelism": 4, "is_source": True},),
+        splits=tuple({**operator, "subtask": p, "topic": TOPIC, "partition": p, "next_offset": 5000} for p in range(3)),
+        enumerator=(
+            {**operator, "subtask": 3, "status": PENDING, "topic": TOPIC, "partition": 3, "next_offset": 4000},
+        ),  # noqa: E501
+    )
+    (source,) = source_facts(tables)
+    return source
+
+
+def test_source_facts_list_the_pending_splits_with_their_reader() -> None:
+    source = _pending_for_reader_3()
+    assert (source.operator, source.parallelism, source.families) == ("kafka-read", 4, ("beam_flink_source",))
+    assert source.partitions == (*(HeldPartition(TOPIC, p, 5000) for p in range(3)), HeldPartition(TOPIC, 3, 4000))
+    assert source.pending == (PendingPartition(TOPIC, 3, 3),)
+
+
+def test_only_the_upstream_fix_loses_a_split_pending_for_a_reader_gone_at_a_lower_parallelism() -> None:
+    upstream, source = _facts(fixed=True), _pending_for_reader_3()
+    rows = _rows(judge(upstream, [source], (), (), KAFKA, 2))
+    assert rows == [(RESCALE, INFO, None, None, 4, ()), (RESCALE_LOSES_PENDING, ERROR, TOPIC, 3, 0, ())]
+    (lost,) = [f for f in judge(upstream, [source], (), (), KAFKA, 3) if f.kind == RESCALE_LOSES_PENDING]
+    assert lost.detail.startswith(
+        "source kafka-read: a split of this partition is pending in the enumerator for reader 3; restored at "
+        "parallelism 3, Beam 2.62.0 with beam-runners-flink-1.19, with the upstream fix never assigns it"
+    )
+    # Reader 3 exists at parallelism 4 and more; the patch re-keys pending splits to index mod the parallelism.
+    assert _rows(judge(upstream, [source], (), (), KAFKA, 4)) == []
+    assert _rows(judge(PATCHED, [source], (), (), KAFKA, 2)) == [(RESCALE, INFO, None, None, 4, ())]
 
 
 def test_the_ci_line_names_the_verdict_and_the_error_kinds() -> None:
