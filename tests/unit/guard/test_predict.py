@@ -187,7 +187,7 @@ def _pending_for_reader_3() -> SourceFacts:
         splits=tuple({**operator, "subtask": p, "topic": TOPIC, "partition": p, "next_offset": 5000} for p in range(3)),
         enumerator=(
             {**operator, "subtask": 3, "status": PENDING, "topic": TOPIC, "partition": 3, "next_offset": 4000},
-        ),  # noqa: E501
+        ),
     )
     (source,) = source_facts(tables)
     return source
