@@ -11,7 +11,7 @@ distinct offsets (rows - distinct = records read twice by the stop) against the 
 average. Patched runs are watched for `--patched-seconds` from their listing and must stay silent.
 
     .venv/bin/python benchmarks/watch_restore.py [--stock-runs 3] [--patched-runs 1] [--records 20000]
-        [--rates 0,500] [--on-error stop|cancel] [--probe SECONDS]
+        [--rates 0,500] [--on-error stop|cancel] [--probe SECONDS] [--interval SECONDS]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--on-error", choices=ACTIONS, default=STOP)
     parser.add_argument("--patched-seconds", type=float, default=60.0)
     parser.add_argument("--probe", type=float, default=0.0, help="watch --probe: seconds of triggered checkpoints")
+    parser.add_argument("--interval", type=float, default=0.25, help="watch --interval: seconds between polls")
     parser.add_argument("--workdir", type=Path, default=Path(".splitaudit/watch-benchmark"))
     args = parser.parse_args()
     workdir = args.workdir.resolve() / time.strftime("%Y%m%dT%H%M%S")
@@ -51,9 +52,11 @@ def main() -> None:
                 result = run_watched_restore(
                     stack, workdir / f"{rate}-{index}-{variant}", pipeline_jar(variant), variant, Progress(),
                     settings, on_error=args.on_error, watch_seconds=seconds, probe=args.probe,
+                    interval=args.interval,
                 )  # fmt: skip
-                line = {"rate": rate, "probe": args.probe, "load": round(os.getloadavg()[0], 1), **result.to_json()}
-                print(json.dumps(line), flush=True)
+                load = round(os.getloadavg()[0], 1)
+                line = {"rate": rate, "probe": args.probe, "interval": args.interval, "load": load}
+                print(json.dumps(line | result.to_json()), flush=True)
 
 
 if __name__ == "__main__":

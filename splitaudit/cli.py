@@ -954,7 +954,8 @@ def watch(
       that offset (late: only once the backlog is read).
     With --bootstrap also expired_unread: restored offsets below the log start.
     Flink serves metrics refreshed every metrics.fetcher.update-interval (10 s by default) and job and
-    checkpoint details every web.refresh-interval (3 s): set both to 500 ms on the cluster for a fast watch.
+    checkpoint details every web.refresh-interval (3 s): set them to 100-500 ms on the cluster for a fast
+    watch.
 
     Every finding is written at once as a JSON line on stdout; on the first error the job is stopped with a
     savepoint (default), cancelled or only reported. Ends with one line a CI step can read ("splitaudit-watch:

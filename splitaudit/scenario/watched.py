@@ -39,11 +39,14 @@ def run_watched_restore(
     on_error: str = STOP,
     watch_seconds: float | None = None,
     probe: float = 0.0,
+    interval: float = 0.25,
 ) -> WatchedRestore:
     """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`,
-    triggering checkpoints for `probe` seconds after its first read: `WatchSettings.probe`)."""
+    polling every `interval` seconds and triggering checkpoints for `probe` seconds after its first read:
+    `WatchSettings`)."""
     run = ScenarioRun(stack, run_dir, f"watch-{variant}", settings, progress)
-    return _restore_and_watch(run, jar, variant, progress, _first_half(run, jar), on_error, watch_seconds, probe)
+    savepoint = _first_half(run, jar)
+    return _restore_and_watch(run, jar, variant, progress, savepoint, on_error, watch_seconds, probe, interval)
 
 
 def run_guarded_restore(
@@ -86,6 +89,7 @@ def _restore_and_watch(
     on_error: str = STOP,
     watch_seconds: float | None = None,
     probe: float = 0.0,
+    interval: float = 0.25,
 ) -> WatchedRestore:
     """Start the watch of a job id, restore `savepoint` with `jar` as that job, then count its sink rows."""
     stack = run.stack
@@ -95,6 +99,7 @@ def _restore_and_watch(
         job,
         stack.kafka.bootstrap,
         on_error,
+        interval,
         duration=watch_seconds,
         savepoint_dir=run.savepoints.as_uri(),
         savepoint=savepoint,
