@@ -900,31 +900,46 @@ def guard(
 @click.option(
     "--flink-rest", metavar="URL", required=True, help="The Flink cluster's REST address, e.g. http://127.0.0.1:8081."
 )
-@click.option("--job", "job_id", metavar="JOB_ID", required=True, help="The running job to watch (e.g. just restored).")
+@click.option("--job", "job_id", metavar="JOB_ID", default=None,
+              help="The job to watch, e.g. just restored; with --wait it may not be listed yet (a job id fixed at "
+                   "submission: REST run's jobId, $internal.pipeline.job-id).")  # fmt: skip
+@click.option("--savepoint", metavar="PATH|URI", default=None,
+              help="The savepoint the job restores from: its offsets are read before the job runs; without --job "
+                   "the watch follows the unfinished job Flink says restored from it.")  # fmt: skip
+@click.option("--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds to wait for the job to be listed: start the watch, then submit the restore, and it "
+                   "polls from the job's first second.")  # fmt: skip
 @click.option("--bootstrap", metavar="HOST:PORT",
               help="The source topics' Kafka cluster: compares what each partition's readers read with what it "
                    "holds past the restored offset, and checks those offsets against the log start.")  # fmt: skip
 @click.option("--on-error", type=click.Choice(ACTIONS), default=STOP, show_default=True,
               help="What to do on the first error: stop the job with a savepoint, cancel it, or report "
                    "only.")  # fmt: skip
-@click.option("--interval", type=click.FloatRange(min=0.1), default=1.0, show_default=True,
+@click.option("--interval", type=click.FloatRange(min=0.1), default=0.25, show_default=True,
               help="Seconds between polls of the job's metrics.")  # fmt: skip
 @click.option("--duration", type=click.FloatRange(min=0), default=None,
-              help="Stop watching after this many seconds (default: until the job ends or an error is acted "
-                   "on).")  # fmt: skip
+              help="Stop watching this many seconds after the job is listed (default: until the job ends or an "
+                   "error is acted on).")  # fmt: skip
 @click.option("--savepoint-dir", metavar="DIR", default=None,
               help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir).")  # fmt: skip
+@click.option("--probe", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="For this many seconds after the job's first records are read, trigger a checkpoint after each "
+                   "poll (Flink 1.19+ REST) to judge its counts at once instead of at the job's next checkpoint: "
+                   "catches a twin reader sooner, at the price of extra checkpoints.")  # fmt: skip
 @LOG_FILE
 @click.pass_context
 def watch(
     ctx: click.Context,
     flink_rest: str,
-    job_id: str,
+    job_id: str | None,
+    savepoint: str | None,
+    wait: float,
     bootstrap: str | None,
     on_error: str,
     interval: float,
     duration: float | None,
     savepoint_dir: str | None,
+    probe: float,
     log_path: Path | None,
 ) -> None:
     """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
@@ -932,10 +947,15 @@ def watch(
     \b
     Each poll reads the source vertex's per-subtask metrics through Flink's REST API:
       partition_read_twice: Beam KafkaIO's per-partition reader metric on two subtasks (two readers);
-      read_more_than_available (with --bootstrap): a partition's readers read more records than it holds
-      past the offset the job restored it from (Flink's latest.restored savepoint, read here); the stock
-      restored job's twin reader sits on the same subtask, so this is what catches beam#31313.
+      read_more_than_advanced: a partition's readers had read more records than a checkpoint taken after
+      the poll (read here) holds it advanced past the offset the job restored it from (--savepoint, else
+      Flink's latest.restored): one reader cannot, so this catches beam#31313's twin reader early;
+      read_more_than_available (with --bootstrap): they read more records than the partition holds past
+      that offset (late: only once the backlog is read).
     With --bootstrap also expired_unread: restored offsets below the log start.
+    Flink serves metrics refreshed every metrics.fetcher.update-interval (10 s by default) and job and
+    checkpoint details every web.refresh-interval (3 s): set them to 100-500 ms on the cluster for a fast
+    watch.
 
     Every finding is written at once as a JSON line on stdout; on the first error the job is stopped with a
     savepoint (default), cancelled or only reported. Ends with one line a CI step can read ("splitaudit-watch:
@@ -945,7 +965,9 @@ def watch(
     def action(context: Context) -> int:
         from splitaudit.guard.watch import WatchSettings, run_watch
 
-        settings = WatchSettings(flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir)
+        settings = WatchSettings(
+            flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir, savepoint, wait, probe
+        )
 
         def emit(event: WatchEvent) -> None:
             sys.stdout.write(json.dumps(event.to_json()) + "\n")

@@ -37,6 +37,7 @@ class CheckpointRef:
     is_savepoint: bool
     external_path: str | None
     status: str
+    trigger_timestamp: int = 0  # ms since the epoch on the JobManager's clock (0: not reported)
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> CheckpointRef:
@@ -45,6 +46,7 @@ class CheckpointRef:
             is_savepoint=bool(document.get("is_savepoint", False)),
             external_path=document.get("external_path"),
             status=str(document.get("status", "COMPLETED")),
+            trigger_timestamp=int(document.get("trigger_timestamp") or 0),
         )
 
 
@@ -187,6 +189,10 @@ class FlinkRestClient:
             raise ExternalError(f"job {restored_id} did not restore from {savepoint}: REST says {restored}")
         return restored_id, restored
 
+    def jobs(self) -> list[dict[str, Any]]:
+        """GET /jobs/overview: every job the cluster knows (`jid`, `name`, `state`, `start-time`, …)."""
+        return [dict(job) for job in self._call("GET", "/jobs/overview").get("jobs", [])]
+
     def job(self, job_id: str) -> dict[str, Any]:
         """GET /jobs/:id: state, vertices, timestamps."""
         result: dict[str, Any] = self._call("GET", f"/jobs/{job_id}")
@@ -307,6 +313,25 @@ class FlinkRestClient:
     def checkpoints(self, job_id: str) -> CheckpointHistory:
         """The job's checkpoint statistics: counts, latest completed/savepoint/restored, recent history."""
         return CheckpointHistory.from_json(self._call("GET", f"/jobs/{job_id}/checkpoints"))
+
+    def trigger_checkpoint(self, job_id: str) -> str:
+        """POST /jobs/:id/checkpoints (Flink 1.19+): take a checkpoint now; the trigger id to ask about."""
+        return str(self._call("POST", f"/jobs/{job_id}/checkpoints", json={})["request-id"])
+
+    def triggered_checkpoint(self, job_id: str, request_id: str) -> int | None:
+        """The id of the checkpoint a trigger took, once completed (None while it runs); a failure's cause verbatim
+        as an ExternalError."""
+        document = self._call("GET", f"/jobs/{job_id}/checkpoints/{request_id}")
+        if document.get("status", {}).get("id") != "COMPLETED":
+            return None
+        operation = document.get("operation", {})
+        if operation.get("checkpointId") is not None:
+            return int(operation["checkpointId"])
+        raise ExternalError(f"checkpoint of job {job_id} failed: {operation.get('failureCause') or document}")
+
+    def checkpoint(self, job_id: str, checkpoint_id: int) -> CheckpointRef:
+        """GET /jobs/:id/checkpoints/details/:checkpointid: one checkpoint's statistics, its location included."""
+        return CheckpointRef.from_json(self._call("GET", f"/jobs/{job_id}/checkpoints/details/{checkpoint_id}"))
 
     def wait_for_checkpoint(self, job_id: str, after: int = 0, timeout: float = 120.0) -> CheckpointRef:
         """Wait until a checkpoint with id > `after` has completed; return it."""

@@ -121,6 +121,27 @@ class WatchEvent:
 
 
 @dataclass(frozen=True)
+class WatchTimeline:
+    """When the watch saw each stage of the job, in seconds since it started (None: not reached): what the time
+    from a restore to its stop is made of."""
+
+    listed: float | None = None  # Flink's REST API names the job, with its source vertex
+    running: float | None = None  # every vertex RUNNING
+    read: float | None = None  # the first poll whose source metrics show a record read
+    finding: float | None = None  # the first error found
+    ended: float | None = None  # the job ended after the stop or cancellation the error asked for
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "listed": self.listed,
+            "running": self.running,
+            "read": self.read,
+            "finding": self.finding,
+            "ended": self.ended,
+        }
+
+
+@dataclass(frozen=True)
 class WatchReport:
     """What `splitaudit watch` saw of one job and what it did: exit 1 when it found an error."""
 
@@ -132,6 +153,7 @@ class WatchReport:
     action: str  # none, stop (with a savepoint), cancel, report
     savepoint: str | None  # where stop-with-savepoint wrote the job's state
     job_state: str  # the job's state when the watch ended
+    timeline: WatchTimeline = WatchTimeline()
 
     @property
     def exit_code(self) -> int:
@@ -157,4 +179,5 @@ class WatchReport:
             "action": self.action,
             "savepoint": self.savepoint,
             "job_state": self.job_state,
+            "timeline": self.timeline.to_json(),
         }

@@ -12,9 +12,17 @@ per-subtask metrics, and with `--bootstrap` the topic's offsets:
   savepoint, read with the pure-Python reader): only a second read can read more than there is. The stock
   restored job puts the twin reader on the same subtask as the restored one, so this is the signal that
   catches it.
+- `read_more_than_advanced`: a partition's readers had read more records, by a poll, than the next offset of a
+  checkpoint the job took after that poll is past the restored offset. One reader from the restored offset
+  cannot have read more than it advanced; twin readers read about twice that, so this fires as soon as the twin
+  has read more than what one reader reads between the poll and the checkpoint, long before the partition's
+  backlog is used up (the checkpoint is read with the pure-Python reader; the snapshot itself holds one reader
+  per split index, so it hides the twin).
 - `expired_unread`: the audit's offset check against the restored offsets (the log starts above them).
 
-`judge_sample` is the pure part; `run_watch` polls and acts (stop-with-savepoint, cancel or report).
+The watch can start before the job exists: given the job id it waits for Flink to list it, given only the
+savepoint it follows the job Flink says restored from it. `judge_sample` and `judge_checkpoint` are the pure
+part; `run_watch` polls and acts (stop-with-savepoint, cancel or report).
 """
 
 from __future__ import annotations
@@ -22,24 +30,30 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import resume_offsets
 from splitaudit.audit.savepoint_tables import savepoint_tables
-from splitaudit.clients.flink import TERMINAL_STATES, FlinkRestClient
+from splitaudit.clients.flink import TERMINAL_STATES, CheckpointRef, FlinkRestClient, FlinkRestError
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
-from splitaudit.errors import UsageError
-from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport
+from splitaudit.errors import ExternalError, SplitauditError, UsageError
+from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport, WatchTimeline
 from splitaudit.progress import Progress
 
 PARTITION_READ_TWICE = "partition_read_twice"
 READ_MORE_THAN_AVAILABLE = "read_more_than_available"
+READ_MORE_THAN_ADVANCED = "read_more_than_advanced"
 
 SOURCE_METRICS = "Source__"  # Flink's prefix of a chained source operator's metrics
 PARTITION_METRIC = ".KafkaIOReader_rawSize/"  # Beam KafkaIO's per-partition reader metric: <topic>-<partition>
 _DISTRIBUTION_COUNT = re.compile(r"\bcount=(\d+)")  # Flink shows a Beam distribution as DistributionResult{…}
+WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed yet
+# A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
+# for clocks that disagree a little (on one host they agree).
+CLOCK_MARGIN = 0.2
 
 Key = tuple[str, int]
 
@@ -99,6 +113,28 @@ def judge_sample(
     return findings
 
 
+def judge_checkpoint(
+    read: Mapping[Key, int], resume: Mapping[Key, int], advanced_to: Mapping[Key, int], checkpoint: int
+) -> list[Finding]:
+    """The partitions whose readers had read (`read`, at a poll) more records than `checkpoint`, taken after that
+    poll, holds them advanced past their restored offset (`advanced_to`: the checkpoint's next offsets). One
+    reader that started at the restored offset has read at most the offsets it advanced over; more is a second
+    reader."""
+    findings: list[Finding] = []
+    for (topic, partition), count in sorted(read.items()):
+        start, end = resume.get((topic, partition)), advanced_to.get((topic, partition))
+        if start is None or end is None or count <= end - start:
+            continue
+        detail = (
+            f"its readers had read {count} records since the restore, but checkpoint {checkpoint}, taken after, "
+            f"holds it at offset {end}, {end - start} past the restored offset {start}: one reader cannot read "
+            f"more than it advanced, so at least {count - (end - start)} were read by a second reader"
+        )
+        excess = count - (end - start)
+        findings.append(Finding(READ_MORE_THAN_ADVANCED, ERROR, topic, partition, excess, detail=detail))
+    return findings
+
+
 def restored_offsets(location: str) -> dict[Key, int]:
     """The offsets a job restored from `location` resumes each partition from, read without Spark."""
     return resume_offsets(savepoint_tables(location))
@@ -109,87 +145,283 @@ class WatchSettings:
     """What `splitaudit watch` follows and what it does on an error."""
 
     flink_rest: str
-    job: str
+    job: str | None  # None: the job Flink says restored from `savepoint`, once it is listed
     bootstrap: str | None = None
     on_error: str = STOP
-    interval: float = 1.0  # seconds between polls
-    duration: float | None = None  # stop watching after this many seconds (None: until the job ends)
+    interval: float = 0.25  # seconds between polls
+    duration: float | None = None  # seconds to watch once the job is listed (None: until the job ends)
     savepoint_dir: str | None = None  # target of stop-with-savepoint (None: the cluster's default)
+    savepoint: str | None = None  # what the job restores from: read before the job exists, so no poll waits for it
+    wait: float = 0.0  # seconds to wait for the job to be listed (0: it must be already)
+    # Seconds from the job's first records read during which each poll's counts are proven at once by a checkpoint
+    # the watch triggers after it (Flink 1.19+), instead of waiting for the job's next one (0: never).
+    probe: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Poll:
+    """The per-partition read counts of one poll and when it was taken (epoch seconds, after the answer)."""
+
+    at: float
+    read: Mapping[Key, int]
+
+
+@dataclass
+class _Watch:
+    """The state of one watch between polls."""
+
+    settings: WatchSettings
+    flink: FlinkRestClient
+    progress: Progress
+    emit: Callable[[WatchEvent], None]
+    start: float = field(default_factory=time.monotonic)
+    resume: dict[Key, int] = field(default_factory=dict)
+    restored: CheckpointRef | None = None
+    offsets: dict[Key, PartitionOffsets] = field(default_factory=dict)
+    events: list[WatchEvent] = field(default_factory=list)
+    seen: set[tuple[str, str | None, int | None]] = field(default_factory=set)
+    polls: list[_Poll] = field(default_factory=list)  # polls no checkpoint has judged yet
+    judged: int = 0  # the last checkpoint id judged
+    probing: tuple[str, _Poll] | None = None  # a checkpoint triggered after a poll: its trigger id and that poll
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def now(self) -> float:
+        return round(time.monotonic() - self.start, 3)
+
+    def mark(self, stage: str) -> None:
+        self.marks.setdefault(stage, self.now())
+
+    def report(self, findings: list[Finding]) -> bool:
+        """Emit the findings not seen before; whether one is an error."""
+        new = [f for f in findings if (f.kind, f.topic, f.partition) not in self.seen]
+        for finding in new:
+            self.seen.add((finding.kind, finding.topic, finding.partition))
+            event = WatchEvent(self.now(), finding)
+            self.events.append(event)
+            self.emit(event)
+        return any(f.severity == ERROR for f in new)
+
+    @property
+    def topics(self) -> frozenset[str]:
+        return frozenset(topic for topic, _ in self.resume)
+
+    def kafka_offsets(self) -> dict[Key, PartitionOffsets]:
+        offsets: dict[Key, PartitionOffsets] = {}
+        if self.settings.bootstrap is not None:
+            for topic in sorted(self.topics):
+                offsets |= partition_offsets(self.settings.bootstrap, topic)
+        return offsets
+
+    def resumed_from(self, location: str) -> bool:
+        """Take the offsets the job resumes from (`location`'s) and check them against the log start."""
+        if not self.resume:
+            with self.progress.step(f"read the restored savepoint {location}"):
+                self.resume = restored_offsets(location)
+        self.offsets = self.kafka_offsets()
+        expired = check_offsets(self.offsets, self.resume, {}, None)
+        return self.report([f for f in expired if f.kind == EXPIRED_UNREAD])
+
+    def await_job(self) -> tuple[str, dict[str, Any]]:
+        """Wait (up to `wait` seconds) until Flink lists the job with its vertices; its id and source vertex."""
+        settings = self.settings
+        deadline = time.monotonic() + settings.wait
+        while True:
+            for job, document in self._listed():
+                vertices = document.get("vertices", [])
+                sources = [v for v in vertices if str(v.get("name", "")).startswith("Source:")]
+                if vertices and not sources:
+                    raise UsageError(f"job {job} at {settings.flink_rest} has no source vertex to watch")
+                if sources:
+                    return job, sources[0]
+            if time.monotonic() >= deadline:
+                what = f"job {settings.job}" if settings.job else f"a job restored from {settings.savepoint}"
+                raise ExternalError(f"no {what} at {settings.flink_rest} within {settings.wait:g} s")
+            time.sleep(WAIT_INTERVAL)
+
+    def _listed(self) -> list[tuple[str, dict[str, Any]]]:
+        """The jobs that may be the one to watch, with their details: the named one once Flink knows it, else
+        each unfinished job that restored from the savepoint."""
+        # The overview, not the job's own page: asking for a job Flink does not know yet logs an error on the
+        # JobManager at every poll.
+        jobs = self.flink.jobs()
+        if self.settings.job is not None:
+            named = any(str(job.get("jid")) == self.settings.job for job in jobs)
+            return [(self.settings.job, self.flink.job(self.settings.job))] if named else []
+        found = []
+        for job in jobs:
+            jid = str(job.get("jid"))
+            if job.get("state") in TERMINAL_STATES:
+                continue
+            try:
+                restored = self.flink.checkpoints(jid).latest_restored
+            except FlinkRestError:  # still initialising: no checkpoint statistics yet
+                continue
+            if restored is not None and _same_location(restored.external_path, self.settings.savepoint):
+                self.restored = restored
+                found.append((jid, self.flink.job(jid)))
+        return found
+
+    def restored_from(self, job: str, restored: CheckpointRef | None) -> bool:
+        """Note what the job restored from once Flink says so (checked against `savepoint`); whether that
+        raised an error finding."""
+        if self.restored is not None or restored is None:
+            return False
+        expected = self.settings.savepoint
+        if expected is not None and not _same_location(restored.external_path, expected):
+            raise ExternalError(f"job {job} restored from {restored.external_path}, not from {expected}")
+        self.restored = restored
+        return bool(restored.external_path) and self.resumed_from(str(restored.external_path))
+
+    def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:
+        """Judge one poll's samples, and the oldest polls a checkpoint taken after them can prove; whether an
+        error was found."""
+        findings = judge_sample(samples, self.resume, self.offsets)
+        if any(f.kind == READ_MORE_THAN_AVAILABLE for f in findings):
+            # The end offsets so far may be old: a finding stands only against offsets newer than the counts.
+            self.offsets = self.kafka_offsets()
+            findings = judge_sample(samples, self.resume, self.offsets)
+        completed = [c for c in history if c.status == "COMPLETED" and c.external_path and not c.is_savepoint]
+        newest = max(completed, key=lambda c: c.id, default=None)
+        proven = [p for p in self.polls if newest and p.at < newest.trigger_timestamp / 1000 - CLOCK_MARGIN]
+        if newest is not None and newest.id > self.judged and proven:
+            advanced_to = _checkpoint_offsets(newest)
+            if advanced_to is not None:
+                self.judged = newest.id
+                self.polls = self.polls[len(proven) :]
+                findings += judge_checkpoint(proven[-1].read, self.resume, advanced_to, newest.id)
+        read: dict[Key, int] = {}
+        for sample in samples:
+            for key, count in sample.partitions.items():
+                read[key] = read.get(key, 0) + count
+        if any(read.values()):
+            self.mark("read")
+            self.polls.append(_Poll(time.time(), read))
+        return self.report(findings)
+
+    def probe(self, job: str) -> bool:
+        """Within `probe` seconds of the first read: judge the poll the last triggered checkpoint followed once it
+        completed, and trigger one after the newest poll when none runs; whether an error was found."""
+        findings: list[Finding] = []
+        if self.probing is not None:
+            trigger, poll = self.probing
+            try:
+                checkpoint = self.flink.triggered_checkpoint(job, trigger)
+            except ExternalError:  # declined (e.g. a task not running yet): the next trigger will do
+                checkpoint, self.probing = None, None
+            if checkpoint is not None:
+                try:
+                    details = self.flink.checkpoint(job, checkpoint)
+                except FlinkRestError:  # its statistics not served yet: ask again at the next poll
+                    details = None
+                advanced_to = None if details is None else _checkpoint_offsets(details)
+                if details is not None:
+                    self.probing = None
+                if advanced_to is not None:
+                    findings = judge_checkpoint(poll.read, self.resume, advanced_to, checkpoint)
+        error = self.report(findings)
+        first_read = self.marks.get("read")
+        probing = first_read is not None and self.now() - first_read <= self.settings.probe
+        if not error and self.probing is None and probing and self.polls:
+            # Triggered after the poll's answer arrived: the checkpoint's offsets are later than its counts.
+            try:
+                self.probing = (self.flink.trigger_checkpoint(job), self.polls[-1])
+            except FlinkRestError:  # e.g. the job is finishing: the next poll sees it
+                self.probing = None
+        return error
 
 
 def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[WatchEvent], None]) -> WatchReport:
-    """Poll the job until it ends, `duration` passes or an error finding is acted on; `emit` each finding as it
-    is found (the CLI writes it as a JSON line)."""
+    """Wait for the job, poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
+    finding as it is found (the CLI writes it as a JSON line)."""
     if settings.on_error not in ACTIONS:
         raise UsageError(f"--on-error must be one of {', '.join(ACTIONS)}, not {settings.on_error!r}")
+    if settings.job is None and settings.savepoint is None:
+        raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
     flink = FlinkRestClient(settings.flink_rest)
-    start = time.monotonic()
-    job = flink.job(settings.job)
-    sources = [v for v in job.get("vertices", []) if str(v.get("name", "")).startswith("Source:")]
-    if not sources:
-        raise UsageError(f"job {settings.job} at {settings.flink_rest} has no source vertex to watch")
-    source = sources[0]
-    restored = flink.checkpoints(settings.job).latest_restored
-    resume: dict[Key, int] = {}
-    if restored is not None and restored.external_path:
-        with progress.step(f"read the restored savepoint {restored.external_path}"):
-            resume = restored_offsets(restored.external_path)
-    topics = frozenset(topic for topic, _ in resume)
-    events: list[WatchEvent] = []
-    seen: set[tuple[str, str | None, int | None]] = set()
-
-    def report(findings: list[Finding]) -> bool:
-        new = [f for f in findings if (f.kind, f.topic, f.partition) not in seen]
-        for finding in new:
-            seen.add((finding.kind, finding.topic, finding.partition))
-            event = WatchEvent(round(time.monotonic() - start, 3), finding)
-            events.append(event)
-            emit(event)
-        return any(f.severity == ERROR for f in new)
-
-    def kafka_offsets() -> dict[Key, PartitionOffsets]:
-        offsets: dict[Key, PartitionOffsets] = {}
-        if settings.bootstrap is not None:
-            for topic in sorted(topics):
-                offsets |= partition_offsets(settings.bootstrap, topic)
-        return offsets
-
-    error = report([f for f in check_offsets(kafka_offsets(), resume, {}, None) if f.kind == EXPIRED_UNREAD])
+    watch = _Watch(settings, flink, progress, emit)
+    error = False
+    if settings.savepoint is not None:
+        with progress.step(f"read the savepoint {settings.savepoint}"):
+            watch.resume = restored_offsets(settings.savepoint)
+        error = watch.resumed_from(settings.savepoint)
+    with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
+        job, source = watch.await_job()
+    watch.mark("listed")
+    listed = time.monotonic()
     polls = 0
-    state = flink.job_state(settings.job)
-    while not error and state not in TERMINAL_STATES:
-        if settings.duration is not None and time.monotonic() - start >= settings.duration:
+    while not error:
+        document = flink.job(job)
+        vertices = document.get("vertices", [])
+        if vertices and all(v.get("status") == "RUNNING" for v in vertices):
+            watch.mark("running")
+        if document.get("state") in TERMINAL_STATES:
             break
-        time.sleep(settings.interval)
-        offsets = kafka_offsets()
+        if settings.duration is not None and time.monotonic() - listed >= settings.duration:
+            break
+        try:
+            checkpoints = flink.checkpoints(job)
+        except FlinkRestError:  # still initialising: no checkpoint statistics yet
+            checkpoints = None
+        if checkpoints is not None and watch.restored_from(job, checkpoints.latest_restored):
+            error = True
+            break
         samples = tuple(
-            subtask_sample(i, flink.subtask_metrics(settings.job, source["id"], i, SOURCE_METRICS), topics)
+            subtask_sample(i, flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS), watch.topics)
             for i in range(int(source["parallelism"]))
         )
         polls += 1
-        error = report(judge_sample(samples, resume, offsets))
-        state = flink.job_state(settings.job)
+        error = watch.judge(samples, checkpoints.history if checkpoints is not None else ())
+        if not error and settings.probe:
+            error = watch.probe(job)
+        if not error:
+            time.sleep(settings.interval)
     action, savepoint = "none", None
+    if error:
+        watch.mark("finding")
     if error and settings.on_error == STOP:
-        with progress.step(f"stop job {settings.job} with a savepoint"):
-            request = flink.stop_with_savepoint(settings.job, settings.savepoint_dir)
-            savepoint = flink.wait_for_savepoint(settings.job, request)
+        with progress.step(f"stop job {job} with a savepoint"):
+            request = flink.stop_with_savepoint(job, settings.savepoint_dir)
+            savepoint = flink.wait_for_savepoint(job, request)
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
-            flink.wait_for_state(settings.job, set(TERMINAL_STATES))
+            flink.wait_for_state(job, set(TERMINAL_STATES))
         action = STOP
     elif error and settings.on_error == CANCEL:
-        with progress.step(f"cancel job {settings.job}"):
-            flink.cancel(settings.job)
+        with progress.step(f"cancel job {job}"):
+            flink.cancel(job)
         action = CANCEL
     elif error:
         action = REPORT
+    if action in (STOP, CANCEL):
+        watch.mark("ended")
+    restored = watch.restored
     return WatchReport(
-        job=settings.job,
-        restored_from=None if restored is None else restored.external_path,
+        job=job,
+        restored_from=settings.savepoint if restored is None else restored.external_path,
         polls=polls,
-        seconds=round(time.monotonic() - start, 3),
-        events=tuple(events),
+        seconds=watch.now(),
+        events=tuple(watch.events),
         action=action,
         savepoint=savepoint,
-        job_state=flink.job_state(settings.job),
+        job_state=flink.job_state(job),
+        timeline=WatchTimeline(**watch.marks),
     )
+
+
+def _checkpoint_offsets(checkpoint: CheckpointRef) -> dict[Key, int] | None:
+    """The next offsets a completed checkpoint holds, or None when it is gone (subsumed and deleted meanwhile)."""
+    try:
+        return restored_offsets(str(checkpoint.external_path)) if checkpoint.external_path else None
+    except SplitauditError:
+        return None
+
+
+def _same_location(path: str | None, other: str | None) -> bool:
+    """Whether two spellings name one savepoint: Flink reports `file:/x` for the `/x` or `file:///x/` it was given."""
+
+    def plain(location: str) -> str:
+        for prefix in ("file://", "file:"):
+            if location.startswith(prefix):
+                return location.removeprefix(prefix).rstrip("/")
+        return location.rstrip("/")
+
+    return path is not None and other is not None and plain(path) == plain(other)

@@ -265,7 +265,8 @@ class ConsoleOutput(Output):
         restore = result.restore
         forced = " (forced past the guard)" if result.forced else ""
         self.console.print(
-            f"{result.variant}{forced}: restored in {restore.restore_seconds:g} s; the restored job wrote "
+            f"{result.variant}{forced}: listed {restore.restore_seconds} s after the submission; the restored job "
+            f"wrote "
             f"{restore.restored_rows} rows of {restore.restored_offsets} offsets ({restore.read_twice} read twice; "
             f"backlog {restore.backlog} per topic)",
             soft_wrap=True,

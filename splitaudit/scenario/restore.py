@@ -83,6 +83,9 @@ class ScenarioSettings:
     produce_rate: int = 1_000
     cancel_delay: float = 2.0
     outage: float = 5.0  # seconds the Kafka broker stays down in the broker-restart fault
+    # Records each subtask of the job processes per second at most (the pipeline's --maxRecordsPerSecond; 0: as
+    # fast as it can): a job doing real work per record reads a restored backlog over seconds, not in one burst.
+    records_per_second: int = 0
 
     @property
     def topic_partitions(self) -> tuple[int, ...]:
@@ -241,7 +244,8 @@ class ScenarioRun:
     def job_args(self, parallelism: int) -> list[str]:
         """The pipeline's program arguments for a job at `parallelism` (the pipeline sets it on its environment,
         which is also what Beam's FlinkSource splits the Kafka source into)."""
-        return [*self.args, f"--parallelism={parallelism}"]
+        pace = [f"--maxRecordsPerSecond={self.settings.records_per_second}"] if self.settings.records_per_second else []
+        return [*self.args, f"--parallelism={parallelism}", *pace]
 
     def run_job(self, jar: Path) -> str:
         """Submit `jar` with a fresh job id and wait until every vertex runs; the job id."""
@@ -262,6 +266,16 @@ class ScenarioRun:
             )
             out.append(f"job {job} restored from {restored.external_path}")
         return job, str(restored.external_path)
+
+    def submit_restore(self, jar: Path, savepoint: str, job: str) -> None:
+        """Submit `jar` from `savepoint` as job `job` at the parallelism after the restore, and return as soon as
+        Flink has taken it (its main() ran): whoever watches the job proves where it restored from."""
+        parallelism = self.settings.parallelism_after
+        with self.steps.step(f"submit the restore from the savepoint (parallelism {parallelism})") as out:
+            self.flink.run_jar(
+                self.upload(jar), program_args=self.job_args(parallelism), savepoint_path=savepoint, job_id=job
+            )
+            out.append(f"job {job}")
 
     def first_job(self, jar: Path) -> tuple[str, str]:
         """The run before every restore: N records, the job reading them, savepoint and cancel; the job's id and

@@ -288,7 +288,7 @@ class WatchedRestore:
 
     variant: str
     backlog: int  # records produced while the job was down
-    restore_seconds: float  # from submitting the restore until Flink's REST API named the restored savepoint
+    submitted: float  # seconds from the watch's start (before the submission) to submitting the restore
     watch: WatchReport
     restored_rows: int  # sink rows of the restored job when the watch ended
     restored_offsets: int  # distinct (partition, offset) among them
@@ -297,12 +297,24 @@ class WatchedRestore:
     def read_twice(self) -> int:
         return self.restored_rows - self.restored_offsets
 
+    @property
+    def since_restore(self) -> dict[str, float | None]:
+        """Each stage of the watch's timeline in seconds from submitting the restore (None: not reached)."""
+        stages = self.watch.timeline.to_json()
+        return {k: None if v is None else round(v - self.submitted, 3) for k, v in stages.items()}
+
+    @property
+    def restore_seconds(self) -> float | None:
+        """From submitting the restore until Flink's REST API listed the restored job."""
+        return self.since_restore["listed"]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "variant": self.variant,
             "backlog": self.backlog,
             "restore_seconds": self.restore_seconds,
-            "restore_to_end_seconds": round(self.restore_seconds + self.watch.seconds, 3),
+            "restore_to_end_seconds": round(self.watch.seconds - self.submitted, 3),
+            "since_restore": self.since_restore,
             "watch": self.watch.to_json(),
             "restored_rows": self.restored_rows,
             "restored_offsets": self.restored_offsets,

@@ -2,19 +2,23 @@
 
 The first half is the restore scenario's (N records, the job, savepoint and cancel, N more records: the restored
 backlog). `run_guarded_restore` (`scenario --guard`) then asks the guard about restoring that savepoint with the
-jar and stops there when it is unsafe, unless forced; `run_watched_restore` restores it with the same jar and
-`run_watch` follows the new job from the moment Flink's REST API names the restored savepoint, acting as asked.
-The result says when the watch found what, what it did, and, from the sink, how many of the restored job's
-records were read twice by then.
+jar and stops there when it is unsafe, unless forced; `run_watched_restore` restores it with the same jar. The
+watch starts before the restore is submitted, with the job id the submission fixes and the savepoint's offsets
+already read, so it polls the job from the moment Flink lists it and acts as asked. The result says when the
+watch saw each stage of the restored job, when it found what, what it did, and, from the sink, how many of the
+restored job's records were read twice by then.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow.compute as pc
 
+from splitaudit.clients.flink import RUN_TIMEOUT, TERMINAL_STATES
 from splitaudit.guard.predict import run_guard
 from splitaudit.guard.results import STOP
 from splitaudit.guard.watch import WatchSettings, run_watch
@@ -34,10 +38,15 @@ def run_watched_restore(
     settings: ScenarioSettings,
     on_error: str = STOP,
     watch_seconds: float | None = None,
+    probe: float = 0.0,
+    interval: float = 0.25,
 ) -> WatchedRestore:
-    """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`)."""
+    """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`,
+    polling every `interval` seconds and triggering checkpoints for `probe` seconds after its first read:
+    `WatchSettings`)."""
     run = ScenarioRun(stack, run_dir, f"watch-{variant}", settings, progress)
-    return _restore_and_watch(run, jar, variant, progress, _first_half(run, jar), on_error, watch_seconds)
+    savepoint = _first_half(run, jar)
+    return _restore_and_watch(run, jar, variant, progress, savepoint, on_error, watch_seconds, probe, interval)
 
 
 def run_guarded_restore(
@@ -79,26 +88,36 @@ def _restore_and_watch(
     savepoint: str,
     on_error: str = STOP,
     watch_seconds: float | None = None,
+    probe: float = 0.0,
+    interval: float = 0.25,
 ) -> WatchedRestore:
-    """Restore `savepoint` with `jar`, watch the new job, then count its sink rows."""
+    """Start the watch of a job id, restore `savepoint` with `jar` as that job, then count its sink rows."""
     stack = run.stack
-    submitted = time.monotonic()
-    restored, _ = run.restore(jar, savepoint, "restore from the savepoint")
-    restore_seconds = round(time.monotonic() - submitted, 3)
+    job = uuid.uuid4().hex
     watch = WatchSettings(
         stack.flink.rest_url,
-        restored,
+        job,
         stack.kafka.bootstrap,
         on_error,
+        interval,
         duration=watch_seconds,
         savepoint_dir=run.savepoints.as_uri(),
+        savepoint=savepoint,
+        wait=RUN_TIMEOUT,
+        probe=probe,
     )
-    with run.steps.step(f"watch job {restored}") as out:
-        report = run_watch(watch, progress, lambda _event: None)
+    with ThreadPoolExecutor(1) as pool, run.steps.step(f"watch job {job} from its submission") as out:
+        started = time.monotonic()
+        watching = pool.submit(run_watch, watch, Progress(), lambda _event: None)
+        submitted = time.monotonic() - started
+        try:
+            run.submit_restore(jar, savepoint, job)
+        finally:
+            report = watching.result()
         out.append(report.line)
-    if report.job_state not in ("FINISHED", "CANCELED", "FAILED"):
-        run.flink.cancel(restored)
+    if report.job_state not in TERMINAL_STATES:
+        run.flink.cancel(job)
     sink = read_sink(run.sink)
-    mine = sink.filter(pc.equal(sink["job_id"], restored))
+    mine = sink.filter(pc.equal(sink["job_id"], job))
     offsets = mine.group_by(["partition", "offset"]).aggregate([]).num_rows
-    return WatchedRestore(variant, run.settings.records, restore_seconds, report, mine.num_rows, offsets)
+    return WatchedRestore(variant, run.settings.records, round(submitted, 3), report, mine.num_rows, offsets)

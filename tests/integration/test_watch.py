@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.guard.watch import READ_MORE_THAN_AVAILABLE
+from splitaudit.guard.watch import READ_MORE_THAN_ADVANCED
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
 from splitaudit.scenario.watched import run_guarded_restore, run_watched_restore
@@ -16,27 +16,36 @@ from splitaudit.stack.stack import Stack
 pytestmark = pytest.mark.integration
 
 SETTINGS = ScenarioSettings(records=2_000)  # 500 per partition before the savepoint, 500 more while down
+# Each subtask reads 200 records/s: the restored backlog takes seconds, as for a job doing work per record.
+PACED = ScenarioSettings(records=2_000, records_per_second=200)
 
 
-def test_watch_stops_the_stock_restored_job(stack: Stack, tmp_path: Path) -> None:
-    result = run_watched_restore(stack, tmp_path / "run", pipeline_jar("stock"), "stock", Progress(), SETTINGS)
+def test_watch_stops_the_stock_restored_job_before_its_backlog_is_read(stack: Stack, tmp_path: Path) -> None:
+    jar = pipeline_jar("stock")
+    result = run_watched_restore(stack, tmp_path / "run", jar, "stock", Progress(), PACED, "cancel", probe=10.0)
     findings = [event.finding for event in result.watch.events]
-    assert [(f.kind, f.topic is not None, f.partition) for f in findings] == [
-        (READ_MORE_THAN_AVAILABLE, True, p) for p in range(4)
-    ]
-    assert (result.watch.action, result.watch.job_state, result.watch.exit_code) == ("stop", "FINISHED", 1)
-    assert str(result.watch.savepoint).startswith("file:")
-    # Two readers per partition, each from the restored offset 500: the restored job wrote 2,000 offsets twice
-    # before the first metrics refresh showed it.
-    assert (result.restored_offsets, result.read_twice) == (2_000, 2_000)
+    # Twin readers: by a poll they had read more of a partition than a checkpoint after it had advanced it.
+    assert {f.kind for f in findings} == {READ_MORE_THAN_ADVANCED}
+    assert {f.partition for f in findings} <= {0, 1, 2, 3}
+    assert (result.watch.action, result.watch.job_state, result.watch.exit_code) == ("cancel", "CANCELED", 1)
+    # Seconds from submitting the restore: listed, every vertex running, first records read, finding, cancelled.
+    stages = [v for v in result.since_restore.values() if v is not None]
+    assert len(stages) == 5
+    assert stages == sorted(stages)
+    assert stages[0] > 0
+    # Stopped before the two readers of each partition had both read its 500 backlog records (the finding that
+    # needs a partition read past its end could not have fired yet); what they read, both read.
+    assert 0 < result.read_twice <= result.restored_offsets < 2_000
 
 
 def test_watch_is_silent_over_the_patched_restore(stack: Stack, tmp_path: Path) -> None:
+    jar = pipeline_jar("patched")
+    # Checkpoints triggered after every poll of the first 10 s of reading prove one reader each time.
     result = run_watched_restore(
-        stack, tmp_path / "run", pipeline_jar("patched"), "patched", Progress(), SETTINGS, watch_seconds=20.0
+        stack, tmp_path / "run", jar, "patched", Progress(), PACED, watch_seconds=20.0, probe=10.0
     )
     assert (result.watch.events, result.watch.action, result.watch.exit_code) == ((), "none", 0)
-    assert result.watch.polls >= 10
+    assert result.watch.polls >= 40
     assert (result.restored_offsets, result.read_twice) == (2_000, 0)
 
 

@@ -28,6 +28,7 @@ from splitaudit.guard.results import (
     SourceFacts,
     WatchEvent,
     WatchReport,
+    WatchTimeline,
 )
 from splitaudit.patch.jar import JarFacts
 from splitaudit.patch.results import PatchReport, ReplacedEntry
@@ -333,7 +334,9 @@ def test_guard_and_watch_documents() -> None:
             "notes": ["n"],
         },
     )
-    watch = WatchReport("j1", "file:/sp", 3, 4.5, (WatchEvent(2.25, finding),), "stop", "file:/sp2", "FINISHED")
+    timeline = WatchTimeline(listed=0.5, running=1.0, read=1.5, finding=2.25, ended=3.0)
+    events = (WatchEvent(2.25, finding),)
+    watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", "FINISHED", timeline)
     _same(
         watch.to_json(),
         {
@@ -346,5 +349,6 @@ def test_guard_and_watch_documents() -> None:
             "action": "stop",
             "savepoint": "file:/sp2",
             "job_state": "FINISHED",
+            "timeline": {"listed": 0.5, "running": 1.0, "read": 1.5, "finding": 2.25, "ended": 3.0},
         },
     )

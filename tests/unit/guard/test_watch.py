@@ -1,10 +1,27 @@
-"""The watch's pure judgement of one poll: Flink's per-subtask source metrics as REST reports them, Kafka offsets."""
+"""The watch's pure judgement of one poll: Flink's per-subtask source metrics as REST reports them, Kafka offsets,
+and the checkpoints taken after a poll."""
 
 from __future__ import annotations
 
+import pytest
+
 from splitaudit.audit.findings import ERROR, Finding
+from splitaudit.clients.flink import CheckpointHistory, CheckpointRef, FlinkRestClient, FlinkRestError
 from splitaudit.clients.kafka import PartitionOffsets
-from splitaudit.guard.watch import PARTITION_READ_TWICE, READ_MORE_THAN_AVAILABLE, judge_sample, subtask_sample
+from splitaudit.guard import watch as watch_module
+from splitaudit.guard.watch import (
+    PARTITION_READ_TWICE,
+    READ_MORE_THAN_ADVANCED,
+    READ_MORE_THAN_AVAILABLE,
+    WatchSettings,
+    _Poll,
+    _same_location,
+    _Watch,
+    judge_checkpoint,
+    judge_sample,
+    subtask_sample,
+)
+from splitaudit.progress import Progress
 
 SOURCE = "Source__Read/KafkaIO_Read_ReadFromKafkaViaUnbounded/Read(KafkaUnboundedSource)"
 TOPIC = "orders-7"  # a topic name that itself ends in -<digits>
@@ -69,3 +86,134 @@ def test_a_partition_the_savepoint_lacks_counts_from_its_log_start() -> None:
     assert _rows(judge_sample((subtask_sample(0, _metrics(p4=501), TOPICS),), RESUME, kafka)) == [
         (READ_MORE_THAN_AVAILABLE, ERROR, TOPIC, 4, 1)
     ]
+
+
+def test_one_reader_reads_no_more_than_a_later_checkpoint_advanced_it() -> None:
+    # Restored at 5,000; the poll counted 1,200 records of partition 0; the checkpoint after holds 6,200: exactly.
+    assert judge_checkpoint({(TOPIC, 0): 1200, (TOPIC, 1): 0}, RESUME, {(TOPIC, 0): 6200, (TOPIC, 1): 5000}, 7) == []
+
+
+def test_twin_readers_read_more_than_a_later_checkpoint_advanced_the_partition() -> None:
+    # The stock restored job: two readers of partition 2 from 5,000, 700 records each by the poll; the checkpoint
+    # after holds the one it snapshots at 5,750. Partition 9 is in no checkpoint: not judged.
+    read = {(TOPIC, 2): 1400, (TOPIC, 0): 10, (TOPIC, 9): 50}
+    findings = judge_checkpoint(read, RESUME, {(TOPIC, 2): 5750, (TOPIC, 0): 5010}, 12)
+    assert _rows(findings) == [(READ_MORE_THAN_ADVANCED, ERROR, TOPIC, 2, 650)]
+    assert findings[0].detail == (
+        "its readers had read 1400 records since the restore, but checkpoint 12, taken after, holds it at offset "
+        "5750, 750 past the restored offset 5000: one reader cannot read more than it advanced, so at least 650 "
+        "were read by a second reader"
+    )
+
+
+def _checkpoint(checkpoint: int, triggered: float, status: str = "COMPLETED") -> CheckpointRef:
+    return CheckpointRef(checkpoint, False, f"file:/cp/chk-{checkpoint}", status, int(triggered * 1000))
+
+
+def test_a_poll_is_judged_only_by_a_checkpoint_triggered_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_checkpoints: list[str] = []
+
+    def positions(location: str) -> dict[tuple[str, int], int]:
+        read_checkpoints.append(location)
+        return {(TOPIC, 0): 5500}  # 500 past the restored offset
+
+    monkeypatch.setattr(watch_module, "restored_offsets", positions)
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    watch.resume = dict(RESUME)
+    watch.polls = [_Poll(100.0, {(TOPIC, 0): 600})]  # 600 read by epoch second 100
+    samples = (subtask_sample(0, _metrics(p0=700), TOPICS),)
+    # Triggered before the poll (or too close to it for the clocks), or still in progress: proves nothing.
+    history = (_checkpoint(4, 99.0), _checkpoint(5, 100.1), _checkpoint(6, 101.0, "IN_PROGRESS"))
+    assert (watch.judge(samples, history), read_checkpoints) == (False, [])
+    assert [p.read for p in watch.polls] == [{(TOPIC, 0): 600}, {(TOPIC, 0): 700}]
+    # Triggered after the first poll: its 600 records against 500 advanced; the second poll waits for a later one.
+    assert watch.judge(samples, (*history, _checkpoint(6, 101.0))) is True
+    assert read_checkpoints == ["file:/cp/chk-6"]
+    assert [(e.finding.kind, e.finding.partition, e.finding.count) for e in watch.events] == [
+        (READ_MORE_THAN_ADVANCED, 0, 100)
+    ]
+    assert (watch.judged, [p.read for p in watch.polls]) == (6, [{(TOPIC, 0): 700}, {(TOPIC, 0): 700}])
+
+
+def test_savepoint_locations_compare_by_path() -> None:
+    assert _same_location("file:/runs/sp-1", "/runs/sp-1/")
+    assert _same_location("file:///runs/sp-1", "file:/runs/sp-1")
+    assert not _same_location("file:/runs/sp-1", "/runs/sp-2")
+    assert not _same_location(None, "/runs/sp-1")
+
+
+class _TriggeringFlink(FlinkRestClient):
+    """Flink's checkpoint trigger calls as a 1.19 JobManager answers them: trigger t1 runs, then completes as 8,
+    whose statistics are served from the second time they are asked for."""
+
+    def __init__(self) -> None:
+        super().__init__("http://127.0.0.1:1")
+        self.triggered: list[str] = []
+        self.answers: list[int | None] = [None, 8, 8]
+        self.details_asked = 0
+
+    def trigger_checkpoint(self, job_id: str) -> str:
+        self.triggered.append(job_id)
+        return f"t{len(self.triggered)}"
+
+    def triggered_checkpoint(self, job_id: str, request_id: str) -> int | None:
+        return self.answers.pop(0)
+
+    def checkpoint(self, job_id: str, checkpoint_id: int) -> CheckpointRef:
+        self.details_asked += 1
+        if self.details_asked == 1:
+            raise FlinkRestError("GET", "details", 404, [f"no statistics for {checkpoint_id}"])
+        return _checkpoint(checkpoint_id, 100.5)
+
+
+def test_a_probe_judges_the_poll_it_followed_by_the_checkpoint_it_triggered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch_module, "restored_offsets", lambda location: {(TOPIC, 0): 5500})
+    flink = _TriggeringFlink()
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j", probe=10.0), flink, Progress(), print)
+    watch.resume = dict(RESUME)
+    assert watch.probe("j") is False  # nothing read yet: no trigger
+    watch.mark("read")
+    watch.polls = [_Poll(100.0, {(TOPIC, 0): 600})]
+    assert (watch.probe("j"), flink.triggered) == (False, ["j"])  # t1 after the poll of 600
+    watch.polls.append(_Poll(100.2, {(TOPIC, 0): 650}))
+    assert (watch.probe("j"), flink.triggered) == (False, ["j"])  # t1 still running: no second trigger
+    assert (watch.probe("j"), watch.probing) == (False, ("t1", _Poll(100.0, {(TOPIC, 0): 600})))  # 8's stats not yet
+    # t1 took checkpoint 8 at 5,500: 500 advanced against the 600 its poll counted; an error ends the probing.
+    assert watch.probe("j") is True
+    assert [(e.finding.kind, e.finding.count) for e in watch.events] == [(READ_MORE_THAN_ADVANCED, 100)]
+    assert (watch.probing, flink.triggered) == (None, ["j"])
+
+
+class _ListingFlink(FlinkRestClient):
+    """A JobManager listing three jobs: one finished, one restored from another savepoint, one from ours; the
+    last one's checkpoint statistics are only served from the second look (it is still initialising)."""
+
+    def __init__(self) -> None:
+        super().__init__("http://127.0.0.1:1")
+        self.looks = 0
+
+    def jobs(self) -> list[dict[str, object]]:
+        return [
+            {"jid": "done", "state": "FINISHED"},
+            {"jid": "other", "state": "RUNNING"},
+            {"jid": "ours", "state": "CREATED"},
+        ]
+
+    def checkpoints(self, job_id: str) -> CheckpointHistory:
+        restored = {"other": "file:/sp/savepoint-2", "ours": "file:/sp/savepoint-1"}[job_id]
+        if job_id == "ours":
+            self.looks += 1
+            if self.looks == 1:
+                raise FlinkRestError("GET", "checkpoints", 404, ["not initialised"])
+        return CheckpointHistory.from_json({"latest": {"restored": {"id": 3, "external_path": restored}}})
+
+    def job(self, job_id: str) -> dict[str, object]:
+        return {"vertices": [{"id": "v1", "name": "Source: Read", "parallelism": 2}]}
+
+
+def test_without_a_job_id_the_watch_follows_the_job_restored_from_the_savepoint() -> None:
+    settings = WatchSettings("http://127.0.0.1:1", None, savepoint="/sp/savepoint-1/", wait=5.0)
+    watch = _Watch(settings, _ListingFlink(), Progress(), print)
+    assert watch.await_job() == ("ours", {"id": "v1", "name": "Source: Read", "parallelism": 2})
+    assert watch.restored is not None
+    assert watch.restored.external_path == "file:/sp/savepoint-1"

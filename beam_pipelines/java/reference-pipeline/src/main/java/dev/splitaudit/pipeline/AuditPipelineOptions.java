@@ -44,4 +44,12 @@ public interface AuditPipelineOptions extends FlinkPipelineOptions {
   String getSinkDir();
 
   void setSinkDir(String value);
+
+  @Description(
+      "Records each subtask processes per second at most (0: as fast as it can). Paces the job like one"
+          + " doing real work per record, so a restored job's backlog takes a while to read.")
+  @Default.Integer(0)
+  int getMaxRecordsPerSecond();
+
+  void setMaxRecordsPerSecond(int value);
 }

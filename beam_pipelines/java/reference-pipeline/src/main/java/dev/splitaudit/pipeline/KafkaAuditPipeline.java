@@ -33,7 +33,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <pre>
  *   Read            KafkaIO.read: the legacy KafkaUnboundedSource, which the classic FlinkRunner runs
  *                   through Beam's FLIP-27 FlinkSource (the code path of beam#31313)
- *   ToAuditRow      one JSON object per record (see ToAuditRowFn)
+ *   ToAuditRow      one JSON object per record (see ToAuditRowFn), paced by --maxRecordsPerSecond
  *   WriteJsonLines  one file per bundle (see WriteJsonLinesFn)
  * </pre>
  *
@@ -89,7 +89,7 @@ public final class KafkaAuditPipeline {
                     ReaderStampingDeserializer.class, ReaderStampedValue.Coder.of())
                 .withConsumerConfigUpdates(consumerConfig)
                 .commitOffsetsInFinalize())
-        .apply("ToAuditRow", ParDo.of(new ToAuditRowFn(jobId)))
+        .apply("ToAuditRow", ParDo.of(new ToAuditRowFn(jobId, options.getMaxRecordsPerSecond())))
         .apply("WriteJsonLines", ParDo.of(new WriteJsonLinesFn(options.getSinkDir(), jobId)));
     pipeline.run();
   }

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.beam.sdk.io.kafka.KafkaRecord;
 import org.apache.beam.sdk.transforms.DoFn;
 
@@ -22,16 +23,29 @@ import org.apache.beam.sdk.transforms.DoFn;
  * reference sink: {@code topic, partition, offset} (the record), {@code subtask, attempt} (the Flink task
  * that emitted it), {@code reader_id} (the Beam reader that read it), {@code job_id} (the Flink job), and
  * {@code key_hash, value_hash} (content, to tell a replay of the same record from a different record).
+ *
+ * <p>With a maximum rate it waits before each record until the subtask's pace allows it. It runs chained to
+ * the Kafka source in the same task thread, so the wait slows the readers themselves: a job that reads its
+ * backlog over seconds, as a job doing real work per record does, rather than in one burst.
  */
 class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final String jobId;
-  private transient FlinkTaskAttempt task;
+  private static final long SECOND_NANOS = 1_000_000_000L;
 
-  /** {@code jobId} is the Flink job id the submitter fixed for this run (see KafkaAuditPipeline). */
-  ToAuditRowFn(String jobId) {
+  private final String jobId;
+  private final int maxRecordsPerSecond;
+  private transient FlinkTaskAttempt task;
+  private transient long paceStartNanos;
+  private transient long pacedRecords;
+
+  /**
+   * {@code jobId} is the Flink job id the submitter fixed for this run (see KafkaAuditPipeline); {@code
+   * maxRecordsPerSecond} the subtask's pace (0: none).
+   */
+  ToAuditRowFn(String jobId, int maxRecordsPerSecond) {
     this.jobId = jobId;
+    this.maxRecordsPerSecond = maxRecordsPerSecond;
   }
 
   @Setup
@@ -43,6 +57,7 @@ class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String>
   public void processElement(
       @Element KafkaRecord<byte[], ReaderStampedValue> record, OutputReceiver<String> out)
       throws JsonProcessingException {
+    pace();
     byte[] key = record.getKV().getKey();
     ReaderStampedValue value = record.getKV().getValue();
     Map<String, Object> row = new LinkedHashMap<>();
@@ -56,5 +71,24 @@ class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String>
     row.put("key_hash", key == null ? null : Hashes.sha256Prefix(key));
     row.put("value_hash", value.getValueHash());
     out.output(JSON.writeValueAsString(row));
+  }
+
+  /** Wait until the next record is due at {@code maxRecordsPerSecond} since the pace started. */
+  private void pace() {
+    if (maxRecordsPerSecond <= 0) {
+      return;
+    }
+    long now = System.nanoTime();
+    long due = paceStartNanos + pacedRecords * SECOND_NANOS / maxRecordsPerSecond;
+    // A new pace after an idle second: records arriving after a pause are not let through in a burst.
+    if (pacedRecords == 0 || now - due > SECOND_NANOS) {
+      paceStartNanos = now;
+      pacedRecords = 1;
+      return;
+    }
+    if (due > now) {
+      LockSupport.parkNanos(due - now);
+    }
+    pacedRecords++;
   }
 }
