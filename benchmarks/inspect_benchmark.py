@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/inspect_benchmark.py [--parallelism 128] [--repeat 5] [--baseline-cli PATH]
 
 1. `inspect` (in-process, median of --repeat runs) on every fixture under fixtures/*/.
-2. A savepoint of a real NumberSequenceSource job with high parallelism (made once by the fixture job on a
-   Flink 1.19.3 MiniCluster, kept in .stack/bench/), read three ways in the same run:
+2. A savepoint of a real NumberSequenceSource job with high parallelism (made once by the fixture job, chained,
+   on a Flink 1.19.3 MiniCluster, kept in .stack/bench/), read three ways in the same run:
    - `inspect_savepoint` in-process, and the `splitaudit inspect --json` CLI as a fresh process;
    - `StateProcessorRead.java` (beam_pipelines/java/benchmarks): `SavepointReader.readListState(forUid,
      "SourceReaderState", byte[])` with flink-state-processor-api 1.19.1 (the newest 1.19 release on Maven
@@ -68,11 +68,9 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
         f"bench-p{parallelism}",
         "savepoint-CANONICAL",
         parallelism,
-        # Room for parallelism² network channels; every slot in one MiniCluster TaskManager.
+        # Every slot in one MiniCluster TaskManager; the job chained (a negative slow-pass delay: no parallelism²
+        # network channels) and its readers asleep 100 ms per record, so a thousand of them leave the cores free.
         {
-            "taskmanager.memory.segment-size": "4kb",
-            "taskmanager.memory.network.max": "1gb",
-            "taskmanager.memory.network.fraction": "0.4",
             "taskmanager.numberOfTaskSlots": str(parallelism),
             # Deploying a thousand subtasks on 2 busy cores outlasts the default RPC and heartbeat timeouts.
             "pekko.ask.timeout": "300 s",
@@ -80,6 +78,7 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
             "heartbeat.rpc-failure-threshold": "-1",
         },
         # Every subtask must be running before the savepoint: deploying 1,024 takes minutes on 2 busy cores.
+        slow_sink_millis=-100,
         wait_millis=max(20_000, parallelism * 250),
     )
     target.mkdir(parents=True, exist_ok=True)
