@@ -192,6 +192,11 @@ def suspect_rows(sink: DataFrame, keys: set[BucketKey]) -> Iterator[DataFrame]:
     Pass 2, the classification and the samples each read only suspect buckets; where row-group statistics prune
     well (a sink sorted by partition and offset) each such read is cheap, but on a sink whose files interleave
     partitions each is about a full scan. Kept, they cost one.
+
+    The kept rows have as many partitions as their scan had tasks (one per few files), nearly all empty when
+    the suspects are few; every later stage over them would schedule a task per partition, and on a busy
+    machine each task costs more than its rows. So the block reads them coalesced to one partition per core
+    (no shuffle: the kept partitions are merged as they are read).
     """
     if not keys:
         yield sink
@@ -199,7 +204,7 @@ def suspect_rows(sink: DataFrame, keys: set[BucketKey]) -> Iterator[DataFrame]:
     rows = sink.filter(offset_filter(keys)).persist()
     try:
         rows.count()  # filled by one job, before concurrent queries could each start filling it
-        yield rows
+        yield rows.coalesce(sink.sparkSession.sparkContext.defaultParallelism)
     finally:
         rows.unpersist()
 

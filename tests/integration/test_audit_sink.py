@@ -11,8 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from splitaudit.audit import buckets
 from splitaudit.audit import coverage as coverage_module
@@ -106,17 +105,24 @@ def test_planted_anomalies_are_found_with_exact_counts_and_ranges(spark: SparkSe
     }
 
 
+def _reads_kept_rows(frame: DataFrame) -> bool:
+    """True when the frame's physical plan reads rows kept by persist() (the coalesced frame has no storage
+    level of its own to ask)."""
+    return "InMemoryTableScan" in frame._jdf.queryExecution().executedPlan().toString()
+
+
 def test_suspect_rows_hold_exactly_the_suspect_buckets_while_kept(spark: SparkSession, planted_parquet: Path) -> None:
     sink = read_sink(spark, str(planted_parquet), "parquet", SinkColumns())
     # t/1 bucket 0: 10,000 offsets and 100 again; u/0 bucket 1 (32,768..65,535): all but 32,768..32,780
     with buckets.suspect_rows(sink, {("t", 1, 0), ("u", 0, 1)}) as rows:
-        assert rows.storageLevel != StorageLevel.NONE
+        assert _reads_kept_rows(rows)
+        assert rows.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism
         counts = {
             (r["topic"], r["partition"]): r["count"] for r in rows.groupBy("topic", "partition").count().collect()
         }
         assert counts == {("t", 1): 10_100, ("u", 0): 32_768 - 13}
         assert rows.columns == sink.columns  # the lineage columns too: classification and samples read them
-    assert rows.storageLevel == StorageLevel.NONE
+    assert not _reads_kept_rows(rows.select("*"))  # released after the block: planned anew, it reads the sink
     with buckets.suspect_rows(sink, set()) as rows:
         assert rows is sink
 
