@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	@$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -r requirements.lock
 	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
 	@$(BIN)/python -m compileall -q splitaudit > /dev/null
+	@# pyspark comes as an sdist whose every fresh install is a new revision in uv's cache (0.5-1.4 GB built each
+	@# time): drop what no revision reaches any more, or each new checkout (every CI run) leaves a build behind.
+	@$(BIN)/uv cache prune -q
 	@touch $@
 
 # Everything else (Flink distribution, Kafka broker jars, the job jars) goes to .stack/.
