@@ -42,8 +42,9 @@ from splitaudit.scenario.restore import (
     SAVEPOINT,
     ScenarioRun,
     ScenarioSettings,
-    _checkpoint_after_now,
-    _wait_for_offsets,
+    own_stack,
+    wait_for_offsets,
+    wait_until_settled,
 )
 from splitaudit.scenario.results import READS, ScenarioReport
 from splitaudit.scenario.sink import count_rows
@@ -235,19 +236,13 @@ def _wait_for_sink(run: ScenarioRun, job: str) -> bool:
     never completes), then until a checkpoint interval adds no rows; whether every offset arrived."""
     with run.steps.step(f"wait for {run.total} offsets in the sink, or until it stops growing") as out:
         try:
-            _wait_for_offsets(run.sink, tuple(run.topics), run.total, run.settings.timeout / 2)
+            wait_for_offsets(run.sink, tuple(run.topics), run.total, run.settings.timeout / 2)
             complete = True
         except ExternalError:
             complete = False
-        rows = [count_rows(run.sink)]
-
-        def settled() -> int | None:
-            checkpoint = _checkpoint_after_now(run.flink, job)
-            before, rows[0] = rows[0], count_rows(run.sink)
-            return checkpoint if rows[0] == before else None
-
-        checkpoint = poll(f"{run.sink} to stop growing", settled, timeout=run.settings.timeout, interval=0.0)
-        out.append(f"{rows[0]} rows; checkpoint {checkpoint}" + ("" if complete else "; offsets missing"))
+        checkpoint = wait_until_settled(run.flink, job, run.sink, run.settings.timeout)
+        rows = count_rows(run.sink)
+        out.append(f"{rows} rows; checkpoint {checkpoint}" + ("" if complete else "; offsets missing"))
     return complete
 
 
@@ -272,7 +267,5 @@ def run_portable_with_own_stack(
     run_dir: Path, progress: Progress, settings: ScenarioSettings, portable: PortableSettings, keep_stack: bool
 ) -> ScenarioReport:
     """Bring a stack up in `<run_dir>/stack`, run the Python scenario in `<run_dir>/python`, bring it down."""
-    if run_dir.exists():
-        raise UsageError(f"{run_dir} already exists; choose a new --workdir (nothing is overwritten)")
-    with Stack(run_dir / "stack").running(progress, keep=keep_stack) as stack:
+    with own_stack(run_dir, progress, keep_stack) as stack:
         return run_portable_scenario(stack, run_dir / "python", progress, settings, portable)

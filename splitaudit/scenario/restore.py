@@ -288,7 +288,7 @@ class ScenarioRun:
     def wait_for_first_batch(self, job: str) -> int:
         """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
         with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
-            _wait_for_offsets(self.sink, tuple(self.topics), self.total, self.settings.timeout)
+            wait_for_offsets(self.sink, tuple(self.topics), self.total, self.settings.timeout)
             checkpoint = _checkpoint_after_now(self.flink, job)
             out.append(f"checkpoint {checkpoint}")
         return checkpoint
@@ -297,9 +297,9 @@ class ScenarioRun:
         """Wait until `readable` offsets are in the sink, then until a checkpoint adds no rows; the rate of the
         `records` read since the monotonic time `since`, in records per second."""
         with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
-            _wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
+            wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
             records_per_second = records / (time.monotonic() - since)
-            checkpoint = _wait_until_settled(self.flink, job, self.sink, self.settings.timeout)
+            checkpoint = wait_until_settled(self.flink, job, self.sink, self.settings.timeout)
             out.append(f"{records_per_second:.0f} records/s after the restart; checkpoint {checkpoint}")
         return records_per_second
 
@@ -441,7 +441,7 @@ def _run_continuous(
         each = " to each topic" if len(producers) > 1 else ""
         run.steps.progress.info(f"producing about {settings.produce_rate} records/s{each} until the restored job runs")
         with run.steps.step(f"wait for the first {first} records in the sink and a checkpoint") as out:
-            _wait_for_offsets(run.sink, tuple(run.topics), first, settings.timeout)
+            wait_for_offsets(run.sink, tuple(run.topics), first, settings.timeout)
             out.append(f"checkpoint {_checkpoint_after_now(run.flink, job_before)}")
         savepoint_before = run.savepoint_and_cancel(job_before, settings.cancel_delay)
         job_after, _ = run.restore(
@@ -545,7 +545,7 @@ def _wait_for_restart(flink: FlinkRestClient, job_id: str, timeout: float) -> st
     return poll(f"Flink job {job_id} to restart from a checkpoint", restored, timeout=timeout, interval=1.0)
 
 
-def _wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout: float) -> None:
+def wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout: float) -> None:
     """Wait until the sink holds `distinct` different (topic, partition, offset) keys of `topics`."""
     seen = [0]
 
@@ -559,7 +559,7 @@ def _wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeou
          last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 
-def _wait_until_settled(flink: FlinkRestClient, job_id: str, sink: Path, timeout: float) -> int:
+def wait_until_settled(flink: FlinkRestClient, job_id: str, sink: Path, timeout: float) -> int:
     """Wait until a whole checkpoint interval adds no sink rows; that checkpoint's id.
 
     Every offset being in the sink is not the end of the output: a second reader of the same partition (the
