@@ -42,6 +42,7 @@ from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
 from splitaudit.errors import ExternalError, SplitauditError, UsageError
 from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport, WatchTimeline
 from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import local_file_uri_path
 
 PARTITION_READ_TWICE = "partition_read_twice"
 READ_MORE_THAN_AVAILABLE = "read_more_than_available"
@@ -341,8 +342,6 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     watch = _Watch(settings, flink, progress, emit)
     error = False
     if settings.savepoint is not None:
-        with progress.step(f"read the savepoint {settings.savepoint}"):
-            watch.resume = restored_offsets(settings.savepoint)
         error = watch.resumed_from(settings.savepoint)
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
@@ -419,9 +418,7 @@ def _same_location(path: str | None, other: str | None) -> bool:
     """Whether two spellings name one savepoint: Flink reports `file:/x` for the `/x` or `file:///x/` it was given."""
 
     def plain(location: str) -> str:
-        for prefix in ("file://", "file:"):
-            if location.startswith(prefix):
-                return location.removeprefix(prefix).rstrip("/")
-        return location.rstrip("/")
+        local = local_file_uri_path(location)
+        return (location if local is None else local).rstrip("/")
 
     return path is not None and other is not None and plain(path) == plain(other)

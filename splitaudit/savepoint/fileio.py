@@ -65,7 +65,7 @@ class SavepointFiles:
         """The filesystem of `location` (None: the local disk) and the path on it."""
         if not _scheme(location):
             return None, os.path.abspath(location)
-        local = _local_file_uri_path(location)
+        local = local_file_uri_path(location)
         if local is not None:
             return None, local
         import pyarrow.fs as pafs  # a second of start-up: only for remote URIs
@@ -265,7 +265,7 @@ def _scheme(location: str) -> str:
     return scheme.lower() if len(scheme) > 1 else ""
 
 
-def _local_file_uri_path(uri: str) -> str | None:
+def local_file_uri_path(uri: str) -> str | None:
     """The local path of a `file:` URI (Flink writes `file:/abs/path`; also `file:///abs/path` and
     `file://localhost/abs/path`), or None for any other URI."""
     parsed = urlparse(uri)

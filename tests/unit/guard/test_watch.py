@@ -138,6 +138,7 @@ def test_a_poll_is_judged_only_by_a_checkpoint_triggered_after_it(monkeypatch: p
 def test_savepoint_locations_compare_by_path() -> None:
     assert _same_location("file:/runs/sp-1", "/runs/sp-1/")
     assert _same_location("file:///runs/sp-1", "file:/runs/sp-1")
+    assert _same_location("file://localhost/runs/sp-1", "/runs/sp-1")  # the file-URI spellings fileio reads
     assert not _same_location("file:/runs/sp-1", "/runs/sp-2")
     assert not _same_location(None, "/runs/sp-1")
 
