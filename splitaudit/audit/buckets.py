@@ -3,7 +3,10 @@
 `bucket_stats` is pass 1: one scan of codegen'd aggregates per (topic, partition, 32,768-offset bucket): rows,
 first and last offset, and the offsets' fingerprint (`fingerprint`). Grouping by the topic string is the dearest
 part of it, so when file statistics prove a single topic (`single_topic`) the groups are (partition, bucket)
-and the topic column is not read at all.
+and the topic column is not read at all; a sink of files groups by the topic's hash. A sink of files is also
+grouped by file (`FILE_COLUMN`, from Spark's file metadata), so that every later read of the suspect buckets
+opens only the files that hold them (`PassOne.files_holding`, `file_filter`): where a streaming job's files mix
+the partitions of their subtask, row-group statistics alone would keep about half the files.
 
 `exact_buckets` is pass 2, for suspect buckets only: their offset bitmaps, built by Spark's own
 `bitmap_construct_agg` (`bitmaps` has the layout), give exact distinct counts, and against the source's bitmaps
@@ -21,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -29,7 +33,10 @@ from splitaudit.audit.bitmaps import BUCKET_BITS, BUCKET_SIZE, BucketKey
 
 FILE_STATISTICS = "splitaudit.file_statistics"  # topic column metadata: read from files with row-group stats
 MAX_FILTER_RANGES = 256  # offset ranges in one pushed-down filter; beyond, the closest ranges are merged
+MAX_FILTER_FILES = 4096  # files named in one filter; beyond, the suspects are read from every file
 KEY_COLUMNS = ("topic", "partition", "bucket")
+FILE_COLUMN = "_file"  # a sink of files: each row's file, struct(size, modified), from Spark's file metadata
+FileKey = tuple[int, int]  # a file's (size in bytes, modification time in microseconds since the epoch)
 
 
 @dataclass(frozen=True)
@@ -92,19 +99,49 @@ def single_topic(frame: DataFrame) -> str | None:
     return None if frame.filter((topic != F.lit(name)) | topic.isNull()).limit(1).collect() else name
 
 
-def bucket_stats(frame: DataFrame) -> tuple[dict[BucketKey, BucketStats], int]:
-    """Pass 1 over (topic, partition, offset): the stats of every bucket, and the number of invalid rows (null
-    key, negative offset), which land in groups with a null or negative bucket.
+@dataclass(frozen=True)
+class PassOne:
+    """Pass 1's result: every bucket's stats, the number of invalid rows (null key, negative offset), and, for a
+    sink read from files (`FILE_COLUMN`), which files hold each bucket: the later reads of suspect buckets then
+    open only those files."""
+
+    stats: dict[BucketKey, BucketStats]
+    invalid: int
+    per_file: pa.Table | None  # (topic, partition, bucket, file_size, file_modified) of every bucket in every file
+
+    def files_holding(self, keys: Iterable[BucketKey]) -> set[FileKey] | None:
+        """The (size, modified) of the files holding rows of these buckets; None when not known (a frame not read
+        from files) or too many to name in one filter (more than MAX_FILTER_FILES)."""
+        if self.per_file is None:
+            return None
+        columns = list(zip(*keys, strict=True)) or [(), (), ()]
+        wanted = pa.table(dict(zip(KEY_COLUMNS, columns, strict=True)), self.per_file.select(KEY_COLUMNS).schema)
+        holding = self.per_file.join(wanted, list(KEY_COLUMNS), join_type="inner")
+        files = set(zip(holding["file_size"].to_pylist(), holding["file_modified"].to_pylist(), strict=True))
+        return files if len(files) <= MAX_FILTER_FILES else None
+
+
+def bucket_stats(frame: DataFrame) -> PassOne:
+    """Pass 1 over (topic, partition, offset): the stats of every bucket, and the rows that are invalid (null key,
+    negative offset), which land in groups with a null or negative bucket.
 
     Reading the topic string of every row (dictionary decode, a variable-length grouping key) costs most of a
-    bare scan; so when `single_topic` proves there is one topic, the groups are (partition, bucket) and the
-    topic column is never read.
+    bare scan: when `single_topic` proves there is one topic, the groups are (partition, bucket) and the topic
+    column is never read. A sink of files (`FILE_COLUMN`) groups by the topic's 64-bit hash instead of the
+    string, and by file as well: Spark's partial aggregate already keeps one group per bucket per file task, so
+    the file costs little, and it lets every later read of the suspects open only their files. The names behind
+    the hashes are read back from one file each (`_topic_names`); two topics with one 64-bit hash would be
+    merged, the same coincidence the fingerprints accept.
     """
     topic = single_topic(frame)
+    by_file = FILE_COLUMN in frame.columns
     high, low = fingerprint.fingerprint_sums(F.col("offset"))
     keys: list[Column | str] = ["partition", F.shiftright("offset", BUCKET_BITS).alias("bucket")]
     if topic is None:
-        keys.insert(0, "topic")
+        keys.insert(0, F.xxhash64("topic").alias("topic_hash") if by_file else F.col("topic"))
+    if by_file:
+        file = F.col(FILE_COLUMN)
+        keys += [file["size"].alias("file_size"), file["modified"].alias("file_modified")]
     aggregates = [
         F.count(F.lit(1)).alias("rows"),
         F.min("offset").alias("first_offset"),
@@ -112,29 +149,76 @@ def bucket_stats(frame: DataFrame) -> tuple[dict[BucketKey, BucketStats], int]:
         high,
         low,
     ]
+    table = frame.groupBy(*keys).agg(*aggregates).toArrow()
+    if topic is not None:
+        table = table.add_column(0, "topic", pa.array([topic] * table.num_rows, pa.string()))
+    elif by_file:
+        table = _with_topic_names(frame, table)
+    per_bucket = table.group_by(list(KEY_COLUMNS), use_threads=False).aggregate(
+        [
+            ("rows", "sum"),
+            ("first_offset", "min"),
+            ("last_offset", "max"),
+            ("hash_high", "sum"),
+            ("hash_low", "sum"),
+        ]
+    )
     stats = {}
     invalid = 0
-    for row in frame.groupBy(*keys).agg(*aggregates).collect():
-        name = topic if topic is not None else row["topic"]
-        if None in (name, row["partition"], row["bucket"]) or row["bucket"] < 0:
-            invalid += row["rows"]
+    for row in per_bucket.to_pylist():
+        if None in (row["topic"], row["partition"], row["bucket"]) or row["bucket"] < 0:
+            invalid += row["rows_sum"]
             continue
         bucket = BucketStats(
-            name,
+            row["topic"],
             row["partition"],
             row["bucket"],
-            row["rows"],
-            row["first_offset"],
-            row["last_offset"],
-            row["hash_high"],
-            row["hash_low"],
+            row["rows_sum"],
+            row["first_offset_min"],
+            row["last_offset_max"],
+            row["hash_high_sum"],
+            row["hash_low_sum"],
         )
         stats[bucket.key] = bucket
-    return stats, invalid
+    per_file = table.select([*KEY_COLUMNS, "file_size", "file_modified"]) if by_file else None
+    return PassOne(stats, invalid, per_file)
+
+
+def _with_topic_names(frame: DataFrame, table: pa.Table) -> pa.Table:
+    """Pass 1's table with a topic column of names in place of topic_hash, read back from one file per hash (a
+    hash of null rows maps to None: they are invalid)."""
+    hashes = table["topic_hash"].to_pylist()
+    if not hashes:
+        return table.drop_columns(["topic_hash"]).add_column(0, "topic", pa.array([], pa.string()))
+    files: dict[int, FileKey] = {}
+    for topic_hash, size, modified in zip(
+        hashes, table["file_size"].to_pylist(), table["file_modified"].to_pylist(), strict=True
+    ):
+        files.setdefault(topic_hash, (size, modified))
+    topic_hash = F.xxhash64("topic")
+    named = (
+        frame.filter(file_filter(set(files.values())) & topic_hash.isin(list(files)))
+        .groupBy(topic_hash.alias("topic_hash"))
+        .agg(F.min("topic").alias("topic"))
+        .collect()
+    )
+    names = {row["topic_hash"]: row["topic"] for row in named}
+    topics = pa.array([names.get(h) for h in hashes], pa.string())
+    return table.drop_columns(["topic_hash"]).add_column(0, "topic", topics)
+
+
+def file_filter(files: set[FileKey]) -> Column:
+    """A filter that keeps the rows of these files, which Spark applies to the files' metadata before opening
+    them: the other files are not read."""
+    size, modified = F.col(FILE_COLUMN)["size"], F.col(FILE_COLUMN)["modified"]
+    return any_of([(size == F.lit(s)) & (modified == F.lit(m)) for s, m in sorted(files)])
 
 
 def any_of(terms: list[Column]) -> Column:
-    """OR of the terms as a balanced tree (a long left-deep chain is slow to plan and can exhaust the stack)."""
+    """OR of the terms as a balanced tree (a long left-deep chain is slow to plan and can exhaust the stack);
+    false for no terms."""
+    if not terms:
+        return F.lit(False)
     if len(terms) == 1:
         return terms[0]
     middle = len(terms) // 2
@@ -185,13 +269,14 @@ def offset_filter(keys: Iterable[BucketKey]) -> Column:
 
 
 @contextmanager
-def suspect_rows(sink: DataFrame, keys: set[BucketKey]) -> Iterator[DataFrame]:
+def suspect_rows(sink: DataFrame, keys: set[BucketKey], files: set[FileKey] | None = None) -> Iterator[DataFrame]:
     """The rows of these buckets of the sink (and of those that `offset_filter`'s joined runs span), read once
-    and kept (memory, spilling to disk) while the block runs; the sink itself when there are no keys.
+    and kept (memory, spilling to disk) while the block runs; the sink itself when there are no keys. `files`
+    (`PassOne.files_holding`) names the files that hold them: the others are not opened.
 
     Pass 2, the classification and the samples each read only suspect buckets; where row-group statistics prune
     well (a sink sorted by partition and offset) each such read is cheap, but on a sink whose files interleave
-    partitions each is about a full scan. Kept, they cost one.
+    partitions each is about a full scan without `files`. Kept, they cost one read.
 
     The kept rows have as many partitions as their scan had tasks (one per few files), nearly all empty when
     the suspects are few; every later stage over them would schedule a task per partition, and on a busy
@@ -201,7 +286,8 @@ def suspect_rows(sink: DataFrame, keys: set[BucketKey]) -> Iterator[DataFrame]:
     if not keys:
         yield sink
         return
-    rows = sink.filter(offset_filter(keys)).persist()
+    wanted = offset_filter(keys) if files is None else file_filter(files) & offset_filter(keys)
+    rows = sink.filter(wanted).persist()
     try:
         rows.count()  # filled by one job, before concurrent queries could each start filling it
         yield rows.coalesce(sink.sparkSession.sparkContext.defaultParallelism)

@@ -214,8 +214,14 @@ def _samples(sink: DataFrame, keys: list[OffsetKey]) -> dict[OffsetKey, tuple[di
         (F.col("topic") == F.lit(t)) & (F.col("partition") == F.lit(p)) & (F.col("offset") == F.lit(o))
         for t, p, o in keys
     ]
-    rank = F.row_number().over(Window.partitionBy("topic", "partition", "offset").orderBy(*sink.columns))
-    chosen = sink.filter(buckets.any_of(exact)).withColumn("_rank", rank).filter(F.col("_rank") <= SAMPLE_ROWS)
+    columns = [c for c in sink.columns if c != buckets.FILE_COLUMN]  # the sink's own columns
+    rank = F.row_number().over(Window.partitionBy("topic", "partition", "offset").orderBy(*columns))
+    chosen = (
+        sink.filter(buckets.any_of(exact))
+        .select(*columns)
+        .withColumn("_rank", rank)
+        .filter(F.col("_rank") <= SAMPLE_ROWS)
+    )
     samples: dict[OffsetKey, list[dict[str, object]]] = {}
     for row in chosen.drop("_rank").collect():
         samples.setdefault((row["topic"], row["partition"], row["offset"]), []).append(row.asDict())

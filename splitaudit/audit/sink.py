@@ -4,9 +4,10 @@
 `kafka_topic.read_kafka_sink`) and runs pass 1 over all of it (`buckets.bucket_stats`), judges every bucket's
 coverage of its partition from that, reading only the suspect buckets again (`coverage`), and classifies the
 duplicates of the buckets that hold any (`duplicates`). The suspects' rows are read from the sink once
-(`buckets.suspect_rows`): on a sink whose files mix partitions, where row-group statistics prune little, every
-read of the sink costs about a full scan. Only per-bucket rows, a bounded number of bitmaps and a
-few sample rows reach the driver: no global sort, no row collect.
+(`buckets.suspect_rows`), and from a sink of files only out of the files that hold them: on a sink whose files
+mix partitions, where row-group statistics prune little, any other read costs about a full scan. Only
+per-bucket (per file: per bucket and file) rows, a bounded number of bitmaps and a few sample rows reach the
+driver: no global sort, no row collect.
 """
 
 from __future__ import annotations
@@ -58,18 +59,20 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     offsets both times. Duplicates are classified by lineage (`duplicates`); replays are errors when
     `exactly_once`.
     """
-    stats, invalid = buckets.bucket_stats(sink)
+    pass_one = buckets.bucket_stats(sink)
+    stats = pass_one.stats
     lineage = Lineage.of(sink.columns)
     source_stats: dict[BucketKey, BucketStats] = {}
     if source is None:
         spans = DenseSpans.of(stats)
         suspects = dense_suspects(stats, spans)
     else:
-        source_stats = buckets.bucket_stats(source)[0]
+        source_stats = buckets.bucket_stats(source).stats
         suspects = source_suspects(stats, source_stats)
     # every later read of the sink is of suspect buckets (duplicated and overfull ones are suspects too): one
     # read of their rows, kept, serves pass 2, the classification and the samples
-    with buckets.suspect_rows(sink, suspects & stats.keys()) as rows, ThreadPoolExecutor(1) as pool:
+    held = suspects & stats.keys()
+    with buckets.suspect_rows(sink, held, pass_one.files_holding(held)) as rows, ThreadPoolExecutor(1) as pool:
         classify = partial(classify_duplicates, rows, lineage=lineage, exactly_once=exactly_once)
         early: Future[list[Finding]] | None = None
         overfull: list[BucketKey] = []
@@ -86,7 +89,7 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
             findings += early.result()
         elif duplicated:  # others too (duplicates and gaps in one bucket): classify them all together
             findings += classify(duplicated)
-    if invalid:
+    if pass_one.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
-        findings.append(Finding(INVALID, ERROR, None, None, invalid, detail=detail))
+        findings.append(Finding(INVALID, ERROR, None, None, pass_one.invalid, detail=detail))
     return SinkAudit(judgement.coverage, tuple(findings), lineage)

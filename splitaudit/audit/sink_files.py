@@ -8,7 +8,7 @@ A Kafka topic as the sink is read into the same shape by `kafka_topic.read_kafka
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from splitaudit.audit import buckets
@@ -40,4 +40,14 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
         F.col(columns.offset).cast("long").alias("offset"),
     ]
     selected += [F.col(c) for c in LINEAGE_COLUMNS if c in frame.columns and c not in wanted.values()]
+    if "_metadata" not in frame.columns:  # Spark's hidden file metadata, unless a column of the sink hides it
+        selected.append(_file_identity().alias(buckets.FILE_COLUMN))
     return frame.select(*selected)
+
+
+def _file_identity() -> Column:
+    """Each row's file as (size, modified microseconds), from Spark's file metadata: pass 1 keeps which files
+    hold each bucket, and a filter on it skips the other files without opening them (`buckets.file_filter`)."""
+    size = F.col("_metadata.file_size")
+    modified = F.unix_micros(F.col("_metadata.file_modification_time"))
+    return F.struct(size.alias("size"), modified.alias("modified"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +127,48 @@ def test_suspect_rows_hold_exactly_the_suspect_buckets_while_kept(spark: SparkSe
     assert not _reads_kept_rows(rows.select("*"))  # released after the block: planned anew, it reads the sink
     with buckets.suspect_rows(sink, set()) as rows:
         assert rows is sink
+
+
+def _file_key(path: Path) -> tuple[int, int]:
+    """A file's (size, modified microseconds), as Spark's file metadata gives them (Hadoop's time is in whole
+    milliseconds)."""
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns // 1_000_000 * 1_000
+
+
+def test_suspects_are_read_from_the_files_that_hold_them_only(
+    spark: SparkSession, planted_parquet: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "sink"
+    shutil.copytree(planted_parquet, copy)
+    sink = read_sink(spark, str(copy), "parquet", SinkColumns())
+    pass_one = buckets.bucket_stats(sink)
+    assert pass_one.stats[("t", 1, 0)].rows == 10_100
+    keys = {("t", 1, 0), ("u", 0, 1)}
+    # the oracle, by pyarrow: the files holding rows of t/1 offsets 0..32767 or u/0 offsets 32768..65535
+    holding, others = set(), []
+    for path in sorted(copy.glob("*.parquet")):
+        rows = pq.read_table(path).to_pylist()
+        if any((r["topic"], r["partition"], r["offset"] >> 15) in keys for r in rows):
+            holding.add(_file_key(path))
+        else:
+            others.append(path)
+    # part-0000 (t/1), part-0001 and part-0002 (u/0 bucket 1); part-0003 holds u/0 from offset 98,304 only
+    assert [p.name for p in others] == ["part-0003.parquet"]
+    assert len(holding) == 3
+    files = pass_one.files_holding(keys)
+    assert files == holding
+    assert buckets.bucket_stats(sink.drop(buckets.FILE_COLUMN)).per_file is None  # not read from files
+    for path in others:  # garbage of the same size and time: reading it would fail
+        stat = path.stat()
+        path.write_bytes(b"\0" * stat.st_size)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with buckets.suspect_rows(sink, keys, files) as rows:
+        counts = {
+            (r["topic"], r["partition"]): r["count"] for r in rows.groupBy("topic", "partition").count().collect()
+        }
+    assert counts == {("t", 1): 10_100, ("u", 0): 32_768 - 13}
+    assert pass_one.files_holding(set()) == set()
 
 
 def test_without_lineage_duplicates_are_unclassified_errors(spark: SparkSession, planted_parquet: Path) -> None:
