@@ -32,45 +32,31 @@ reports the fastest of each (the naive audit runs once).
     .venv/bin/python benchmarks/sink_audit.py [--layout streaming] --rows 10000000 [--rows 100000000] \
         [--data /big/disk] [--repeat 3] [--skip-naive] [--stages]
 
-Measured (local[2], 2 cores shared with other work, load 2-5, best of 2, one-topic Parquet sink):
+Measured in one run per layout (local[2], best of 3, idle machine, `--rows 10000000 --rows 100000000 --repeat 3
+--stages`; sinks on disk, in the page cache):
 
-- 100 M rows: the audit 8.3 s against 3.4 s for the bare scan (2.4x; 0.67x the max(topic) scan), 53x faster than
-  the naive audit; 10 M rows: 3.0 s against 0.63 s, where the few small queries on suspects weigh most. Spark
-  driver JVM peak RSS 1.88 GiB at 10 M, 1.95 GiB at 100 M; Python driver 130 MiB at both.
-- Pass 1 alone at 100 M rows, against 2.6-3.0 s for a bare scan of the three columns: grouping by (topic,
-  partition, bucket) 6.5 s, by a hash of the topic 5.5 s, by a flag for one known topic 5.7 s, by (partition,
-  bucket) 4.1 s; the aggregates over the grouping alone about 1 s. Reading the topic string of every row costs
-  1.5-2.5 s per 100 M rows, hence pass 1 skips the topic column when file statistics prove a single topic.
-- Pass 2 on the suspects' rows: Spark's `bitmap_construct_agg` 1.5-3x faster than building the bitmaps in Python
-  workers with mapInArrow.
+    layout     rows   bare scan  audit   ratio  naive    driver peak RSS (JVM / Python)
+    streaming  10 M   1.01 s     4.37 s  4.30x  19.6 s   1.6 GiB / 154 MiB
+    streaming  100 M  2.87 s     7.94 s  2.77x  182.2 s  1.9 GiB / 162 MiB
+    sorted     10 M   0.49 s     2.90 s  5.95x  17.9 s   2.0 GiB / 152 MiB
+    sorted     100 M  1.71 s     4.39 s  2.57x  192.6 s  2.3 GiB / 162 MiB
 
-Measured on the streaming layout (local[2], one run each, the machine under load 20-400 from other work, so
-ratios within one run only), 10 M rows:
+Where the time goes (Spark's stage metrics, 100 M rows): pass 1 5.37 s streaming (1.87x the scan), 2.80 s sorted
+(1.64x); then the topics' names from one file each (0.11 s), the suspects' rows read and kept (0.43 s streaming:
+878,186 rows of 7 files; 0.34 s sorted: 2.4 M rows of the suspects' row groups), pass 2, the classification and
+the samples (about 12 small jobs, 0.8-1.5 s) and 0.7-0.8 s on the driver between jobs. Pass 1's cost is the
+grouping itself: its aggregates over the whole sink without grouping take 1.08x the scan; grouping by
+(partition, bucket) alone 1.2-1.66x; the topic string as a key adds 0.4-0.6x (its 64-bit hash, now used for
+sinks of files, 0.2x); the file key (size, modification time) adds nothing measurable (Spark's partial
+aggregate keeps one group per bucket per task anyway); packing the keys into one long would save about 0.1x and
+lose exactness. So 1.5x is out of reach for a grouped pass 1 on either layout.
 
-- Reading the suspects' rows once (`buckets.suspect_rows`) instead of three times: audit 132.2 s against a bare
-  scan of 21.9 s (6.05x) in one run, against 333.6 s / 47.0 s (7.1x) before in another. The naive audit: 111.5 s
-  (5.1x the scan): at 10 M rows it is faster than splitaudit's audit on this layout. Spark driver JVM peak RSS
-  1.69 GiB, Python driver 131 MiB.
-- Where the time goes (Spark's stage metrics, `--stages`, after): pass 1 39.4 s of wall time (1.8x the bare scan
-  alone: grouping by the topic string and hashing every offset twice); reading the suspects' rows 31.6 s, though
-  only 3 partitions hold anomalies: each file mixes the partitions of one subtask with offsets from different
-  bases, so row-group statistics exclude only the files of subtasks without a suspect partition (5.0 M of 10 M
-  rows read); pass 2, the classification and the sample rows on the kept rows, 11 small stages, 36.6 s together
-  (some side by side; under this load each small stage costs seconds); the single-topic probe under 2 s; about
-  23 s between stages on the driver. Before, pass 2 (41.4 s), the
-  classification (56.4 s, beside pass 2) and the sample rows (61.0 s, a scan of the whole sink) each read the
-  sink again.
-- Side by side on a quieter machine (load about 6, one run each, --skip-naive): streaming 10 M, before 24.87 s
-  against a 3.31 s scan (7.52x), after 14.71 s against 3.34 s (4.41x); sorted 10 M, before 11.09 s against
-  1.37 s (8.07x), after 9.29 s against 1.59 s (5.85x).
-- 100 M rows, after, one run with --stages --skip-naive (load about 9, unit tests running beside it): audit
-  92.5 s against a bare scan of 7.1 s (13.0x; the max(topic) scan took 74.7 s in the same run, so the machine's
-  state swung within it). Per stage: pass 1 17.7 s; reading and keeping the suspects' rows 45.7 s (50.1 M of
-  100 M rows read: the three lineage columns, reader_id a string, are decoded for every row of the files it
-  cannot prune before the filter keeps only the few suspect buckets' rows); pass 2, classification and samples
-  20.1 s in 11 small stages; single-topic probe 0.2 s. Spark driver JVM peak RSS 2.69 GiB, Python driver 132 MiB.
-- 1.5x is not reached on this layout: pass 1 alone is above it, and the suspects' read costs another scan of
-  the files it cannot prune.
+Before the file key, on the streaming layout the suspects' rows were read out of every file that row-group
+statistics could not exclude: 100 M rows, audit 27.89 s against a 4.60 s scan (6.06x), of which pass 1 7.68 s and
+the suspects' read 15.52 s (50.1 M rows read). Earlier figures (sessions before, loaded machine): the single read
+of the suspects' rows instead of three (6.05x against 7.1x at 10 M), and pass 2 with Spark's
+`bitmap_construct_agg` 1.5-3x faster than bitmaps built in Python workers with mapInArrow. Bitmaps of every
+bucket in pass 1 (exact at once, no fingerprint) took 3.15x the scan (streaming, 10 M): too dear.
 """
 
 from __future__ import annotations
