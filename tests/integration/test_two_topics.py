@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
 from splitaudit.audit.request import AuditRequest
@@ -25,7 +26,9 @@ RECORDS = 1_000  # produced to each topic before the savepoint, and again after 
 SETTINGS = ScenarioSettings(partitions=5, more_topics=(2,), records=RECORDS, parallelism=2)
 
 
-def test_a_two_topic_job_is_audited_as_one(stack: Stack, tmp_path: Path) -> None:
+def test_a_two_topic_job_is_audited_as_one(stack: Stack, spark: SparkSession, tmp_path: Path) -> None:
+    # `spark` first: the scenario's and the audits' sessions are that one (getOrCreate), with Kafka's connector,
+    # which --bootstrap reads the source's offsets through; started by the scenario it would have none
     report = run_restore_scenario(stack, tmp_path / "stock", pipeline_jar("stock"), "stock", Progress(), SETTINGS)
     first, second = report.topics
     assert (first[-3:], second[-3:]) == ("-t0", "-t1")
