@@ -130,7 +130,7 @@ def bucket_stats(frame: DataFrame) -> PassOne:
     column is never read. A sink of files (`FILE_COLUMN`) groups by the topic's 64-bit hash instead of the
     string, and by file as well: Spark's partial aggregate already keeps one group per bucket per file task, so
     the file costs little, and it lets every later read of the suspects open only their files. The names behind
-    the hashes are read back from one file each (`_topic_names`); two topics with one 64-bit hash would be
+    the hashes are read back from one file each (`_with_topic_names`); two topics with one 64-bit hash would be
     merged, the same coincidence the fingerprints accept.
     """
     topic = single_topic(frame)
