@@ -24,8 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 
-import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from splitaudit.audit import fingerprint
@@ -59,6 +58,17 @@ class BucketStats:
     @property
     def fingerprint(self) -> tuple[int, int]:
         return self.hash_high, self.hash_low
+
+    def plus(self, other: BucketStats) -> BucketStats:
+        """This bucket's stats and those of more of its rows (another file's) together."""
+        return BucketStats(
+            *self.key,
+            self.rows + other.rows,
+            min(self.first_offset, other.first_offset),
+            max(self.last_offset, other.last_offset),
+            self.hash_high + other.hash_high,
+            self.hash_low + other.hash_low,
+        )
 
 
 @dataclass(frozen=True)
@@ -107,18 +117,15 @@ class PassOne:
 
     stats: dict[BucketKey, BucketStats]
     invalid: int
-    per_file: pa.Table | None  # (topic, partition, bucket, file_size, file_modified) of every bucket in every file
+    files: dict[BucketKey, set[FileKey]] | None  # None: the frame was not read from files
 
     def files_holding(self, keys: Iterable[BucketKey]) -> set[FileKey] | None:
         """The (size, modified) of the files holding rows of these buckets; None when not known (a frame not read
         from files) or too many to name in one filter (more than MAX_FILTER_FILES)."""
-        if self.per_file is None:
+        if self.files is None:
             return None
-        columns = list(zip(*keys, strict=True)) or [(), (), ()]
-        wanted = pa.table(dict(zip(KEY_COLUMNS, columns, strict=True)), self.per_file.select(KEY_COLUMNS).schema)
-        holding = self.per_file.join(wanted, list(KEY_COLUMNS), join_type="inner")
-        files = set(zip(holding["file_size"].to_pylist(), holding["file_modified"].to_pylist(), strict=True))
-        return files if len(files) <= MAX_FILTER_FILES else None
+        holding = set().union(*(self.files.get(key, ()) for key in keys))
+        return holding if len(holding) <= MAX_FILTER_FILES else None
 
 
 def bucket_stats(frame: DataFrame) -> PassOne:
@@ -130,8 +137,8 @@ def bucket_stats(frame: DataFrame) -> PassOne:
     column is never read. A sink of files (`FILE_COLUMN`) groups by the topic's 64-bit hash instead of the
     string, and by file as well: Spark's partial aggregate already keeps one group per bucket per file task, so
     the file costs little, and it lets every later read of the suspects open only their files. The names behind
-    the hashes are read back from one file each (`_with_topic_names`); two topics with one 64-bit hash would be
-    merged, the same coincidence the fingerprints accept.
+    the hashes are read back from one file each (`_topic_names`); two topics with one 64-bit hash would be
+    merged, the same coincidence the fingerprints accept. The driver adds up each bucket's rows of its files.
     """
     topic = single_topic(frame)
     by_file = FILE_COLUMN in frame.columns
@@ -149,52 +156,33 @@ def bucket_stats(frame: DataFrame) -> PassOne:
         high,
         low,
     ]
-    table = frame.groupBy(*keys).agg(*aggregates).toArrow()
-    if topic is not None:
-        table = table.add_column(0, "topic", pa.array([topic] * table.num_rows, pa.string()))
-    elif by_file:
-        table = _with_topic_names(frame, table)
-    per_bucket = table.group_by(list(KEY_COLUMNS), use_threads=False).aggregate(
-        [
-            ("rows", "sum"),
-            ("first_offset", "min"),
-            ("last_offset", "max"),
-            ("hash_high", "sum"),
-            ("hash_low", "sum"),
-        ]
-    )
-    stats = {}
+    groups = frame.groupBy(*keys).agg(*aggregates).collect()
+    names = _topic_names(frame, groups) if topic is None and by_file else {}
+    stats: dict[BucketKey, BucketStats] = {}
+    files: dict[BucketKey, set[FileKey]] = {}
     invalid = 0
-    for row in per_bucket.to_pylist():
-        if None in (row["topic"], row["partition"], row["bucket"]) or row["bucket"] < 0:
-            invalid += row["rows_sum"]
+    for row in groups:
+        name = topic if topic is not None else names.get(row["topic_hash"]) if by_file else row["topic"]
+        if name is None or row["partition"] is None or row["bucket"] is None or row["bucket"] < 0:
+            invalid += row["rows"]
             continue
-        bucket = BucketStats(
-            row["topic"],
-            row["partition"],
-            row["bucket"],
-            row["rows_sum"],
-            row["first_offset_min"],
-            row["last_offset_max"],
-            row["hash_high_sum"],
-            row["hash_low_sum"],
-        )
-        stats[bucket.key] = bucket
-    per_file = table.select([*KEY_COLUMNS, "file_size", "file_modified"]) if by_file else None
-    return PassOne(stats, invalid, per_file)
+        key = (name, row["partition"], row["bucket"])
+        sums = (row["rows"], row["first_offset"], row["last_offset"], row["hash_high"], row["hash_low"])
+        bucket = BucketStats(*key, *sums)
+        stats[key] = bucket if key not in stats else stats[key].plus(bucket)
+        if by_file:
+            files.setdefault(key, set()).add((row["file_size"], row["file_modified"]))
+    return PassOne(stats, invalid, files if by_file else None)
 
 
-def _with_topic_names(frame: DataFrame, table: pa.Table) -> pa.Table:
-    """Pass 1's table with a topic column of names in place of topic_hash, read back from one file per hash (a
-    hash of null rows maps to None: they are invalid)."""
-    hashes = table["topic_hash"].to_pylist()
-    if not hashes:
-        return table.drop_columns(["topic_hash"]).add_column(0, "topic", pa.array([], pa.string()))
+def _topic_names(frame: DataFrame, groups: list[Row]) -> dict[int, str]:
+    """The topic behind each topic_hash of pass 1's groups, read back from one file holding it (the hash of
+    null rows has no name: they are invalid)."""
     files: dict[int, FileKey] = {}
-    for topic_hash, size, modified in zip(
-        hashes, table["file_size"].to_pylist(), table["file_modified"].to_pylist(), strict=True
-    ):
-        files.setdefault(topic_hash, (size, modified))
+    for row in groups:
+        files.setdefault(row["topic_hash"], (row["file_size"], row["file_modified"]))
+    if not files:
+        return {}
     topic_hash = F.xxhash64("topic")
     named = (
         frame.filter(file_filter(set(files.values())) & topic_hash.isin(list(files)))
@@ -202,9 +190,7 @@ def _with_topic_names(frame: DataFrame, table: pa.Table) -> pa.Table:
         .agg(F.min("topic").alias("topic"))
         .collect()
     )
-    names = {row["topic_hash"]: row["topic"] for row in named}
-    topics = pa.array([names.get(h) for h in hashes], pa.string())
-    return table.drop_columns(["topic_hash"]).add_column(0, "topic", topics)
+    return {row["topic_hash"]: row["topic"] for row in named if row["topic"] is not None}
 
 
 def file_filter(files: set[FileKey]) -> Column:

@@ -158,7 +158,7 @@ def test_suspects_are_read_from_the_files_that_hold_them_only(
     assert len(holding) == 3
     files = pass_one.files_holding(keys)
     assert files == holding
-    assert buckets.bucket_stats(sink.drop(buckets.FILE_COLUMN)).per_file is None  # not read from files
+    assert buckets.bucket_stats(sink.drop(buckets.FILE_COLUMN)).files is None  # not read from files
     for path in others:  # garbage of the same size and time: reading it would fail
         stat = path.stat()
         path.write_bytes(b"\0" * stat.st_size)
