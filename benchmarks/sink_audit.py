@@ -36,15 +36,15 @@ Measured in one run per layout (local[2], best of 3, idle machine, `--rows 10000
 --stages`; sinks on disk, in the page cache):
 
     layout     rows   bare scan  audit   ratio  naive    driver peak RSS (JVM / Python)
-    streaming  10 M   1.01 s     4.37 s  4.30x  19.6 s   1.6 GiB / 154 MiB
-    streaming  100 M  2.87 s     7.94 s  2.77x  182.2 s  1.9 GiB / 162 MiB
-    sorted     10 M   0.49 s     2.90 s  5.95x  17.9 s   2.0 GiB / 152 MiB
-    sorted     100 M  1.71 s     4.39 s  2.57x  192.6 s  2.3 GiB / 162 MiB
+    streaming  10 M   1.36 s     5.47 s  4.01x  22.5 s   1.8 GiB / 132 MiB
+    streaming  100 M  3.28 s     9.49 s  2.89x  201.8 s  2.1 GiB / 135 MiB
+    sorted     10 M   0.51 s     2.28 s  4.46x  18.2 s   2.3 GiB / 130 MiB
+    sorted     100 M  1.97 s     4.97 s  2.52x  219.9 s  2.4 GiB / 133 MiB
 
-Where the time goes (Spark's stage metrics, 100 M rows): pass 1 5.37 s streaming (1.87x the scan), 2.80 s sorted
-(1.64x); then the topics' names from one file each (0.11 s), the suspects' rows read and kept (0.43 s streaming:
-878,186 rows of 7 files; 0.34 s sorted: 2.4 M rows of the suspects' row groups), pass 2, the classification and
-the samples (about 12 small jobs, 0.8-1.5 s) and 0.7-0.8 s on the driver between jobs. Pass 1's cost is the
+Where the time goes (Spark's stage metrics, 100 M rows): pass 1 6.21 s streaming (1.89x the scan), 3.26 s sorted
+(1.65x); then the topics' names from one file each (0.21 s), the suspects' rows read and kept (0.52 s streaming:
+878,186 rows of 7 files; 0.39 s sorted: 2.4 M rows of the suspects' row groups), pass 2, the classification and
+the samples (about 12 small jobs, 0.8-2.2 s) and 0.7-0.8 s on the driver between jobs. Pass 1's cost is the
 grouping itself: its aggregates over the whole sink without grouping take 1.08x the scan; grouping by
 (partition, bucket) alone 1.2-1.66x; the topic string as a key adds 0.4-0.6x (its 64-bit hash, now used for
 sinks of files, 0.2x); the file key (size, modification time) adds nothing measurable (Spark's partial
@@ -53,10 +53,11 @@ lose exactness. So 1.5x is out of reach for a grouped pass 1 on either layout.
 
 Before the file key, on the streaming layout the suspects' rows were read out of every file that row-group
 statistics could not exclude: 100 M rows, audit 27.89 s against a 4.60 s scan (6.06x), of which pass 1 7.68 s and
-the suspects' read 15.52 s (50.1 M rows read). Earlier figures (sessions before, loaded machine): the single read
-of the suspects' rows instead of three (6.05x against 7.1x at 10 M), and pass 2 with Spark's
-`bitmap_construct_agg` 1.5-3x faster than bitmaps built in Python workers with mapInArrow. Bitmaps of every
-bucket in pass 1 (exact at once, no fingerprint) took 3.15x the scan (streaming, 10 M): too dear.
+the suspects' read 15.52 s (50.1 M rows read); with --repeat 3, 24.12 s against 3.27 s (7.38x). Earlier figures
+(sessions before, loaded machine): the single read of the suspects' rows instead of three (6.05x against 7.1x at
+10 M), and pass 2 with Spark's `bitmap_construct_agg` 1.5-3x faster than bitmaps built in Python workers with
+mapInArrow. Bitmaps of every bucket in pass 1 (exact at once, no fingerprint) took 3.15x the scan (streaming,
+10 M): too dear.
 """
 
 from __future__ import annotations
