@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import click
 
-from splitaudit.audit.request import SINK_FORMATS, AuditRequest, SavepointOptions, SinkColumns
+from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
@@ -700,6 +700,17 @@ MAX_FILE_SIZE = click.option(
 )
 
 
+def _identity(sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
+    """How --sink-key, --source-key and --match-payload map the sink to source records; None: by its columns."""
+    if match_payload:
+        if source_key:
+            raise click.UsageError("--match-payload compares the record values: give no --source-key with it")
+        return IdentityMatch.payload(sink_key)
+    if bool(sink_key) != bool(source_key):
+        raise click.UsageError("give --sink-key and --source-key together (or --match-payload for a pass-through job)")
+    return IdentityMatch(sink_key, source_key) if sink_key and source_key else None
+
+
 @main.command()
 @click.option(
     "--savepoint",
@@ -748,6 +759,32 @@ MAX_FILE_SIZE = click.option(
     "topic): partitions the savepoint holds nowhere are reported missing. --bootstrap asks Kafka instead; "
     "without either the list comes from the sink, else from the enumerator's checkpoint. The report says which.",
 )
+@click.option(
+    "--sink-key",
+    metavar="EXPR",
+    help="A sink without the source's coordinates: a Spark SQL expression over the sink's columns giving each "
+    "row's record identity (e.g. `timestamp`), matched to --source-key's over the source records (needs "
+    "--bootstrap). With --match-payload: the sink column holding the record value (default `value`).",
+)
+@click.option(
+    "--source-key",
+    metavar="EXPR",
+    help="The same identity over each source record as Spark's Kafka source gives it (key, value, topic, "
+    "partition, offset, timestamp, headers), e.g. `get_json_object(CAST(value AS STRING), '$.timestamp')`. "
+    "Both sides are compared as text.",
+)
+@click.option(
+    "--match-payload",
+    is_flag=True,
+    help="A pass-through job's sink: the identity is the record's whole value (the sink's `value` column, or "
+    "--sink-key's), so no expressions are needed.",
+)
+@click.option(
+    "--jar",
+    metavar="JOB.jar",
+    help="The jar the job was restored with (needs --before): evidence for classifying duplicates of a sink "
+    "without lineage (an unfixed FlinkSource re-reads restored splits).",
+)
 @UIDS
 @ALLOW_EXTERNAL_STATE
 @MAX_FILE_SIZE
@@ -781,6 +818,10 @@ def audit(
     topics: tuple[str, ...],
     group: str | None,
     partitions: tuple[str, ...],
+    sink_key: str | None,
+    source_key: str | None,
+    match_payload: bool,
+    jar: str | None,
     uids: tuple[str, ...],
     allow_external_state: bool,
     max_file_size: int,
@@ -807,6 +848,13 @@ def audit(
       the offsets that exist in the topic but not in the sink, else those between a partition's lowest and
       highest sink offset (dense offsets assumed, and the report says so).
     Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
+    A sink whose coordinates name only topics no source reads is refused (exit 2): they are its own, not its
+      source's. Rows of other topics beside source ones are left out (not_a_source_topic, info).
+    Your own job's sink (no coordinates): --sink-key/--source-key (or --match-payload) with --bootstrap map each
+      row to the source record carrying its identity, then every check above runs on those coordinates;
+      unmatched_sink_rows and ambiguous_source_identity (error) say what could not be mapped. Without lineage,
+      --before (the savepoint the job was restored from) and --jar classify duplicates by where their runs
+      start and end: double assignment or replay, marked classified_by "inferred" with the evidence.
     Kafka (--bootstrap, --group): records deleted before the job read them (log start above the offset it
       resumes from: loss), committed group offsets that disagree with the savepoint or the sink, and lag.
 
@@ -828,6 +876,8 @@ def audit(
         group=group,
         exactly_once=exactly_once,
         master=master,
+        identity=_identity(sink_key, source_key, match_payload),
+        jar=jar,
     )
 
     def action(context: Context) -> int:

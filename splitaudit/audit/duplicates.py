@@ -30,7 +30,16 @@ from pyspark.sql import functions as F
 
 from splitaudit.audit import buckets
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, ERROR, MAX_RANGES, REPLAY, WARNING, Finding
+from splitaudit.audit.findings import (
+    BY_LINEAGE,
+    DOUBLE_ASSIGNMENT,
+    DUPLICATE,
+    ERROR,
+    MAX_RANGES,
+    REPLAY,
+    WARNING,
+    Finding,
+)
 
 # Lineage columns a sink may carry besides its coordinates, with the Spark types a Kafka sink's JSON is read as:
 # the reference pipeline's sink columns (beam_pipelines/java/README.md).
@@ -185,6 +194,7 @@ def _finding(
         runs.truncated,
         sample,
         _detail(runs.kind, lineage),
+        BY_LINEAGE if lineage.classified else None,
     )
 
 

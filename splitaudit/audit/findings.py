@@ -26,6 +26,16 @@ MISSING = "missing_records"  # offsets that exist in the source but not in the s
 INVALID = "invalid_rows"  # sink rows whose topic, partition or offset is null or negative
 NOT_IN_SOURCE = "offsets_not_in_source"  # sink offsets the source (given to the audit) does not hold
 PAST_SAVEPOINT = "past_savepoint"  # sink offsets at or past the savepoint's next offset: read again on restore
+NOT_A_SOURCE_TOPIC = "not_a_source_topic"  # sink rows naming a topic no source reads: not judged
+
+# Finding kinds of a sink mapped to source records by identity (--sink-key/--source-key, `identity`).
+UNMATCHED = "unmatched_sink_rows"  # sink rows whose identity no source record holds
+AMBIGUOUS_IDENTITY = "ambiguous_source_identity"  # one identity held by several source records: not judged
+NO_IDENTITY = "source_records_without_identity"  # source records whose identity expression is null: not judged
+
+# How a duplicate's class was decided: from the sink's lineage columns, or inferred from evidence without them.
+BY_LINEAGE = "lineage"
+INFERRED = "inferred"
 
 # Finding kinds of the savepoint checks (one savepoint, or two with --before).
 ASSIGNED_TWICE = "partition_assigned_twice"  # held by more than one split or subtask
@@ -66,6 +76,8 @@ class Finding:
     ranges_truncated: bool = False
     sample: tuple[dict[str, Any], ...] = ()
     detail: str = ""
+    classified_by: str | None = None  # duplicates: BY_LINEAGE or INFERRED; None when not classified
+    evidence: str = ""  # INFERRED: the facts the class was inferred from
 
     def ranges_text(self, limit: int | None = None) -> str:
         """The offset ranges for people ("5, 7..9"), the first `limit` of them (all by default), ending in "…"
@@ -85,6 +97,8 @@ class Finding:
             "ranges_truncated": self.ranges_truncated,
             "sample": list(self.sample),
             "detail": self.detail,
+            "classified_by": self.classified_by,
+            "evidence": self.evidence,
         }
 
 

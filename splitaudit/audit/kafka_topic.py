@@ -30,7 +30,7 @@ def source_offsets(spark: SparkSession, bootstrap: str, topics: tuple[str, ...])
     Raises UsageError when a topic does not exist, ExternalError when the cluster does not answer or Spark
     has no Kafka connector.
     """
-    return _read_topics(spark, bootstrap, topics).select("topic", "partition", "offset")
+    return read_topics(spark, bootstrap, topics).select("topic", "partition", "offset")
 
 
 def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: SinkColumns) -> DataFrame:
@@ -49,7 +49,7 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     coordinates = {columns.topic: "string", columns.partition: "int", columns.offset: "long"}
     fields = coordinates | {name: kind for name, kind in LINEAGE_COLUMNS.items() if name not in coordinates}
     schema = ", ".join(f"`{name}` {kind}" for name, kind in (fields | {_CORRUPT: "string"}).items())
-    records = _read_topics(spark, bootstrap, (topic,)).select(
+    records = read_topics(spark, bootstrap, (topic,)).select(
         F.col("partition").alias("_partition"),
         F.col("offset").alias("_offset"),
         F.from_json(F.col("value").cast("string"), schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("v"),
@@ -87,8 +87,9 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
     )
 
 
-def _read_topics(spark: SparkSession, bootstrap: str, topics: tuple[str, ...]) -> DataFrame:
-    """All committed records of the topics, earliest to latest, with Spark's Kafka source columns."""
+def read_topics(spark: SparkSession, bootstrap: str, topics: tuple[str, ...], *, headers: bool = False) -> DataFrame:
+    """All committed records of the topics, earliest to latest, with Spark's Kafka source columns (key, value,
+    topic, partition, offset, timestamp, timestampType, and with `headers` the records' headers)."""
     for topic in topics:
         topic_partitions(bootstrap, topic)  # fail fast and clearly: Spark would read a missing topic as empty
     reader = (
@@ -99,6 +100,7 @@ def _read_topics(spark: SparkSession, bootstrap: str, topics: tuple[str, ...]) -
         .option("endingOffsets", "latest")
         .option("kafka.isolation.level", "read_committed")
         .option("failOnDataLoss", "false")
+        .option("includeHeaders", str(headers).lower())
     )
     try:
         return reader.load()

@@ -19,6 +19,27 @@ class SinkColumns:
     offset: str = "offset"
 
 
+PAYLOAD = "value"  # the payload mode's identity: the record value on both sides
+
+
+@dataclass(frozen=True)
+class IdentityMatch:
+    """How sink rows are mapped back to source records (`audit.identity`): a Spark SQL expression over the
+    sink's columns and one over Spark's Kafka source columns, giving the same text for the same record."""
+
+    sink_key: str
+    source_key: str
+
+    @classmethod
+    def payload(cls, sink_key: str | None = None) -> IdentityMatch:
+        """A pass-through job's identity: the record's whole value, in the sink's `value` column (or sink_key)."""
+        return cls(sink_key or PAYLOAD, PAYLOAD)
+
+    @property
+    def described(self) -> str:
+        return f"sink {self.sink_key} = source {self.source_key}"
+
+
 @dataclass(frozen=True)
 class SavepointOptions:
     """How to read savepoints: which operators (uids of 1.x files) and whether state outside the dir is read."""
@@ -46,3 +67,5 @@ class AuditRequest:
     group: str | None = None
     exactly_once: bool = False
     master: str = "local[*]"
+    identity: IdentityMatch | None = None  # no coordinates in the sink: map its rows to source records (--sink-key)
+    jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)

@@ -7,6 +7,8 @@ checks run on the driver over the savepoint's small tables, so a savepoint-only 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +28,7 @@ from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
+from splitaudit.patch.jar import read_jar_facts
 from splitaudit.progress import Progress
 
 if TYPE_CHECKING:
@@ -57,21 +60,19 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     findings: list[Finding] = []
     notes: list[str] = []
     if request.sink:
-        from splitaudit.audit.kafka_topic import source_offsets
-        from splitaudit.audit.replay import check_past_savepoint
-        from splitaudit.audit.sink import audit_sink
-
         spark = _spark(request, progress)
-        with progress.step(f"audit the {request.sink_format} sink {request.sink}"):
-            sink = _read_sink(spark, request, request.sink)
-            source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
-            sink_audit = audit_sink(sink, exactly_once=request.exactly_once, source=source)
-        findings += sink_audit.findings
-        notes.append(DENSE_NOTE if kafka is None else kafka.gaps_note)
-        notes.append(sink_audit.lineage.note)
-        if savepoint is not None:
-            with progress.step("find sink records past the savepoint's next offsets"):
-                findings += check_past_savepoint(sink, savepoint, exactly_once=request.exactly_once)
+        with (
+            progress.step(f"audit the {request.sink_format} sink {request.sink}"),
+            _judged_sink(spark, request, kafka, savepoint) as judged,
+        ):
+            sink_audit = _audit_judged(judged, request, kafka, savepoint, before)
+            findings += judged.findings + sink_audit.findings
+            notes += [*judged.notes, DENSE_NOTE if kafka is None else kafka.gaps_note, sink_audit.lineage.note]
+            if savepoint is not None:
+                from splitaudit.audit.replay import check_past_savepoint
+
+                with progress.step("find sink records past the savepoint's next offsets"):
+                    findings += check_past_savepoint(judged.sink, savepoint, exactly_once=request.exactly_once)
     assignment = None
     if savepoint is not None:
         with progress.step("check the savepoint's partition assignment"):
@@ -91,6 +92,66 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)
     return _findings(findings, sink_audit, assignment, notes)
+
+
+@dataclass(frozen=True)
+class JudgedSink:
+    """The sink in the shape the sink checks take (topic, partition, offset + lineage), the source offsets it is
+    judged against (None: dense offsets assumed), and what reading it that way found or should say."""
+
+    sink: DataFrame
+    source: DataFrame | None
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@contextmanager
+def _judged_sink(
+    spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointTables | None
+) -> Iterator[JudgedSink]:
+    """The sink with its own coordinates, or, with --sink-key/--match-payload, mapped to the source records
+    whose identity its rows carry (`identity.map_to_source`), kept while the block runs."""
+    from splitaudit.audit.kafka_topic import read_topics, source_offsets
+
+    assert request.sink is not None
+    if request.identity is None:
+        source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
+        yield JudgedSink(_read_sink(spark, request, request.sink), source)
+        return
+    from splitaudit.audit.identity import map_to_source
+
+    assert kafka is not None  # _validate: an identity needs the source topics' cluster
+    records = read_topics(spark, kafka.bootstrap, kafka.topics, headers=True)
+    with map_to_source(_read_raw_sink(spark, request, request.sink), records, request.identity) as mapping:
+        yield JudgedSink(mapping.sink, mapping.source, mapping.findings, (mapping.note,))
+
+
+def _audit_judged(
+    judged: JudgedSink,
+    request: AuditRequest,
+    kafka: KafkaSource | None,
+    savepoint: SavepointTables | None,
+    before: SavepointTables | None,
+) -> SinkAudit:
+    """The sink checks, then, for a sink without lineage restored from --before, its duplicates classified by
+    evidence (`inference`)."""
+    from splitaudit.audit.sink import SinkAudit, audit_sink
+
+    topics = frozenset(_source_topics(request, savepoint))
+    audit = audit_sink(judged.sink, exactly_once=request.exactly_once, source=judged.source, source_topics=topics)
+    if before is None or audit.lineage.classified:
+        return audit
+    from splitaudit.audit.inference import RestoreEvidence, infer_classes
+
+    jar = None if request.jar is None else read_jar_facts(Path(request.jar))
+    evidence = RestoreEvidence(
+        resume_offsets(before),
+        before.path,
+        None if jar is None else jar.label,
+        None if jar is None else jar.rereads_restored_splits,
+    )
+    inferred = infer_classes(audit.findings, audit.coverage, evidence, request.exactly_once)
+    return SinkAudit(audit.coverage, inferred, audit.lineage)
 
 
 @dataclass(frozen=True)
@@ -139,6 +200,13 @@ def _validate(request: AuditRequest) -> None:
         raise UsageError("--sink-format kafka needs --bootstrap: --sink names a topic of that cluster")
     if request.bootstrap and not request.topics and not request.savepoint:
         raise UsageError("--bootstrap needs --topic (or a --savepoint whose sources name their topics)")
+    if request.identity is not None and not (request.sink and request.bootstrap):
+        raise UsageError(
+            "--sink-key/--source-key and --match-payload need --sink and --bootstrap: the sink's rows are mapped to "
+            "the records of the source topics, read from that cluster"
+        )
+    if request.jar and not request.before:
+        raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
     for path, option in ((request.savepoint, "savepoint"), (request.before, "before")):
         if path:
             _check_exists(path, option)
@@ -186,6 +254,18 @@ def _shuffle_partitions(sink: str | None) -> int | None:
 def _load(path: str, options: SavepointOptions, progress: Progress) -> SavepointTables:
     with progress.step(f"read the savepoint {path}"):
         return savepoint_tables(path, options.uids, options.allow_external_state, options.max_file_size)
+
+
+def _read_raw_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:
+    """The sink with its own columns, for an identity to be computed over: files as Spark reads them, a topic as
+    Spark's Kafka source gives it (key, value, topic, partition, offset, timestamp, headers: the sink topic's)."""
+    if request.sink_format == "kafka" and request.bootstrap:
+        from splitaudit.audit.kafka_topic import read_topics
+
+        return read_topics(spark, request.bootstrap, (sink,), headers=True)
+    from splitaudit.audit.sink_files import read_files
+
+    return read_files(spark, sink, request.sink_format)
 
 
 def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:

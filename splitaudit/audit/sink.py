@@ -30,7 +30,8 @@ from splitaudit.audit.coverage import (
     source_suspects,
 )
 from splitaudit.audit.duplicates import Lineage, classify_duplicates
-from splitaudit.audit.findings import ERROR, INVALID, Finding, PartitionCoverage
+from splitaudit.audit.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
+from splitaudit.errors import UsageError, printable
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,13 @@ class SinkAudit:
         return self.lineage.classified
 
 
-def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame | None = None) -> SinkAudit:
+def audit_sink(
+    sink: DataFrame,
+    *,
+    exactly_once: bool = False,
+    source: DataFrame | None = None,
+    source_topics: frozenset[str] = frozenset(),
+) -> SinkAudit:
     """Duplicates and missing offsets per (topic, partition), exact, in one pass plus work on suspects only.
 
     Without `source`, each partition's offsets are expected dense between its lowest and highest sink offset.
@@ -58,9 +65,14 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     as NOT_IN_SOURCE. The source is read twice (pass 1, then its suspect buckets): it must be bounded, the same
     offsets both times. Duplicates are classified by lineage (`duplicates`); replays are errors when
     `exactly_once`.
+
+    `source_topics`, when known (the savepoint's sources, or --topic), are the topics the sink's coordinates
+    must name: a sink naming none of them is refused (a UsageError: its coordinates are its own, not its
+    source's), and rows of any other topic are left out of every check and reported as NOT_A_SOURCE_TOPIC, so
+    no gap of a topic the job does not read is ever called missing.
     """
     pass_one = buckets.bucket_stats(sink)
-    stats = pass_one.stats
+    stats, foreign = _source_topics_only(pass_one.stats, source_topics)
     lineage = Lineage.of(sink.columns)
     source_stats: dict[BucketKey, BucketStats] = {}
     if source is None:
@@ -92,4 +104,30 @@ def audit_sink(sink: DataFrame, *, exactly_once: bool = False, source: DataFrame
     if pass_one.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, pass_one.invalid, detail=detail))
+    for topic, count in sorted(foreign.items()):
+        detail = f"sink rows naming topic {printable(topic)!r}, which no source reads: not judged"
+        findings.append(Finding(NOT_A_SOURCE_TOPIC, INFO, topic, None, count, detail=detail))
     return SinkAudit(judgement.coverage, tuple(findings), lineage)
+
+
+def _source_topics_only(
+    stats: dict[BucketKey, BucketStats], source_topics: frozenset[str]
+) -> tuple[dict[BucketKey, BucketStats], dict[str, int]]:
+    """The buckets of source topics, and the rows of every other topic the sink names; a sink that names no
+    source topic at all is refused. No `source_topics`: every bucket is judged."""
+    if not source_topics:
+        return stats, {}
+    foreign: dict[str, int] = {}
+    for (topic, _, _), bucket in stats.items():
+        if topic not in source_topics:
+            foreign[topic] = foreign.get(topic, 0) + bucket.rows
+    if foreign and len(foreign) == len({key[0] for key in stats}):
+        named = ", ".join(printable(t) for t in sorted(foreign))
+        raise UsageError(
+            f"the sink's coordinates name only topic(s) {named}, which no source reads (the sources read "
+            f"{', '.join(printable(t) for t in sorted(source_topics))}): they are the sink's own coordinates, not "
+            "its source records'. Map the sink's columns that hold the source coordinates with --topic-col, "
+            "--partition-col and --offset-col, or map its rows to source records by identity with --sink-key and "
+            "--source-key (or --match-payload) and --bootstrap"
+        )
+    return {key: bucket for key, bucket in stats.items() if key[0] in source_topics}, foreign

@@ -17,21 +17,31 @@ from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError, summary
 
 
-def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkColumns) -> DataFrame:
-    """The sink as a DataFrame with columns topic, partition, offset (+ lineage columns when present)."""
+def read_files(spark: SparkSession, path: str, sink_format: str) -> DataFrame:
+    """The sink's files as Spark reads them, with their own columns."""
     if sink_format not in FILE_FORMATS:
         raise UsageError(f"--sink-format must be one of {', '.join(FILE_FORMATS)}, not {sink_format!r}")
     reader = spark.read.format(sink_format)
     if sink_format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     try:
-        frame = reader.load(path)
+        return reader.load(path)
     except Exception as ex:  # Spark raises AnalysisException for a missing path or an unreadable format
         raise UsageError(f"{path}: cannot read as {sink_format}: {summary(ex)}") from ex
+
+
+def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkColumns) -> DataFrame:
+    """The sink as a DataFrame with columns topic, partition, offset (+ lineage columns when present)."""
+    frame = read_files(spark, path, sink_format)
     wanted = {"topic": columns.topic, "partition": columns.partition, "offset": columns.offset}
     absent = [f"{column} (--{role}-col)" for role, column in wanted.items() if column not in frame.columns]
     if absent:
-        raise UsageError(f"{path}: sink has no column {', '.join(absent)}; its columns are {', '.join(frame.columns)}")
+        raise UsageError(
+            f"{path}: the sink has no column {', '.join(absent)} (its columns are {', '.join(frame.columns)}), so "
+            "it says nothing of the records it was made from: name the columns that hold the source topic, "
+            "partition and offset with --topic-col, --partition-col and --offset-col, or map its rows to the source "
+            "records they carry with --sink-key EXPR --source-key EXPR (or --match-payload) and --bootstrap"
+        )
     # Parquet and ORC keep row-group statistics, from which pass 1 can prove a single topic (`buckets`)
     statistics = {buckets.FILE_STATISTICS: sink_format in ("parquet", "orc")}
     selected = [

@@ -47,7 +47,7 @@ def _same(document: dict[str, Any], expected: dict[str, Any]) -> None:
 FINDINGS = Findings(
     summary=Summary(duplicate_records=3, missing_records=2, double_assigned_partitions=1),
     findings=(
-        Finding("double_assignment", "error", "t", 0, 3, ((5, 7),), False, ({"offset": 5, "reader_id": "a"},), "x"),
+        Finding("double_assignment", "error", "t", 0, 3, ((5, 7),), False, ({"offset": 5},), "x", "inferred", "e"),
         Finding("partition_unassigned", "error", "t", 2, 0),
     ),
     coverage=(PartitionCoverage("t", 0, 10, 7, 0, 8, 2),),
@@ -82,8 +82,10 @@ FINDINGS_JSON = {
             "count": 3,
             "offset_ranges": [[5, 7]],
             "ranges_truncated": False,
-            "sample": [{"offset": 5, "reader_id": "a"}],
+            "sample": [{"offset": 5}],
             "detail": "x",
+            "classified_by": "inferred",
+            "evidence": "e",
         },
         {
             "kind": "partition_unassigned",
@@ -95,6 +97,8 @@ FINDINGS_JSON = {
             "ranges_truncated": False,
             "sample": [],
             "detail": "",
+            "classified_by": None,
+            "evidence": "",
         },
     ],
     "coverage": [

@@ -1,0 +1,174 @@
+"""Kafka coordinates recovered from a record identity: a sink that carries no topic, partition or offset, mapped
+back to the source records it was made from.
+
+Users' pipelines write what their records mean (a timestamp, a station, a temperature), not where they were read.
+When each source record carries something unique that the job copies into its output (an event id, a timestamp,
+the whole payload of a pass-through job), two Spark SQL expressions name it: `sink_key` over the sink's columns,
+`source_key` over the source record as Spark's Kafka source gives it (`key`, `value`, `topic`, `partition`,
+`offset`, `timestamp`, `timestampType`, `headers`). Both are compared as strings (binary as its UTF-8 text), so
+they must give the same text for the same record; the payload mode compares the record value's bytes with the
+sink's `value` column (or `sink_key`).
+
+The mapping is one join of fingerprints (two 64-bit hashes of the identity, so equal identities meet and unequal
+ones do not, short of a 128-bit coincidence) between the sink and the source topics read from their log start to
+their end. A source identity held by more than one record is never guessed at: those records and the sink rows
+carrying them are findings, and the sink rows are not judged. Sink rows whose identity no source record holds are
+`unmatched_sink_rows`; source records without an identity (the expression gave null) are set aside and counted.
+What remains is the sink as `read_sink` shapes it (topic, partition, offset and the lineage columns the sink
+has), which the sink checks judge exactly as a sink with coordinates. Nothing row-level reaches the driver but
+bounded samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from splitaudit.audit.duplicates import LINEAGE_COLUMNS
+from splitaudit.audit.findings import (
+    AMBIGUOUS_IDENTITY,
+    ERROR,
+    INVALID,
+    NO_IDENTITY,
+    UNMATCHED,
+    WARNING,
+    Finding,
+)
+from splitaudit.audit.request import IdentityMatch
+from splitaudit.errors import UsageError, printable, summary
+
+SAMPLE_ROWS = 5  # sink rows or source records shown with each identity finding
+_ID = ("_id_high", "_id_low")  # the identity's fingerprint: two differently seeded 64-bit hashes
+
+
+@dataclass(frozen=True)
+class IdentityMapping:
+    """The sink mapped to source coordinates, the source offsets it is judged against, and what could not be
+    mapped (as findings)."""
+
+    sink: DataFrame  # topic, partition, offset (+ the sink's lineage columns): every row that mapped to one record
+    source: DataFrame  # topic, partition, offset of every source record with a unique identity
+    findings: tuple[Finding, ...]
+    matched_rows: int
+    note: str
+
+
+def _fingerprint(identity: Column) -> list[Column]:
+    """The identity's two hashes; null when the identity is null."""
+    text = identity.cast("string")
+    return [
+        F.when(text.isNotNull(), F.xxhash64(text)).alias(_ID[0]),
+        F.when(text.isNotNull(), F.xxhash64(F.lit("splitaudit"), text)).alias(_ID[1]),
+    ]
+
+
+def _expression(text: str, option: str, frame: DataFrame, side: str) -> Column:
+    """The user's expression, checked against the frame's columns now (a usage error, not a failed Spark job)."""
+    try:
+        column = F.expr(text)
+        _ = frame.select(column.alias("_identity")).schema  # analysis only: unknown columns, bad functions
+    except Exception as ex:  # Spark raises ParseException / AnalysisException for what the user wrote
+        columns = ", ".join(frame.columns)
+        raise UsageError(
+            f"{option} {printable(text)!r} cannot be evaluated over the {side} (columns {columns}): {summary(ex)}"
+        ) from None
+    return column
+
+
+@contextmanager
+def map_to_source(sink: DataFrame, source_records: DataFrame, match: IdentityMatch) -> Iterator[IdentityMapping]:
+    """The sink's rows mapped to the (topic, partition, offset) of the source record whose identity each carries.
+
+    `sink` is the sink as read (its own columns), `source_records` the source topics as Spark's Kafka source reads
+    them. The source's identities (one row each: how many records hold it, and the record when it is one) and the
+    mapped sink are kept (memory, spilling to disk) while the block runs: the sink checks read them several times,
+    and a topic that grows meanwhile must not change the answer.
+    """
+    sink_identity = _expression(match.sink_key, "--sink-key", sink, "sink")
+    source_identity = _expression(match.source_key, "--source-key", source_records, "source records")
+    lineage = [c for c in LINEAGE_COLUMNS if c in sink.columns]
+    identities = (
+        source_records.select("topic", "partition", "offset", *_fingerprint(source_identity))
+        .groupBy(*_ID)
+        .agg(F.count(F.lit(1)).alias("_holders"), F.min(F.struct("topic", "partition", "offset")).alias("_record"))
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
+    mapped = fingerprinted.join(identities, list(_ID), "left").persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        findings, matched = _findings(identities, mapped, match)
+        if any(f.kind in (INVALID, UNMATCHED) for f in findings):
+            unmatched = sink.select("*", *_fingerprint(sink_identity)).join(identities, list(_ID), "left_anti")
+            findings = tuple(
+                replace(f, sample=_sample(unmatched.filter(F.col(_ID[0]).isNull() == (f.kind == INVALID)), sink))
+                if f.kind in (INVALID, UNMATCHED)
+                else f
+                for f in findings
+            )
+        record = [F.col(f"_record.{c}").alias(c) for c in ("topic", "partition", "offset")]
+        judged = mapped.filter(F.col("_holders") == 1).select(*record, *lineage)
+        unique = identities.filter(F.col(_ID[0]).isNotNull() & (F.col("_holders") == 1)).select(*record)
+        note = (
+            f"sink rows mapped to source records by identity ({match.described}): {matched} of them matched one "
+            "source record, whose coordinates they are judged by"
+        )
+        yield IdentityMapping(judged, unique, findings, matched, note)
+    finally:
+        mapped.unpersist()
+        identities.unpersist()
+
+
+def _findings(identities: DataFrame, mapped: DataFrame, match: IdentityMatch) -> tuple[tuple[Finding, ...], int]:
+    """What could not be mapped, counted in one aggregation per side; samples of source records only (the sink
+    rows' samples are read by the caller, only when there are such rows)."""
+    sink_counts = mapped.agg(
+        F.count_if(F.col(_ID[0]).isNull()).alias("null_key"),
+        F.count_if(F.col(_ID[0]).isNotNull() & F.col("_holders").isNull()).alias("unmatched"),
+        F.count_if(F.col("_holders") > 1).alias("ambiguous"),
+        F.count_if(F.col("_holders") == 1).alias("matched"),
+    ).collect()[0]
+    keyed = F.col(_ID[0]).isNotNull()
+    source_counts = identities.agg(
+        F.sum(F.when(~keyed, F.col("_holders"))).alias("null_key"),
+        F.sum(F.when(keyed & (F.col("_holders") > 1), F.col("_holders"))).alias("shared"),
+        F.count_if(keyed & (F.col("_holders") > 1)).alias("identities"),
+    ).collect()[0]
+    findings: list[Finding] = []
+    if sink_counts["null_key"]:
+        detail = f"sink rows whose --sink-key ({match.sink_key}) is null: they cannot be mapped to a source record"
+        findings.append(Finding(INVALID, ERROR, None, None, sink_counts["null_key"], detail=detail))
+    if sink_counts["unmatched"]:
+        detail = (
+            f"sink rows whose identity ({match.sink_key}) no record of the source topics holds ({match.source_key}): "
+            "written by something else, or made from records since deleted from the topics"
+        )
+        findings.append(Finding(UNMATCHED, ERROR, None, None, sink_counts["unmatched"], detail=detail))
+    if source_counts["identities"]:
+        shared = identities.filter(keyed & (F.col("_holders") > 1)).orderBy("_record").limit(SAMPLE_ROWS)
+        records = tuple(r["_record"].asDict() | {"records": r["_holders"]} for r in shared.collect())
+        detail = (
+            f"{source_counts['identities']} identities ({match.source_key}) are each held by more than one source "
+            f"record ({source_counts['shared']} records; the sample shows the first record of each): their "
+            f"{sink_counts['ambiguous']} sink rows are not judged (no guess at which record a row came from); "
+            "choose a --source-key/--sink-key that is unique per record"
+        )
+        count = int(source_counts["shared"])
+        findings.append(Finding(AMBIGUOUS_IDENTITY, ERROR, None, None, count, sample=records, detail=detail))
+    if source_counts["null_key"]:
+        detail = (
+            f"source records whose --source-key ({match.source_key}) is null: they have no identity to find in the "
+            "sink and are not judged (neither missing nor present)"
+        )
+        count = int(source_counts["null_key"])
+        findings.append(Finding(NO_IDENTITY, WARNING, None, None, count, detail=detail))
+    return tuple(findings), int(sink_counts["matched"])
+
+
+def _sample(rows: DataFrame, sink: DataFrame) -> tuple[dict[str, object], ...]:
+    """Up to SAMPLE_ROWS of these rows, with the sink's own columns only."""
+    return tuple(r.asDict() for r in rows.select(*sink.columns).limit(SAMPLE_ROWS).collect())
