@@ -118,5 +118,5 @@ def _describe(finding: Finding) -> str:
     return (
         f"{finding.kind} ({finding.severity}) {where}: {finding.count}"
         + (f" [{ranges}]" if ranges else "")
-        + (f" — {finding.detail}" if finding.detail else "")
+        + (f" — {finding.explanation}" if finding.explanation else "")
     )

@@ -86,6 +86,11 @@ class Finding:
         text = ", ".join(offset_range(first, last) for first, last in shown)
         return text + (", …" if len(shown) < len(self.offset_ranges) or self.ranges_truncated else "")
 
+    @property
+    def explanation(self) -> str:
+        """The detail, and for an inferred class the evidence it was inferred from: what people are shown."""
+        return f"{self.detail}; evidence: {self.evidence}" if self.evidence else self.detail
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

@@ -355,7 +355,7 @@ def _findings_table(findings: Sequence[Finding]) -> Table:
         colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
         partition = "-" if f.partition is None else str(f.partition)
         table.add_row(
-            Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.detail
+            Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.explanation
         )
     return table
 

@@ -244,5 +244,5 @@ def _finding_row(f: Finding) -> str:
         f'data-topic="{escape(f.topic or "")}" data-partition="{"" if f.partition is None else f.partition}">'
         f'<td>{escape(f.kind)}</td><td class="severity">{escape(f.severity)}</td><td>{escape(f.topic or "")}</td>'
         f'<td class="num">{"" if f.partition is None else f.partition}</td><td class="num">{f.count}</td>'
-        f'<td class="ranges">{ranges}</td><td>{escape(f.detail)}</td></tr>'
+        f'<td class="ranges">{ranges}</td><td>{escape(f.explanation)}</td></tr>'
     )
