@@ -4,11 +4,11 @@ The Python twin of beam_pipelines/java/reference-pipeline: `ReadFromKafka` (Kafk
 expansion service) into one JSON object per record, one file per bundle. It runs in the Python SDK's own
 environment (apache-beam 2.62.0 under `.stack/`), not in splitaudit's: the two cannot share pyarrow.
 
-Columns: `topic, partition, offset` (the record), `job_id` (the run label the submitter passes, since the
-Python SDK cannot learn the Flink job id), `key_hash, value_hash` (the first 16 hex digits of SHA-256, as the
-Java pipeline writes them). The portable runner cannot give `subtask`, `attempt` or `reader_id`: the DoFns run
-in the Python SDK harness, outside any Flink task, and KafkaIO runs in the Java harness with Beam's own
-deserializers only (the Java pipeline stamps the reader in a deserializer of its own).
+Columns: the lineage kit's (`splitaudit_beam.lineage`): `topic, partition, offset` (the record), `job_id` (the
+run label the submitter passes, since the Python SDK cannot learn the Flink job id); then `key_hash, value_hash`
+(the first 16 hex digits of SHA-256, as the Java pipeline writes them). The portable runner cannot give `subtask`,
+`attempt` or `reader_id`: the DoFns run in the Python SDK harness, outside any Flink task, and KafkaIO runs in the
+Java harness with Beam's own deserializers only (the Java pipeline stamps the reader in a deserializer of its own).
 
 `--read sdf` reads with KafkaIO's splittable DoFn (the SDK's default); `--read deprecated` adds the
 `use_deprecated_read` experiment, so the expansion gives the legacy UnboundedSource, which the Flink runner
@@ -28,6 +28,8 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.io.kafka import ReadFromKafka
 from apache_beam.options.pipeline_options import PipelineOptions
+
+from splitaudit_beam.lineage import lineage_columns
 
 
 class AuditOptions(PipelineOptions):
@@ -52,11 +54,7 @@ class ToAuditRow(beam.DoFn):  # type: ignore[misc]
         self._job_id = job_id
 
     def process(self, record: Any) -> Iterator[str]:
-        row = {
-            "topic": record.topic,
-            "partition": int(record.partition),
-            "offset": int(record.offset),
-            "job_id": self._job_id,
+        row = lineage_columns(record, self._job_id) | {
             "key_hash": sha256_prefix(record.key),
             "value_hash": sha256_prefix(record.value),
         }
