@@ -81,36 +81,54 @@ def _expression(text: str, option: str, frame: DataFrame, side: str) -> Column:
 
 
 @contextmanager
-def map_to_source(sink: DataFrame, source_records: DataFrame, match: IdentityMatch) -> Iterator[IdentityMapping]:
+def map_to_source(
+    sink: DataFrame, source_records: DataFrame, topics: tuple[str, ...], match: IdentityMatch
+) -> Iterator[IdentityMapping]:
     """The sink's rows mapped to the (topic, partition, offset) of the source record whose identity each carries.
 
-    `sink` is the sink as read (its own columns), `source_records` the source topics as Spark's Kafka source reads
-    them. The source's identities (one row each: how many records hold it, and the record when it is one) and the
-    mapped sink are kept (memory, spilling to disk) while the block runs: the sink checks read them several times,
-    and a topic that grows meanwhile must not change the answer.
+    `sink` is the sink as read (its own columns), `source_records` the source `topics` as Spark's Kafka source
+    reads them. The source's identities (one row each: how many records hold it, and the record when it is one)
+    and the mapped sink are kept (memory, spilling to disk) while the block runs: the sink checks read them
+    several times, and a topic that grows meanwhile must not change the answer.
+
+    The identities are aggregated over fixed-width columns only (the topic as its index in `topics`), which
+    Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. The join
+    is a shuffled hash join: neither side is sorted.
     """
     sink_identity = _expression(match.sink_key, "--sink-key", sink, "sink")
     source_identity = _expression(match.source_key, "--source-key", source_records, "source records")
     lineage = [c for c in LINEAGE_COLUMNS if c in sink.columns]
+    names = F.array(*[F.lit(t) for t in topics])
+    fingerprinted_source = source_records.select(
+        F.array_position(names, F.col("topic")).cast("int").alias("_topic"),
+        "partition",
+        "offset",
+        *_fingerprint(source_identity),
+    )
     identities = (
-        source_records.select("topic", "partition", "offset", *_fingerprint(source_identity))
-        .groupBy(*_ID)
-        .agg(F.count(F.lit(1)).alias("_holders"), F.min(F.struct("topic", "partition", "offset")).alias("_record"))
+        fingerprinted_source.groupBy(*_ID)
+        .agg(
+            F.count(F.lit(1)).alias("_holders"),
+            F.min("_topic").alias("_topic"),
+            F.min("partition").alias("_partition"),
+            F.min("offset").alias("_offset"),
+        )
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
-    mapped = fingerprinted.join(identities, list(_ID), "left").persist(StorageLevel.MEMORY_AND_DISK)
+    mapped = fingerprinted.join(identities.hint("shuffle_hash"), list(_ID), "left").persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
     try:
         findings, matched = _findings(identities, mapped, match)
-        if any(f.kind in (INVALID, UNMATCHED) for f in findings):
-            unmatched = sink.select("*", *_fingerprint(sink_identity)).join(identities, list(_ID), "left_anti")
-            findings = tuple(
-                replace(f, sample=_sample(unmatched.filter(F.col(_ID[0]).isNull() == (f.kind == INVALID)), sink))
-                if f.kind in (INVALID, UNMATCHED)
-                else f
-                for f in findings
-            )
-        record = [F.col(f"_record.{c}").alias(c) for c in ("topic", "partition", "offset")]
+        findings = tuple(
+            _with_sample(f, sink, sink_identity, fingerprinted_source, identities, names) for f in findings
+        )
+        record = [
+            F.element_at(names, F.col("_topic")).alias("topic"),
+            F.col("_partition").alias("partition"),
+            F.col("_offset").alias("offset"),
+        ]
         judged = mapped.filter(F.col("_holders") == 1).select(*record, *lineage)
         unique = identities.filter(F.col(_ID[0]).isNotNull() & (F.col("_holders") == 1)).select(*record)
         note = (
@@ -123,9 +141,41 @@ def map_to_source(sink: DataFrame, source_records: DataFrame, match: IdentityMat
         identities.unpersist()
 
 
+def _with_sample(
+    finding: Finding,
+    sink: DataFrame,
+    sink_identity: Column,
+    source: DataFrame,
+    identities: DataFrame,
+    names: Column,
+) -> Finding:
+    """The finding with its sample rows: sink rows for the sink's findings, the records sharing an identity for
+    an ambiguous one. Read only for a finding there is (each is one more read of that side)."""
+    if finding.kind in (INVALID, UNMATCHED):
+        rows = sink.select("*", *_fingerprint(sink_identity)).join(identities, list(_ID), "left_anti")
+        rows = rows.filter(F.col(_ID[0]).isNull() if finding.kind == INVALID else F.col(_ID[0]).isNotNull())
+        return replace(
+            finding, sample=tuple(r.asDict() for r in rows.select(*sink.columns).limit(SAMPLE_ROWS).collect())
+        )
+    if finding.kind == AMBIGUOUS_IDENTITY:
+        shared = identities.filter(F.col(_ID[0]).isNotNull() & (F.col("_holders") > 1)).orderBy(*_ID).limit(SAMPLE_ROWS)
+        records = (
+            source.join(F.broadcast(shared.select(*_ID, "_holders")), list(_ID))
+            .select(F.element_at(names, F.col("_topic")).alias("topic"), "partition", "offset", "_holders", *_ID)
+            .orderBy(*_ID, "topic", "partition", "offset")
+            .limit(SAMPLE_ROWS)
+            .collect()
+        )
+        sample = tuple(
+            {"topic": r["topic"], "partition": r["partition"], "offset": r["offset"], "records": r["_holders"]}
+            for r in records
+        )
+        return replace(finding, sample=sample)
+    return finding
+
+
 def _findings(identities: DataFrame, mapped: DataFrame, match: IdentityMatch) -> tuple[tuple[Finding, ...], int]:
-    """What could not be mapped, counted in one aggregation per side; samples of source records only (the sink
-    rows' samples are read by the caller, only when there are such rows)."""
+    """What could not be mapped, counted in one aggregation per side (the samples are read later, `_with_sample`)."""
     sink_counts = mapped.agg(
         F.count_if(F.col(_ID[0]).isNull()).alias("null_key"),
         F.count_if(F.col(_ID[0]).isNotNull() & F.col("_holders").isNull()).alias("unmatched"),
@@ -149,16 +199,14 @@ def _findings(identities: DataFrame, mapped: DataFrame, match: IdentityMatch) ->
         )
         findings.append(Finding(UNMATCHED, ERROR, None, None, sink_counts["unmatched"], detail=detail))
     if source_counts["identities"]:
-        shared = identities.filter(keyed & (F.col("_holders") > 1)).orderBy("_record").limit(SAMPLE_ROWS)
-        records = tuple(r["_record"].asDict() | {"records": r["_holders"]} for r in shared.collect())
         detail = (
             f"{source_counts['identities']} identities ({match.source_key}) are each held by more than one source "
-            f"record ({source_counts['shared']} records; the sample shows the first record of each): their "
+            f"record ({source_counts['shared']} records; the sample shows those of the first identities): their "
             f"{sink_counts['ambiguous']} sink rows are not judged (no guess at which record a row came from); "
             "choose a --source-key/--sink-key that is unique per record"
         )
         count = int(source_counts["shared"])
-        findings.append(Finding(AMBIGUOUS_IDENTITY, ERROR, None, None, count, sample=records, detail=detail))
+        findings.append(Finding(AMBIGUOUS_IDENTITY, ERROR, None, None, count, detail=detail))
     if source_counts["null_key"]:
         detail = (
             f"source records whose --source-key ({match.source_key}) is null: they have no identity to find in the "
@@ -167,8 +215,3 @@ def _findings(identities: DataFrame, mapped: DataFrame, match: IdentityMatch) ->
         count = int(source_counts["null_key"])
         findings.append(Finding(NO_IDENTITY, WARNING, None, None, count, detail=detail))
     return tuple(findings), int(sink_counts["matched"])
-
-
-def _sample(rows: DataFrame, sink: DataFrame) -> tuple[dict[str, object], ...]:
-    """Up to SAMPLE_ROWS of these rows, with the sink's own columns only."""
-    return tuple(r.asDict() for r in rows.select(*sink.columns).limit(SAMPLE_ROWS).collect())

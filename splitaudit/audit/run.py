@@ -122,7 +122,8 @@ def _judged_sink(
 
     assert kafka is not None  # _validate: an identity needs the source topics' cluster
     records = read_topics(spark, kafka.bootstrap, kafka.topics, headers=True)
-    with map_to_source(_read_raw_sink(spark, request, request.sink), records, request.identity) as mapping:
+    raw = _read_raw_sink(spark, request, request.sink)
+    with map_to_source(raw, records, kafka.topics, request.identity) as mapping:
         yield JudgedSink(mapping.sink, mapping.source, mapping.findings, (mapping.note,))
 
 

@@ -98,7 +98,8 @@ def test_a_sink_without_coordinates_is_judged_by_record_identity(stack: Stack, t
     assert by_kind[UNMATCHED]["sample"] == [{"timestamp": "nope", "temperature": 1, "rainfall": 1}]
     assert by_kind[INVALID]["sample"] == [{"timestamp": None, "temperature": 2, "rainfall": 2}]
     assert by_kind[AMBIGUOUS_IDENTITY]["sample"] == [
-        {"topic": "weather-in", "partition": 0, "offset": 12, "records": 2}
+        {"topic": "weather-in", "partition": 0, "offset": 12, "records": 2},
+        {"topic": "weather-in", "partition": 0, "offset": 13, "records": 2},
     ]
     assert by_kind[DUPLICATE]["classified_by"] is None  # no lineage and no --before: not classified
     assert judged["summary"]["duplicate_records"] == 4

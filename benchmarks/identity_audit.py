@@ -1,0 +1,176 @@
+"""Identity-audit benchmark: a sink without Kafka coordinates audited by record identity, against a bare scan of both
+sides, in one run.
+
+Starts the stack's Kafka broker (127.0.0.1, a run directory under `--data`), produces N JSON weather records to a
+4-partition topic (record i to partition i % 4, so at offset i // 4; each with a unique `timestamp`), and writes the
+job's output as Parquet (`timestamp`, `temperature`, `rainfall`; no coordinates) in 40 files of interleaved
+partitions, as a streaming job writes them, with planted anomalies: 1,000 records of partition 0 twice and 100
+records of partition 1 absent. Then, on one Spark session, best of `--repeat`, interleaved:
+
+- the bare scan of both sides: the source topic read by Spark's Kafka source with the identity expression
+  evaluated on every record, and the sink's identity column, each aggregated (count and max) so nothing is pruned;
+- splitaudit's identity audit: `identity.map_to_source` and `sink.audit_sink` (the join of fingerprints, pass 1,
+  the suspects), whose findings must equal the planted ones exactly.
+
+Prints JSON with the times and the ratio. Generating the topic and the sink is not measured.
+
+    .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from confluent_kafka import Producer
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from splitaudit.audit.identity import map_to_source
+from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.request import IdentityMatch
+from splitaudit.audit.sink import audit_sink
+from splitaudit.clients import kafka
+from splitaudit.clients.spark import spark_session
+from splitaudit.stack import process
+from splitaudit.stack.kafka import KafkaBroker
+
+PARTITIONS = 4
+FILES = 40
+TOPIC = "weather"
+MATCH = IdentityMatch("timestamp", "get_json_object(CAST(value AS STRING), '$.timestamp')")
+DUPLICATED = (0, 5_000, 5_999)  # partition 0's offsets 5,000..5,999 written twice
+LOST = (1, 7_000, 7_099)  # partition 1's offsets 7,000..7,099 never written
+
+
+def timestamp(i: int) -> str:
+    """Record i's identity: a time with a sequence number, unique per record."""
+    return f"2026-11-25T{i // 3_600_000 % 24:02d}:{i // 60_000 % 60:02d}:{i // 1000 % 60:02d}.{i % 1000:03d}Z-{i}"
+
+
+def produce(bootstrap: str, rows: int) -> None:
+    kafka.create_topic(bootstrap, TOPIC, partitions=PARTITIONS)
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 50, "batch.num.messages": 10_000}
+    )
+    for i in range(rows):
+        value = f'{{"timestamp":"{timestamp(i)}","temperature":{i % 40 - 10},"rainfall":{i % 7}}}'
+        while True:
+            try:
+                producer.produce(TOPIC, value=value.encode(), partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    assert producer.flush(120) == 0
+
+
+def write_sink(directory: Path, rows: int) -> Path:
+    """The job's output: every record once, but the planted duplicates and losses, in FILES time-ordered files."""
+    directory.mkdir(parents=True)
+    per_file = -(-rows // FILES)
+    for n in range(FILES):
+        indexes = [i for i in range(n * per_file, min(rows, (n + 1) * per_file)) if not _lost(i)]
+        indexes += [i for i in indexes if _duplicated(i)]
+        table = pa.table(
+            {
+                "timestamp": [timestamp(i) for i in indexes],
+                "temperature": [i % 40 - 10 for i in indexes],
+                "rainfall": [i % 7 for i in indexes],
+            }
+        )
+        pq.write_table(table, directory / f"part-{n:04d}.parquet")
+    return directory
+
+
+def _duplicated(i: int) -> bool:
+    partition, first, last = DUPLICATED
+    return i % PARTITIONS == partition and first <= i // PARTITIONS <= last
+
+
+def _lost(i: int) -> bool:
+    partition, first, last = LOST
+    return i % PARTITIONS == partition and first <= i // PARTITIONS <= last
+
+
+def bare_scan(spark: SparkSession, bootstrap: str, sink: str) -> tuple[int, int]:
+    """The floor: both sides read, the identity evaluated on every row, aggregated so that nothing is pruned."""
+    source = read_topics(spark, bootstrap, (TOPIC,)).select(F.expr(MATCH.source_key).alias("k"))
+    records = source.agg(F.count("k"), F.max("k")).first()
+    rows = spark.read.parquet(sink).agg(F.count("timestamp"), F.max("timestamp")).first()
+    assert records is not None
+    assert rows is not None
+    return int(records[0]), int(rows[0])
+
+
+def identity_audit(spark: SparkSession, bootstrap: str, sink: str) -> list[tuple[str, int | None, int, Any]]:
+    records = read_topics(spark, bootstrap, (TOPIC,), headers=True)
+    with map_to_source(spark.read.parquet(sink), records, (TOPIC,), MATCH) as m:
+        audit = audit_sink(m.sink, source=m.source, source_topics=frozenset({TOPIC}))
+        return [(f.kind, f.partition, f.count, f.offset_ranges) for f in (*m.findings, *audit.findings)]
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, action="append", help="records (default 1,000,000)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--data", type=Path, default=Path("benchmarks/out/identity"))
+    parser.add_argument("--repeat", type=int, default=1, help="time each N times, interleaved; report the fastest")
+    args = parser.parse_args()
+    expected = [
+        ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),
+        ("duplicate_records", DUPLICATED[0], DUPLICATED[2] - DUPLICATED[1] + 1, ((DUPLICATED[1], DUPLICATED[2]),)),
+    ]
+    report: dict[str, Any] = {"master": args.master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
+    for rows in args.rows or [1_000_000]:
+        run = args.data / f"run-{rows}"
+        shutil.rmtree(run, ignore_errors=True)
+        broker = KafkaBroker(run / "kafka", process.free_port(), process.free_port())
+        broker.start()
+        try:
+            produce(broker.bootstrap, rows)
+            sink = str(write_sink(run / "sink", rows))
+            spark = spark_session(
+                args.master,
+                app_name="splitaudit-bench",
+                config={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"},
+            )
+            spark.sparkContext.setLogLevel("ERROR")
+            bare_scan(spark, broker.bootstrap, sink)  # warms the JVM: no timed query pays for JIT compilation
+            scans, audits = [], []
+            for _ in range(args.repeat):
+                seconds, counted = timed(lambda: bare_scan(spark, broker.bootstrap, sink))  # noqa: B023
+                assert counted == (rows, rows - 100 + 1000), counted
+                scans.append(seconds)
+                seconds, found = timed(lambda: identity_audit(spark, broker.bootstrap, sink))  # noqa: B023
+                assert found == expected, found
+                audits.append(seconds)
+            report["sizes"][rows] = {
+                "bare_scan_s": round(min(scans), 2),
+                "audit_s": round(min(audits), 2),
+                "audit_over_scan": round(min(audits) / min(scans), 2),
+                "all_scans_s": [round(s, 2) for s in scans],
+                "all_audits_s": [round(s, 2) for s in audits],
+            }
+            spark.stop()
+        finally:
+            broker.stop()
+            shutil.rmtree(run, ignore_errors=True)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
