@@ -23,6 +23,7 @@ from splitaudit.audit.findings import (
     Findings,
     Summary,
 )
+from splitaudit.audit.inference import RestoreEvidence, infer_classes
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
@@ -53,6 +54,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         savepoint = _load(request.savepoint, request.savepoint_options, progress)
     if request.before:
         before = _load(request.before, request.savepoint_options, progress)
+    evidence = _restore_evidence(request, before)
     kafka = None
     if request.bootstrap:
         kafka = KafkaSource(request.bootstrap, _required_topics(request, savepoint, "--bootstrap"))
@@ -65,7 +67,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             progress.step(f"audit the {request.sink_format} sink {request.sink}"),
             _judged_sink(spark, request, kafka, savepoint) as judged,
         ):
-            sink_audit = _audit_judged(judged, request, kafka, savepoint, before)
+            sink_audit = _audit_judged(judged, request, savepoint, evidence)
             findings += judged.findings + sink_audit.findings
             notes += [*judged.notes, DENSE_NOTE if kafka is None else kafka.gaps_note, sink_audit.lineage.note]
             if savepoint is not None:
@@ -128,11 +130,7 @@ def _judged_sink(
 
 
 def _audit_judged(
-    judged: JudgedSink,
-    request: AuditRequest,
-    kafka: KafkaSource | None,
-    savepoint: SavepointTables | None,
-    before: SavepointTables | None,
+    judged: JudgedSink, request: AuditRequest, savepoint: SavepointTables | None, evidence: RestoreEvidence | None
 ) -> SinkAudit:
     """The sink checks, then, for a sink without lineage restored from --before, its duplicates classified by
     evidence (`inference`)."""
@@ -140,19 +138,23 @@ def _audit_judged(
 
     topics = frozenset(_source_topics(request, savepoint))
     audit = audit_sink(judged.sink, exactly_once=request.exactly_once, source=judged.source, source_topics=topics)
-    if before is None or audit.lineage.classified:
+    if evidence is None or audit.lineage.classified:
         return audit
-    from splitaudit.audit.inference import RestoreEvidence, infer_classes
+    inferred = infer_classes(audit.findings, audit.coverage, evidence, request.exactly_once)
+    return SinkAudit(audit.coverage, inferred, audit.lineage)
 
+
+def _restore_evidence(request: AuditRequest, before: SavepointTables | None) -> RestoreEvidence | None:
+    """What --before (and --jar) say of the restore the sink went through; read before Spark starts."""
+    if before is None:
+        return None
     jar = None if request.jar is None else read_jar_facts(Path(request.jar))
-    evidence = RestoreEvidence(
+    return RestoreEvidence(
         resume_offsets(before),
         before.path,
         None if jar is None else jar.label,
         None if jar is None else jar.rereads_restored_splits,
     )
-    inferred = infer_classes(audit.findings, audit.coverage, evidence, request.exactly_once)
-    return SinkAudit(audit.coverage, inferred, audit.lineage)
 
 
 @dataclass(frozen=True)
