@@ -904,7 +904,8 @@ def audit(
               help="The job jar that will restore it.")  # fmt: skip
 @click.option("--bootstrap", metavar="HOST:PORT",
               help="The source topics' Kafka cluster: partitions no split covers, offsets expired unread, "
-                   "the backlog and the offsets an unfixed jar reads twice.")  # fmt: skip
+                   "the backlog, the read's group's committed offsets and offsets at its startReadTime, and "
+                   "so the offsets an unfixed jar reads twice.")  # fmt: skip
 @click.option("--parallelism", type=int, default=None, metavar="N",
               help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
 @MAX_FILE_SIZE
@@ -922,9 +923,18 @@ def guard(
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
     \b
-    From the jar's own contents: its Beam release, Flink runner and enumerator build. An affected Beam
-      (2.52 up to the fix) without the upstream fix or splitaudit's patch re-reads every partition a FlinkSource
-      savepoint holds (beam#31313): error per partition, with `splitaudit patch-jar` as the remedy.
+    From the jar's own contents: its Beam release, Flink runner and enumerator build, and whether its reader
+      finalizes checkpoints (commits offsets; 2.56 on). An affected Beam (2.52 up to the fix) without the
+      upstream fix or splitaudit's patch gives every partition a FlinkSource savepoint holds a second, twin
+      reader (beam#31313): error per partition, with `splitaudit patch-jar` as the remedy. Where the twin
+      starts comes from the job's KafkaIO consumer config in the savepoint: startReadTime, else the group's
+      committed offset (group.id set and an offset committed), else auto.offset.reset (earliest: the log
+      start; latest, KafkaIO's default: the log end at the restore). Every offset from there on is read twice,
+      every record produced after the restore included; with --bootstrap the part already in the topic is
+      counted exactly (the `twins` of --json say the start and the fact that decided it).
+    Warnings on consumer settings that lose or never commit offsets (beam#21742): enable.auto.commit without
+      commitOffsetsInFinalize, auto.offset.reset=latest without committed offsets, commitOffsetsInFinalize on
+      a release that never finalizes (2.52-2.55).
     With --bootstrap: partitions of the topic no split covers are never read after the restore unless the
       jar's enumerator discovers partitions on restore (error, else info); a savepoint next offset below the
       log start means records expired unread (error); the backlog is shown (info).

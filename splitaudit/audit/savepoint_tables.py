@@ -14,7 +14,7 @@ from typing import Any
 
 from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
-from splitaudit.savepoint_view import inspect_savepoint
+from splitaudit.savepoint_view import SavepointView, inspect_savepoint
 
 Row = dict[str, Any]
 
@@ -37,7 +37,11 @@ def savepoint_tables(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> SavepointTables:
     """Read the savepoint at `location` (dir or `_metadata`; local path or URI) into its three tables."""
-    view = inspect_savepoint(location, uids, allow_external_state, max_file_size)
+    return tables_of(inspect_savepoint(location, uids, allow_external_state, max_file_size))
+
+
+def tables_of(view: SavepointView) -> SavepointTables:
+    """The three tables of an inspected savepoint (for callers that also need the decoded view itself)."""
     return SavepointTables(
         view.path,
         view.checkpoint_id,

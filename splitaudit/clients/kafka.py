@@ -159,10 +159,26 @@ def partition_offsets(
     return {(topic, p): PartitionOffsets(starts[p], ends[p], committed.get(p)) for p in partitions}
 
 
+def offsets_for_time(
+    bootstrap: str, topic: str, millis: int, timeout: float = ADMIN_TIMEOUT
+) -> dict[tuple[str, int], int | None]:
+    """Per partition of `topic`, the first offset whose record timestamp is at or after `millis` (epoch ms): what
+    a Kafka consumer's `offsetsForTimes` answers; None where no record has such a timestamp yet. Errors as
+    `topic_partitions`."""
+    partitions = topic_partitions(bootstrap, topic, timeout)
+    client = admin(bootstrap, quiet=True)
+    try:
+        found = _list_offsets(client, topic, partitions, OffsetSpec.for_timestamp(millis), timeout)
+    except KafkaException as ex:
+        raise ExternalError(f"offsets of topic {topic!r} at time {millis} from {bootstrap}: {_reason(ex)}") from ex
+    return {(topic, p): (offset if offset >= 0 else None) for p, offset in found.items()}
+
+
 def _list_offsets(
     client: AdminClient, topic: str, partitions: list[int], spec: OffsetSpec, timeout: float
 ) -> dict[int, int]:
-    """One ListOffsets request for all partitions: the earliest (log-start) or latest (end) offset of each."""
+    """One ListOffsets request for all partitions: the earliest (log-start), latest (end) or for-a-timestamp offset
+    of each (-1 where no record has the timestamp)."""
     futures = client.list_offsets(
         {TopicPartition(topic, p): spec for p in partitions},
         isolation_level=IsolationLevel.READ_UNCOMMITTED,

@@ -1,10 +1,12 @@
 """`splitaudit guard`: say before a restore what restoring a savepoint with a job jar will do to the data.
 
-Every prediction comes from a fact read, never a guess: the jar's Beam release, runner and enumerator build
-(`patch.jar.read_jar_facts`), the savepoint's splits (the audit's savepoint tables), and with `--bootstrap` the
-topic's partitions and log-start offsets (Kafka's admin API). The checks are the audit's own (assignment,
-`expired_unread`); the guard adds what the jar makes of them. `judge` is the pure part, `run_guard` reads the
-inputs and calls it.
+Every prediction comes from a fact read, never a guess: the jar's Beam release, runner, enumerator build and
+whether its reader finalizes checkpoints (`patch.jar.read_jar_facts`), the savepoint's splits (the audit's
+savepoint tables) and each KafkaIO read's consumer settings (its serialized `spec`), and with `--bootstrap` the
+topic's partitions, log-start and end offsets, the read's group's committed offsets and the offsets at its
+startReadTime (Kafka's admin API). The checks are the audit's own (assignment, `expired_unread`); the guard adds
+what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`).
+`judge` and `twin_starts` are the pure part, `run_guard` reads the inputs and calls them.
 """
 
 from __future__ import annotations
@@ -16,15 +18,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, WARNING, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
+from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
 from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
+from splitaudit.guard.twin import (
+    TwinStart,
+    auto_offset_reset,
+    commits_offsets,
+    enable_auto_commit,
+    group_id,
+    predict_twin,
+)
 from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.savepoint_view import SavepointView, inspect_savepoint
+from splitaudit.splits.beam import KafkaIORead, kafka_read_spec
 from splitaudit.splits.model import PENDING
 
 if TYPE_CHECKING:
@@ -35,6 +47,11 @@ RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads ev
 RESCALE = "rescale"  # a parallelism change the jar handles
 RESCALE_LOSES_PENDING = "rescale_loses_pending_split"  # pending for a reader a lower parallelism does not have
 DISCOVERED_ON_RESTORE = "partition_discovered_on_restore"  # not in the savepoint; the jar's enumerator adds it
+# Warnings on consumer settings that lose data on a restart without state (beam#21742), and on commits that
+# never happen.
+AUTO_COMMIT_WITHOUT_FINALIZE = "auto_commit_without_finalize"  # enable.auto.commit, commitOffsetsInFinalize off
+LATEST_WITHOUT_COMMITTED = "latest_without_committed_offsets"  # auto.offset.reset=latest, no committed offsets
+COMMIT_NEVER_FINALIZED = "commit_offsets_never_finalized"  # commitOffsetsInFinalize on a FlinkSource of 2.52-2.55
 
 FLINK_SOURCE_FAMILY = "beam_flink_source"
 UNBOUNDED_WRAPPER_FAMILY = "beam_unbounded_wrapper"
@@ -55,31 +72,71 @@ def run_guard(
     with progress.step(f"recognise the job jar {jar}"):
         facts = read_jar_facts(jar)
     with progress.step(f"read the savepoint {savepoint}"):
-        tables = savepoint_tables(savepoint, max_file_size=max_file_size)
-        sources = source_facts(tables)
+        view = inspect_savepoint(savepoint, max_file_size=max_file_size)
+        tables = tables_of(view)
+        sources = source_facts(tables, kafka_specs(view))
     topics = sorted({held.topic for source in sources for held in source.partitions})
     listed = None
     offsets: dict[tuple[str, int], PartitionOffsets] = {}
+    start_offsets: dict[tuple[str, int], int | None] = {}
+    notes: list[str] = []
     if bootstrap is not None:
-        from splitaudit.clients.kafka import partition_offsets  # the Kafka client: only with a cluster to ask
+        from splitaudit.clients.kafka import offsets_for_time, partition_offsets  # only with a cluster to ask
 
         with progress.step(f"read the partitions and offsets of {', '.join(topics)} at {bootstrap}"):
             for topic in topics:
-                offsets |= partition_offsets(bootstrap, topic)
+                groups = _groups_reading(sources, topic)
+                if len(groups) > 1:
+                    notes.append(f"{topic} is read by groups {', '.join(sorted(groups))}: no committed offsets read")
+                offsets |= partition_offsets(bootstrap, topic, next(iter(groups)) if len(groups) == 1 else None)
+            for source in sources:
+                if source.spec is not None and source.spec.start_read_time is not None:
+                    for topic in sorted({held.topic for held in source.partitions}):
+                        start_offsets |= offsets_for_time(bootstrap, topic, source.spec.start_read_time)
             listed = PartitionList(frozenset(offsets), f"the Kafka admin API at {bootstrap}")
     with progress.step("judge the restore"):
         assignment = check_assignment(tables, listed)
         offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
-        findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism)
-    notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
+        findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism, start_offsets)
+        twins = twin_starts(facts, sources, offsets, start_offsets)
+    notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices] + notes
     if bootstrap is None:
-        notes.append("no --bootstrap: partitions added to the topic and expired offsets are not checked")
-    return GuardReport(tables.path, facts, bootstrap, parallelism, sources, findings, tuple(notes))
+        notes.append(
+            "no --bootstrap: partitions added to the topic, expired offsets, committed offsets and the offsets "
+            "read twice are not checked"
+        )
+    return GuardReport(tables.path, facts, bootstrap, parallelism, sources, findings, tuple(notes), twins)
 
 
-def source_facts(tables: SavepointTables) -> tuple[SourceFacts, ...]:
+def _groups_reading(sources: Sequence[SourceFacts], topic: str) -> set[str]:
+    """The group.ids of the KafkaIO reads that hold partitions of `topic`."""
+    groups = {
+        group_id(source.spec)
+        for source in sources
+        if source.spec is not None and any(held.topic == topic for held in source.partitions)
+    }
+    return {group for group in groups if group is not None}
+
+
+def kafka_specs(view: SavepointView) -> dict[str, KafkaIORead]:
+    """The KafkaIO read spec of each source operator (by id) that has one, from its splits' serialized sources."""
+    specs: dict[str, KafkaIORead] = {}
+    for operator in view.operators:
+        if operator.source is None:
+            continue
+        enumerator = operator.source.enumerator
+        states = [split.state for split in operator.source.reader_splits]
+        spec = kafka_read_spec([*states, *([] if enumerator is None else [enumerator.state])])
+        if spec is not None:
+            specs[operator.operator_id] = spec
+    return specs
+
+
+def source_facts(tables: SavepointTables, specs: Mapping[str, KafkaIORead] | None = None) -> tuple[SourceFacts, ...]:
     """Each source operator of the savepoint: parallelism, split families, the partitions it holds and where
-    each resumes (the audit's positions: the lowest next offset of any holder)."""
+    each resumes (the audit's positions: the lowest next offset of any holder), and its KafkaIO read spec from
+    `specs` (by operator id)."""
+    specs = specs or {}
     families: dict[str, set[str]] = defaultdict(set)
     for row in (*tables.splits, *tables.enumerator):
         families[row["operator_id"]].add(row["split_type"])
@@ -97,6 +154,7 @@ def source_facts(tables: SavepointTables) -> tuple[SourceFacts, ...]:
             families=tuple(sorted(families[row["operator_id"]])),
             partitions=tuple(held[row["operator_id"]]),
             pending=tuple(sorted(pending[row["operator_id"]], key=lambda p: (p.topic, p.partition, p.subtask or 0))),
+            spec=specs.get(row["operator_id"]),
         )
         for row in sorted((r for r in tables.operators if r["is_source"]), key=lambda r: str(r["operator_id"]))
     )
@@ -109,12 +167,16 @@ def judge(
     offsets: Iterable[Finding],
     kafka: Mapping[tuple[str, int], PartitionOffsets],
     parallelism: int | None,
+    start_offsets: Mapping[tuple[str, int], int | None] | None = None,
 ) -> tuple[Finding, ...]:
     """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged).
 
     - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
-      FlinkSource lacks the fix: count is the offsets it will read twice as the topic stands (end offset minus
-      the savepoint's next offset, with `kafka`; else 0).
+      FlinkSource lacks the fix: its twin reader's start (`twin_starts`) in the detail, and as count and offset
+      ranges the offsets already in the topic from that start on (with `kafka`; else none), all read twice;
+      every record produced after the restore is read twice too (the detail says so).
+    - warnings on the read's consumer settings: `auto_commit_without_finalize`, `latest_without_committed_offsets`
+      and `commit_offsets_never_finalized` (`_config_warnings`).
     - the assignment check's `partition_unassigned` (error: nothing reads it after the restore), unless the
       jar's enumerator discovers partitions on restore: then `partition_discovered_on_restore` (info).
       Its other findings (a partition held twice in the savepoint itself) pass through.
@@ -129,7 +191,8 @@ def judge(
     findings: list[Finding] = []
     for source in sources:
         if FLINK_SOURCE_FAMILY in source.families and jar.rereads_restored_splits:
-            findings += [_reread(jar, source, held, kafka.get(held.key)) for held in source.partitions]
+            findings += [_reread(jar, source, twin) for twin in _twins(jar, source, kafka, start_offsets or {})]
+        findings += _config_warnings(jar, source, kafka)
         if parallelism is not None and parallelism != source.parallelism:
             findings += _rescale(jar, source, parallelism)
     for finding in assignment:
@@ -141,18 +204,116 @@ def judge(
     return tuple(findings)
 
 
-def _reread(jar: JarFacts, source: SourceFacts, held: HeldPartition, offsets: PartitionOffsets | None) -> Finding:
-    resume = held.next_offset
-    ranges: tuple[tuple[int, int], ...] = ()
-    count = 0
-    if offsets is not None and resume is not None and offsets.end > resume:
-        count, ranges = offsets.end - resume, ((resume, offsets.end - 1),)
-    detail = (
-        f"source {source.operator}: {jar.label} re-initialises the restored FlinkSource splits, so a second "
-        f"reader reads this partition again from {'its restored offset' if resume is None else resume} "
-        f"(beam#31313); {PATCH_REMEDY}"
+def twin_starts(
+    jar: JarFacts,
+    sources: Sequence[SourceFacts],
+    kafka: Mapping[tuple[str, int], PartitionOffsets],
+    start_offsets: Mapping[tuple[str, int], int | None] | None = None,
+) -> tuple[TwinStart, ...]:
+    """The twin reader of every partition an unfixed FlinkSource restore of `sources` reads twice (none when the
+    jar has the fix or the patch)."""
+    if not jar.rereads_restored_splits:
+        return ()
+    return tuple(
+        twin
+        for source in sources
+        if FLINK_SOURCE_FAMILY in source.families
+        for twin in _twins(jar, source, kafka, start_offsets or {})
     )
-    return Finding(RESTORE_REREADS, ERROR, held.topic, held.partition, count, ranges, detail=detail)
+
+
+def _twins(
+    jar: JarFacts,
+    source: SourceFacts,
+    kafka: Mapping[tuple[str, int], PartitionOffsets],
+    start_offsets: Mapping[tuple[str, int], int | None],
+) -> list[TwinStart]:
+    return [
+        predict_twin(source.spec, jar, held, kafka.get(held.key), start_offsets.get(held.key))
+        for held in source.partitions
+    ]
+
+
+def _reread(jar: JarFacts, source: SourceFacts, twin: TwinStart) -> Finding:
+    resume = "its restored offset" if twin.restored_from is None else twin.restored_from
+    detail = (
+        f"source {source.operator}: {jar.label} re-initialises the restored FlinkSource splits (beam#31313): "
+        f"besides the restored reader at {resume}, {twin.sentence()}; {PATCH_REMEDY}"
+    )
+    count = twin.read_twice_count
+    return Finding(RESTORE_REREADS, ERROR, twin.topic, twin.partition, count, twin.read_twice, detail=detail)
+
+
+def _config_warnings(
+    jar: JarFacts, source: SourceFacts, kafka: Mapping[tuple[str, int], PartitionOffsets]
+) -> list[Finding]:
+    """Consumer settings of a KafkaIO read that lose records or commit nothing (beam#21742, #29902, #30539).
+
+    - `auto_commit_without_finalize`: `enable.auto.commit` with commitOffsetsInFinalize off: the consumer
+      commits what it polled, before the records are processed and checkpointed, so a start from the group's
+      offsets (a restore without state, a new job) skips records read but not yet processed.
+    - `latest_without_committed_offsets`: `auto.offset.reset=latest` and no committed offsets to start from (no
+      group; a group the job does not commit to; with `kafka`, the partitions whose group has none): a start
+      without state, or a partition added later, begins at the log end, skipping what was produced meanwhile.
+    - `commit_offsets_never_finalized`: commitOffsetsInFinalize on a FlinkSource of a release that never
+      finalizes checkpoints (2.52-2.55): nothing is committed, so the group's offsets are stale or absent.
+    """
+    spec = source.spec
+    if spec is None:
+        return []
+    where = f"source {source.operator}"
+    warnings: list[Finding] = []
+    commit_in_finalize = bool(spec.commit_offsets_in_finalize_enabled)
+    if enable_auto_commit(spec) and not commit_in_finalize:
+        warnings.append(
+            Finding(
+                AUTO_COMMIT_WITHOUT_FINALIZE,
+                WARNING,
+                None,
+                None,
+                len(source.partitions),
+                detail=f"{where}: enable.auto.commit is on and commitOffsetsInFinalize off, so the consumer commits "
+                "offsets as it polls, before the records are processed and checkpointed: a start from the group's "
+                "offsets (a restore without state, a new job) skips records read but not processed (beam#21742); "
+                "use commitOffsetsInFinalize() instead",
+            )
+        )
+    if auto_offset_reset(spec) == "latest":
+        group = group_id(spec)
+        if group is None or not kafka:
+            uncommitted = list(source.partitions) if group is None or not commits_offsets(spec, jar) else []
+        else:
+            uncommitted = [h for h in source.partitions if h.key in kafka and kafka[h.key].committed is None]
+        if uncommitted:
+            why = "no group.id" if group is None else f"group.id {group} has no committed offset for them"
+            warnings.append(
+                Finding(
+                    LATEST_WITHOUT_COMMITTED,
+                    WARNING,
+                    None if len({h.topic for h in uncommitted}) > 1 else uncommitted[0].topic,
+                    uncommitted[0].partition if len(uncommitted) == 1 else None,
+                    len(uncommitted),
+                    detail=f"{where}: auto.offset.reset=latest and {why}: a start without state (a restore "
+                    "without the savepoint, a new job) or a partition added later begins at the log end, skipping "
+                    "every record produced while the job was down (beam#21742); set a group.id with "
+                    "commitOffsetsInFinalize(), or auto.offset.reset=earliest",
+                )
+            )
+    never_finalized = jar.flink_source and not jar.finalizes_checkpoints
+    if commit_in_finalize and FLINK_SOURCE_FAMILY in source.families and never_finalized:
+        warnings.append(
+            Finding(
+                COMMIT_NEVER_FINALIZED,
+                WARNING,
+                None,
+                None,
+                len(source.partitions),
+                detail=f"{where}: commitOffsetsInFinalize is set, but the FlinkSource reader of {jar.label} "
+                "never finalizes checkpoints (Beam 2.52-2.55, beam#29902, #30539): no offset is committed, so "
+                "the group's committed offsets are stale or absent; Beam 2.56.0 and later commit them",
+            )
+        )
+    return warnings
 
 
 def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:

@@ -9,7 +9,9 @@ from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 if TYPE_CHECKING:
+    from splitaudit.guard.twin import TwinStart
     from splitaudit.patch.jar import JarFacts
+    from splitaudit.splits.beam import KafkaIORead
 
 # What `splitaudit watch` does on an error: stop the job with a savepoint, cancel it, or report only.
 STOP, CANCEL, REPORT = "stop", "cancel", "report"
@@ -53,6 +55,8 @@ class SourceFacts:
     families: tuple[str, ...]  # split families of its reader splits and enumerator (splits/ `type`s)
     partitions: tuple[HeldPartition, ...]
     pending: tuple[PendingPartition, ...] = ()  # splits pending in the enumerator, per reader
+    # The KafkaIO read's consumer settings (every split of one read carries the same spec), None for other sources.
+    spec: KafkaIORead | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +65,7 @@ class SourceFacts:
             "families": list(self.families),
             "partitions": [p.to_json() for p in self.partitions],
             "pending": [p.to_json() for p in self.pending],
+            "spec": None if self.spec is None else self.spec.to_json(),
         }
 
 
@@ -75,6 +80,7 @@ class GuardReport:
     sources: tuple[SourceFacts, ...]
     findings: tuple[Finding, ...]
     notes: tuple[str, ...]
+    twins: tuple[TwinStart, ...] = ()  # per partition an unfixed FlinkSource restore reads twice: its twin reader
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -105,6 +111,7 @@ class GuardReport:
             "parallelism": self.parallelism,
             "sources": [s.to_json() for s in self.sources],
             "findings": [f.to_json() for f in self.findings],
+            "twins": [t.to_json() for t in self.twins],
             "notes": list(self.notes),
         }
 

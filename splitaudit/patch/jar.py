@@ -44,6 +44,12 @@ ADDED_CLASSES = (
 )
 FLINK_RUNNER_CLASS = "org/apache/beam/runners/flink/FlinkRunner.class"
 ENUMERATOR_CLASS = SOURCE_PACKAGE + "FlinkSourceSplitEnumerator.class"
+UNBOUNDED_READER_CLASS = SOURCE_PACKAGE + "unbounded/FlinkUnboundedSourceReader.class"
+# The method name in the unbounded reader's constant pool when the reader finalizes checkpoint marks (for
+# KafkaIO: commits offsets with commitOffsetsInFinalize) as Flink completes a checkpoint: re-added by apache/beam
+# PR #30849 (beam#29902, #30539). Present in the released 2.56.0, 2.59.0 and 2.62.0 classes (and splitaudit's
+# patched builds of them), absent from 2.54.0's: 2.52-2.55 never finalize.
+FINALIZE_MARKER = b"notifyCheckpointComplete"
 
 # The constructor the fix adds, as its JVM descriptor in the class's constant pool: present in the patched
 # build and in fixed Beam releases (javap of 2.70.0, beam_pipelines/java/README.md), absent in 2.52 to 2.62.
@@ -140,7 +146,8 @@ class JarFacts:
     jar without the classic Flink runner. `flink_source` is whether the runner has FlinkSource (Beam 2.52 on),
     the only path beam#31313 affects; `upstream_fix` a release with the fix, `splitaudit_patch` the patched
     enumerator of `patch-jar` or the Maven patch; `discovery` an enumerator that reads partitions added while
-    the job was down.
+    the job was down; `finalizes_checkpoints` a FlinkSource reader that finalizes checkpoint marks when Flink
+    completes a checkpoint (2.56 on; 2.52-2.55 never do, so `commitOffsetsInFinalize` commits nothing there).
     """
 
     path: str
@@ -150,6 +157,7 @@ class JarFacts:
     upstream_fix: bool
     splitaudit_patch: bool
     discovery: bool
+    finalizes_checkpoints: bool = False
 
     @property
     def rereads_restored_splits(self) -> bool:
@@ -183,6 +191,7 @@ class JarFacts:
             "splitaudit_patch": self.splitaudit_patch,
             "discovery": self.discovery,
             "rereads_restored_splits": self.rereads_restored_splits,
+            "finalizes_checkpoints": self.finalizes_checkpoints,
         }
 
 
@@ -202,11 +211,13 @@ def read_jar_facts(jar_path: Path) -> JarFacts:
             if ENUMERATOR_CLASS not in names:
                 return JarFacts(where, beam_version, flink_runner, False, False, False, False)
             enumerator = jar.read(ENUMERATOR_CLASS)
+            reader = jar.read(UNBOUNDED_READER_CLASS) if UNBOUNDED_READER_CLASS in names else b""
     except zipfile.BadZipFile as ex:
         raise InputError(where, None, f"not a jar (zip) file: {ex}") from ex
     patched = PATCH_MARKER in enumerator
     fixed = FIXED_CONSTRUCTOR_DESCRIPTOR in enumerator and not patched
-    return JarFacts(where, beam_version, flink_runner, True, fixed, patched, DISCOVERY_MARKER in enumerator)
+    discovery, finalizes = DISCOVERY_MARKER in enumerator, FINALIZE_MARKER in reader
+    return JarFacts(where, beam_version, flink_runner, True, fixed, patched, discovery, finalizes)
 
 
 def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:

@@ -21,11 +21,13 @@ from splitaudit.audit.findings import (
 )
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.guard.results import GuardReport, WatchReport
+from splitaudit.guard.twin import start_time_text
 from splitaudit.home import UPSTREAM_FIX_VERSION
 from splitaudit.patch.results import PatchReport
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+from splitaudit.splits.beam import KafkaIORead
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -240,6 +242,8 @@ class ConsoleOutput(Output):
             held = ", ".join(f"{p.topic}:{p.partition}@{_offset(p.next_offset)}" for p in source.partitions)
             line = f"source {source.operator}: parallelism {source.parallelism}, {families}; {held or 'no partitions'}"
             self.console.print(line, soft_wrap=True)
+            if source.spec is not None:
+                self.console.print(Text(printable(_read_settings(source.spec))), soft_wrap=True)
         if report.findings:
             self.console.print(_findings_table(report.findings))
         for note in report.notes:
@@ -448,3 +452,14 @@ def _offset(offset: int | None) -> str:
 
 def _outcome(as_expected: bool) -> Text:
     return Text("as expected", "green") if as_expected else Text("NOT as expected", "red")
+
+
+def _read_settings(spec: KafkaIORead) -> str:
+    """The consumer settings of a KafkaIO read that decide where a fresh reader starts, as the job wrote them."""
+    shown = [
+        f"{key}={spec.consumer_config.get(key)}" for key in ("group.id", "auto.offset.reset", "enable.auto.commit")
+    ]
+    shown += [f"commitOffsetsInFinalize={spec.commit_offsets_in_finalize_enabled}"]
+    if spec.start_read_time is not None:
+        shown.append(f"startReadTime={start_time_text(spec.start_read_time)}")
+    return "  KafkaIO.Read: " + ", ".join(shown)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -112,14 +113,69 @@ class PartitionMark:
         }
 
 
+ConfigScalar = str | bool | int | float
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """A Kafka consumer config map of `KafkaIO.Read` (`consumerConfig`, `offsetConsumerConfig`), as the job put it.
+
+    `values` holds the entries whose value is a Java scalar (`String`, `Boolean`, a boxed number), exactly as
+    written, never interpreted; `not_shown` names the Java class of every other entry (a `Class`, a list, a
+    `Password`) and of the entries that hold secrets (see `SECRET_KEYS`), whose values are never shown.
+    Both sorted by key.
+    """
+
+    values: tuple[tuple[str, ConfigScalar], ...]
+    not_shown: tuple[tuple[str, str], ...] = ()
+
+    def get(self, key: str) -> ConfigScalar | None:
+        """The scalar value of `key`, None when absent or not a scalar."""
+        return dict(self.values).get(key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": dict(self.values), "not_shown": dict(self.not_shown)}
+
+
+@dataclass(frozen=True)
+class KafkaIORead:
+    """The consumer settings of `KafkaIO.Read` (`AutoValue_KafkaIO_Read`, the `spec` of a KafkaUnboundedSource)
+    that decide where a reader without a checkpoint mark starts and what it commits.
+
+    Read from the class descriptor of each savepoint, since releases differ in the fields they have: a field
+    the release does not have is None. `consumer_config` is `KafkaIO.read()`'s defaults merged with the job's
+    updates (Beam 2.54.0-2.70.0 `KafkaIOUtils.DEFAULT_CONSUMER_PROPERTIES` put `auto.offset.reset=latest` and
+    `enable.auto.commit=false` in it); `start_read_time` is `startReadTime` in epoch milliseconds.
+    """
+
+    java_class: str
+    consumer_config: ConsumerConfig
+    offset_consumer_config: ConsumerConfig | None
+    commit_offsets_in_finalize_enabled: bool | None
+    start_read_time: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "java_class": self.java_class,
+            "consumer_config": self.consumer_config.to_json(),
+            "offset_consumer_config": None
+            if self.offset_consumer_config is None
+            else self.offset_consumer_config.to_json(),
+            "commit_offsets_in_finalize_enabled": self.commit_offsets_in_finalize_enabled,
+            "start_read_time": self.start_read_time,
+        }
+
+
 @dataclass(frozen=True)
 class BeamSource:
-    """A serialized Beam split source: its class, Kafka partitions, and decoded or raw checkpoint mark."""
+    """A serialized Beam split source: its class, Kafka partitions, decoded or raw checkpoint mark, and for
+    KafkaIO the read's consumer settings (`spec`)."""
 
     source_class: str
     topic_partitions: tuple[TopicPartition, ...]
     checkpoint: tuple[PartitionMark, ...] | None
     checkpoint_bytes: bytes | None  # the mark as written by its coder; kept raw for non-Kafka sources
+    spec: KafkaIORead | None = None  # KafkaUnboundedSource only
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -131,6 +187,7 @@ class BeamSource:
         }
         if self.checkpoint is None and self.checkpoint_bytes:
             document["checkpoint_hex"] = self.checkpoint_bytes.hex()
+        document["spec"] = None if self.spec is None else self.spec.to_json()
         return document
 
     def partition_rows(self, split_type: str, split_id: str | None) -> tuple[PartitionRow, ...]:
@@ -201,6 +258,22 @@ class UnboundedWrapperSplit:
         return self.source.partition_rows(self.type, None)
 
 
+def kafka_read_spec(states: Iterable[object]) -> KafkaIORead | None:
+    """The KafkaIO read spec of the first Beam Kafka source among decoded reader splits and enumerator states (of
+    one operator): `KafkaUnboundedSource.split` copies one spec into every split, changing only its topics and
+    partitions. None when no state is a Beam Kafka source."""
+    for state in states:
+        sources: list[BeamSource] = []
+        if isinstance(state, FlinkSourceSplit | UnboundedWrapperSplit):
+            sources = [state.source]
+        elif isinstance(state, FlinkSourceEnumeratorState):
+            sources = [split.source for pending in state.pending for split in pending.splits]
+        for source in sources:
+            if source.spec is not None:
+                return source.spec
+    return None
+
+
 def is_java_serialization(data: bytes) -> bool:
     return data.startswith(STREAM_MAGIC)
 
@@ -263,12 +336,98 @@ def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[Partit
     raise inp.error("the split state is not a KafkaCheckpointMark (Avro)", at)
 
 
+# Kafka settings whose values are secrets (Kafka's PASSWORD-type consumer settings end in `.password`; the JAAS
+# config holds credentials as text): never shown, only named.
+SECRET_KEYS = ("sasl.jaas.config",)
+_JAVA_SCALARS = frozenset(
+    {
+        "java.lang.Boolean",
+        "java.lang.Byte",
+        "java.lang.Short",
+        "java.lang.Integer",
+        "java.lang.Long",
+        "java.lang.Float",
+        "java.lang.Double",
+    }
+)
+
+
+def _is_secret(key: str) -> bool:
+    return key in SECRET_KEYS or key.endswith(".password")
+
+
+def _consumer_config(inp: DataInput, value: Any, what: str, at: int) -> ConsumerConfig:
+    """A `Map<String, Object>` of consumer settings: its scalar values as written, the rest by class name."""
+    if not isinstance(value, dict):  # java.util.HashMap (and Guava's maps) arrive as dicts
+        raise inp.error(f"{what} is a {class_name(value)}, not a map", at)
+    values: list[tuple[str, ConfigScalar]] = []
+    not_shown: list[tuple[str, str]] = []
+    for key, entry in value.items():
+        if not isinstance(key, str):
+            raise inp.error(f"{what} has a key of class {class_name(key)}, not a String", at)
+        key = str(key)
+        if isinstance(entry, str):
+            scalar: ConfigScalar | None = str(entry)
+            java_class = "java.lang.String"
+        else:
+            java_class = class_name(entry)
+            raw = getattr(entry, "value", None)
+            scalar = raw if java_class in _JAVA_SCALARS and isinstance(raw, bool | int | float) else None
+        if scalar is None or _is_secret(key):
+            not_shown.append((key, java_class))
+        else:
+            values.append((key, scalar))
+    return ConsumerConfig(tuple(sorted(values)), tuple(sorted(not_shown)))
+
+
+def _declared(value: Any) -> set[str]:
+    """The field names the class descriptors of `value` (its class and superclasses) declare."""
+    names: set[str] = set()
+    descriptor = getattr(value, "classdesc", None)
+    while descriptor is not None:
+        names.update(getattr(descriptor, "fields_names", ()))
+        descriptor = getattr(descriptor, "superclass", None)
+    return names
+
+
+def _instant_millis(inp: DataInput, value: Any, what: str, at: int) -> int | None:
+    """A joda `Instant` (field `iMillis`) in epoch milliseconds; None for null."""
+    if value is None:
+        return None
+    millis = getattr(value, "iMillis", None)
+    if class_name(value) != "org.joda.time.Instant" or not isinstance(millis, int):
+        raise inp.error(f"{what} is a {class_name(value)}, not an org.joda.time.Instant", at)
+    return millis
+
+
+def _kafka_io_read(inp: DataInput, source: Any, at: int) -> KafkaIORead:
+    """`KafkaUnboundedSource.spec`'s consumer settings, from the fields its class descriptor declares."""
+    spec = _field(inp, source, "spec", at)
+    declared = _declared(spec)
+    if "consumerConfig" not in declared:
+        raise inp.error(f"{class_name(spec)} declares no consumerConfig", at)
+
+    def optional(name: str) -> Any:
+        return getattr(spec, name, None) if name in declared else None
+
+    config = _consumer_config(inp, spec.consumerConfig, "KafkaIO.Read.consumerConfig", at)
+    offset_raw = optional("offsetConsumerConfig")
+    offset = None if offset_raw is None else _consumer_config(inp, offset_raw, "offsetConsumerConfig", at)
+    commit = optional("commitOffsetsInFinalizeEnabled")
+    if commit is not None and not isinstance(commit, bool):
+        raise inp.error("KafkaIO.Read.commitOffsetsInFinalizeEnabled is not a boolean", at)
+    start = _instant_millis(inp, optional("startReadTime"), "KafkaIO.Read.startReadTime", at)
+    return KafkaIORead(class_name(spec), config, offset, commit, start)
+
+
 def _beam_source(inp: DataInput, source: Any, mark: bytes | None, at: int) -> BeamSource:
     source_class = class_name(source)
     if source_class != KAFKA_UNBOUNDED_SOURCE:
         return BeamSource(source_class, (), None, mark)
     checkpoint = None if mark is None else _kafka_checkpoint_mark(inp, mark, at)
-    return BeamSource(source_class, _topic_partitions(inp, source, at), checkpoint, mark)
+    return BeamSource(
+        source_class, _topic_partitions(inp, source, at), checkpoint, mark, _kafka_io_read(inp, source, at)
+    )
 
 
 def _flink_source_split(inp: DataInput, value: Any, at: int) -> FlinkSourceSplit:

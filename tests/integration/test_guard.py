@@ -50,9 +50,18 @@ def test_guard_refuses_stock_and_lets_patched_through_also_on_a_grown_topic(stac
     code, stock = _guard(PIPELINE_JARS["stock"], bootstrap)
     assert code == 1
     assert stock["jar"]["rereads_restored_splits"] is True
-    assert _rows(stock) == [("restore_rereads_partition", "error", p, 3000, [[5000, 7999]]) for p in range(4)] + [
+    # The savepoint's read: a group, auto.offset.reset=earliest, commitOffsetsInFinalize; this broker holds no
+    # offsets of that group, so each twin starts at the log start and reads all 8,000 offsets a second time.
+    assert _rows(stock) == [("restore_rereads_partition", "error", p, 8000, [[0, 7999]]) for p in range(4)] + [
         ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
     ]
+    assert [(t["twin_start"], t["start_is"], t["decided_by"]) for t in stock["twins"]] == [
+        (0, "log_start", "auto_offset_reset") for _ in range(4)
+    ]
+    assert (
+        stock["twins"][0]["fact"]
+        == "auto.offset.reset=earliest, group.id restore-stock-3b5fcb84 has no committed offset"
+    )
     assert stock["line"].startswith("splitaudit-guard: UNSAFE errors=4 kinds=restore_rereads_partition savepoint=")
 
     code, patched = _guard(PIPELINE_JARS["patched"], bootstrap)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.patch.jar import ENUMERATOR_CLASS, FLINK_RUNNER_CLASS
+from splitaudit.patch.jar import ENUMERATOR_CLASS, FINALIZE_MARKER, FLINK_RUNNER_CLASS, UNBOUNDED_READER_CLASS
 from tests.unit.conftest import FIXTURES
 
 HEAVY = ("pyspark", "pyarrow", "pyarrow.fs", "numpy", "requests", "confluent_kafka", "psutil")
@@ -82,6 +82,7 @@ def test_guard_judges_a_savepoint_without_spark(tmp_path: Path) -> None:
         )
         archive.writestr(FLINK_RUNNER_CLASS, b"\xca\xfe\xba\xbe")
         archive.writestr(ENUMERATOR_CLASS, b"\xca\xfe\xba\xbe stock")
+        archive.writestr(UNBOUNDED_READER_CLASS, b"\xca\xfe\xba\xbe " + FINALIZE_MARKER)  # 2.56+ finalizes
     log = tmp_path / "libraries.log"
     args = ("--json", "guard", "--savepoint", str(BEAM_SAVEPOINT), "--jar", str(jar), "--log", str(log))
     code, modules, stdout = _loaded(tmp_path, *args)

@@ -30,10 +30,12 @@ from splitaudit.guard.results import (
     WatchReport,
     WatchTimeline,
 )
+from splitaudit.guard.twin import TwinStart
 from splitaudit.patch.jar import JarFacts
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 from splitaudit.progress import TimedStep
 from splitaudit.scenario.results import DemoReport, PartitionCounts, ScenarioReport
+from splitaudit.splits.beam import ConsumerConfig, KafkaIORead
 from splitaudit.stack.results import ComponentState, ServiceStatus, SetupReport, SmokeReport, StackStatus
 
 PACKAGE = Path(splitaudit.__file__).parent
@@ -299,12 +301,24 @@ def test_documents_come_from_to_json_only() -> None:
 
 
 def test_guard_and_watch_documents() -> None:
-    jar = JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, False, False, False)
+    jar = JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, False, False, False, True)
     finding = Finding("restore_rereads_partition", "error", "t", 0, 3, ((5, 7),), detail="x")
-    source = SourceFacts(
-        "kafka-read", 2, ("beam_flink_source",), (HeldPartition("t", 0, 5),), (PendingPartition("t", 1, 3),)
+    spec = KafkaIORead(
+        "org.apache.beam.sdk.io.kafka.AutoValue_KafkaIO_Read",
+        ConsumerConfig(
+            (("auto.offset.reset", "earliest"), ("group.id", "g")), (("sasl.jaas.config", "java.lang.String"),)
+        ),
+        None,
+        True,
+        None,
     )
-    guard = GuardReport("sp/_metadata", jar, "127.0.0.1:9092", None, (source,), (finding,), ("n",))
+    source = SourceFacts(
+        "kafka-read", 2, ("beam_flink_source",), (HeldPartition("t", 0, 5),), (PendingPartition("t", 1, 3),), spec
+    )
+    twin = TwinStart(
+        "t", 0, 5, 5, "committed_offset", "committed_offset", "group.id g has committed offset 5", ((5, 7),)
+    )
+    guard = GuardReport("sp/_metadata", jar, "127.0.0.1:9092", None, (source,), (finding,), ("n",), (twin,))
     finding_json = finding.to_json()
     _same(
         guard.to_json(),
@@ -322,6 +336,7 @@ def test_guard_and_watch_documents() -> None:
                 "splitaudit_patch": False,
                 "discovery": False,
                 "rereads_restored_splits": True,
+                "finalizes_checkpoints": True,
             },
             "bootstrap": "127.0.0.1:9092",
             "parallelism": None,
@@ -332,9 +347,33 @@ def test_guard_and_watch_documents() -> None:
                     "families": ["beam_flink_source"],
                     "partitions": [{"topic": "t", "partition": 0, "next_offset": 5}],
                     "pending": [{"topic": "t", "partition": 1, "subtask": 3}],
+                    "spec": {
+                        "java_class": "org.apache.beam.sdk.io.kafka.AutoValue_KafkaIO_Read",
+                        "consumer_config": {
+                            "values": {"auto.offset.reset": "earliest", "group.id": "g"},
+                            "not_shown": {"sasl.jaas.config": "java.lang.String"},
+                        },
+                        "offset_consumer_config": None,
+                        "commit_offsets_in_finalize_enabled": True,
+                        "start_read_time": None,
+                    },
                 }
             ],
             "findings": [finding_json],
+            "twins": [
+                {
+                    "topic": "t",
+                    "partition": 0,
+                    "restored_from": 5,
+                    "twin_start": 5,
+                    "start_is": "committed_offset",
+                    "decided_by": "committed_offset",
+                    "fact": "group.id g has committed offset 5",
+                    "read_twice": [[5, 7]],
+                    "read_twice_count": 3,
+                    "after_restore": True,
+                }
+            ],
             "notes": ["n"],
         },
     )

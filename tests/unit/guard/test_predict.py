@@ -17,6 +17,7 @@ from splitaudit.guard.predict import (
     RESTORE_REREADS,
     judge,
     source_facts,
+    twin_starts,
 )
 from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
 from splitaudit.patch.jar import (
@@ -28,6 +29,7 @@ from splitaudit.patch.jar import (
     JarFacts,
     read_jar_facts,
 )
+from splitaudit.splits.beam import ConsumerConfig, KafkaIORead
 from splitaudit.splits.model import PENDING
 
 RUNNER_POM = "META-INF/maven/org.apache.beam/beam-runners-flink-1.19/pom.properties"
@@ -79,18 +81,31 @@ def test_a_jar_without_beam_is_a_plain_flink_job(tmp_path: Path) -> None:
     assert facts.label == "a job jar without Beam"
 
 
-def _facts(*, fixed: bool = False, patched: bool = False, discovery: bool = False) -> JarFacts:
-    return JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, fixed, patched, discovery)
+def _facts(*, fixed: bool = False, patched: bool = False, discovery: bool = False, finalizes: bool = True) -> JarFacts:
+    """A Beam 2.62.0 job jar's facts (its FlinkSource reader finalizes checkpoints, as 2.56 on do)."""
+    return JarFacts("job.jar", "2.62.0", "beam-runners-flink-1.19", True, fixed, patched, discovery, finalizes)
 
 
 STOCK, PATCHED = _facts(), _facts(patched=True)
+# The reference pipeline's read: a group, earliest, commitOffsetsInFinalize (Beam 2.62.0 finalizes: it commits).
+REFERENCE = KafkaIORead(
+    "org.apache.beam.sdk.io.kafka.AutoValue_KafkaIO_Read",
+    ConsumerConfig((("auto.offset.reset", "earliest"), ("enable.auto.commit", False), ("group.id", "g"))),
+    None,
+    True,
+    None,
+)
 FLINK_SOURCE = SourceFacts(
-    "kafka-read", 2, ("beam_flink_source",), tuple(HeldPartition(TOPIC, p, 5000) for p in range(4))
+    "kafka-read",
+    2,
+    ("beam_flink_source",),
+    tuple(HeldPartition(TOPIC, p, 5000) for p in range(4)),
+    spec=REFERENCE,
 )
 LEGACY = SourceFacts(
     "kafka-read", 2, ("beam_unbounded_wrapper",), tuple(HeldPartition(TOPIC, p, 700) for p in range(3))
 )
-KAFKA = {(TOPIC, p): PartitionOffsets(0, 10_000 + p) for p in range(4)}
+KAFKA = {(TOPIC, p): PartitionOffsets(0, 10_000 + p, 5000) for p in range(4)}
 
 
 def _rows(
@@ -99,13 +114,19 @@ def _rows(
     return [(f.kind, f.severity, f.topic, f.partition, f.count, f.offset_ranges) for f in findings]
 
 
-def test_an_unpatched_flink_source_rereads_every_partition_from_its_restored_offset() -> None:
+def test_an_unpatched_flink_source_rereads_every_partition_from_the_twins_start() -> None:
     findings = judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, None)
     assert _rows(findings) == [(RESTORE_REREADS, ERROR, TOPIC, p, 5000 + p, ((5000, 9999 + p),)) for p in range(4)]
-    assert findings[0].detail.endswith(
-        "reads this partition again from 5000 (beam#31313); run `splitaudit patch-jar JAR --out PATCHED.jar` "
-        "and restore with PATCHED.jar"
+    assert findings[0].detail == (
+        "source kafka-read: Beam 2.62.0 with beam-runners-flink-1.19, unpatched re-initialises the restored "
+        "FlinkSource splits (beam#31313): besides the restored reader at 5000, a second reader starts at 5000 (the "
+        "group's committed offset) (group.id g has committed offset 5000): offsets 5000..9999 in the topic now "
+        "(5000) and every record produced after the restore is read twice; run `splitaudit patch-jar JAR --out "
+        "PATCHED.jar` and restore with PATCHED.jar"
     )
+    assert [(t.partition, t.twin_start, t.decided_by) for t in twin_starts(STOCK, [FLINK_SOURCE], KAFKA)] == [
+        (p, 5000, "committed_offset") for p in range(4)
+    ]
 
 
 @pytest.mark.parametrize("jar", [PATCHED, _facts(fixed=True)], ids=["patched", "upstream-fix"])
@@ -117,6 +138,10 @@ def test_without_kafka_the_reread_names_the_partitions_with_no_count() -> None:
     assert _rows(judge(STOCK, [FLINK_SOURCE], (), (), {}, None)) == [
         (RESTORE_REREADS, ERROR, TOPIC, p, 0, ()) for p in range(4)
     ]
+    (twin, *_) = twin_starts(STOCK, [FLINK_SOURCE], {})
+    assert (twin.twin_start, twin.start_is, twin.fact) == (
+        None, "committed_offset", "group.id g, whose offsets the job commits; --bootstrap reads them"
+    )  # fmt: skip
 
 
 def test_a_legacy_wrapper_is_not_affected_by_the_flink_source_bug() -> None:

@@ -33,11 +33,41 @@ public interface AuditPipelineOptions extends FlinkPipelineOptions {
 
   void setTopic(String value);
 
-  @Description("Kafka consumer group; offsets are committed to it when Flink completes a checkpoint.")
+  @Description(
+      "Kafka consumer group; offsets are committed to it when Flink completes a checkpoint (with"
+          + " --commitOffsetsInFinalize). Empty: the read has no group.id.")
   @Default.String("splitaudit")
   String getGroupId();
 
   void setGroupId(String value);
+
+  @Description(
+      "The consumer's auto.offset.reset, where a reader without a checkpoint mark or committed offset starts."
+          + " Empty: not set, so KafkaIO's default (latest) applies.")
+  @Default.String("earliest")
+  String getAutoOffsetReset();
+
+  void setAutoOffsetReset(String value);
+
+  @Description("KafkaIO.Read.commitOffsetsInFinalize(): commit the read offsets when a checkpoint completes.")
+  @Default.Boolean(true)
+  boolean getCommitOffsetsInFinalize();
+
+  void setCommitOffsetsInFinalize(boolean value);
+
+  @Description("Sets the consumer's enable.auto.commit=true (KafkaIO sets it false by default).")
+  @Default.Boolean(false)
+  boolean getEnableAutoCommit();
+
+  void setEnableAutoCommit(boolean value);
+
+  @Description(
+      "KafkaIO.Read.withStartReadTime, in epoch milliseconds: a reader without a checkpoint mark starts at the"
+          + " first offset whose timestamp is at or after it. Negative: not set.")
+  @Default.Long(-1L)
+  long getStartReadTime();
+
+  void setStartReadTime(long value);
 
   @Description("Directory the sink writes its JSON-lines files into (created if missing).")
   @Validation.Required
