@@ -89,8 +89,8 @@ def _beam_elements(folder: Path, expected: dict[str, Any]) -> None:
 
 
 def _restore_scenario(folder: Path, expected: dict[str, Any]) -> None:
-    """A savepoint of the beam#31313 restore scenario: its one source operator's state, minus the checkpoint
-    marks' watermarks (they depend on the run's clock)."""
+    """A savepoint of the reference pipeline (the beam#31313 restore scenario, or a consumer config case): its one
+    source operator's state, minus the checkpoint marks' watermarks (they depend on the run's clock)."""
     view = inspect_savepoint(str(folder)).to_json()
     assert (view["kind"], view["savepoint_format"]) == (expected["kind"], expected["savepoint_format"])
     [source] = [operator for operator in view["operators"] if operator["source"] is not None]
