@@ -141,7 +141,7 @@ def _through_spark(spark: SparkSession, location: str) -> SavepointTables:
 def test_the_driver_checks_find_what_the_tables_spark_serves_give(spark: SparkSession) -> None:
     # The savepoint checks run on the driver without Spark; over the same savepoint read by Spark they must
     # find exactly the same things (findings, matrices, resume offsets), with and without a partition list.
-    assert len(KAFKA_SNAPSHOTS) == 9
+    assert len(KAFKA_SNAPSHOTS) == 12
     for snapshot in KAFKA_SNAPSHOTS:
         driver, through_spark = savepoint_tables(str(snapshot)), _through_spark(spark, str(snapshot))
         assert driver == through_spark, snapshot
