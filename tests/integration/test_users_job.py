@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
+from pyspark.sql import SparkSession
 
 from splitaudit.progress import Progress
 from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
@@ -90,11 +91,13 @@ def test_restore_reads_twice_where_the_twin_starts(stack: Stack, tmp_path: Path,
 
 
 @LONG
-def test_lineage_columns_name_the_two_readers(stack: Stack, tmp_path: Path) -> None:
+def test_lineage_columns_name_the_two_readers(stack: Stack, spark: SparkSession, tmp_path: Path) -> None:
     """The same job with the lineage kit's columns in its Parquet rows: the same offsets read twice, and each of
-    them by two readers of the restored job, one each; everything else by one reader."""
+    them by two readers of the restored job, one each; everything else by one reader. Spark reads the files (no
+    ':' in their names)."""
     report = _run(stack, tmp_path, "stock", "none", lineage=True)
     assert _truth(report) == _expected(STOCK_READ_TWICE["none"]), _truth(report)
+    assert spark.read.parquet(report.parquet_dir).count() == PARTITIONS * (N + M + 2 * K)
     rows = ds.dataset(report.parquet_dir, format="parquet").to_table()
     assert rows.column_names[-7:] == ["topic", "partition", "offset", "subtask", "reader_id", "attempt", "job_id"]
     assert set(rows["topic"].to_pylist()) == {report.input_topic}
