@@ -127,9 +127,9 @@ def components(matrix: bool = False) -> list[Component]:
             lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
         ),
         # The reactor of beam_pipelines/java: the reference pipeline's and the users' job's stock and patched jars,
-        # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests compare against;
-        # they stay in the modules' target/. The patch artifacts and the lineage kit are deployed to patch_repo()
-        # for users' Maven or Gradle builds.
+        # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests
+        # compare against; they stay in the modules' target/. The patch artifacts and the lineage kit are deployed
+        # to patch_repo() for users' Maven or Gradle builds.
         Component(
             "beam-pipeline",
             BEAM_VERSION,
