@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale discovery python-portable
+.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale discovery python-portable users-job
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -47,7 +47,7 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable"
+	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -80,6 +80,12 @@ discovery: setup
 # keeps the deprecated read's 2 -> 1 restore (140-150 s).
 python-portable: setup
 	$(BIN)/pytest -m python_portable
+
+# The users' job (beam_pipelines/java/users-job) restored with its other consumer configurations (a group with
+# commitOffsetsInFinalize, earliest) stock and patched, and with the lineage kit's columns (about 8 minutes);
+# `make test` runs stock and patched with no group (latest).
+users-job: setup
+	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
 
 test: setup lint chromium
 	$(BIN)/pytest

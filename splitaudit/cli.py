@@ -25,6 +25,7 @@ from splitaudit.logs import log_libraries_to
 from splitaudit.progress import ConsoleProgress
 from splitaudit.report.output import JsonOutput, Output
 from splitaudit.scenario.results import FAULTS, READS, TASKMANAGER_KILL
+from splitaudit.scenario.users_job_results import CONSUMERS
 
 
 @dataclass(frozen=True)
@@ -529,6 +530,63 @@ def python_scenario(
         report = run_portable_with_own_stack(run_dir, context.progress, settings, portable, keep_stack)
         context.output.scenario_report(report)
         return report.audit.exit_code
+
+    run(ctx, action, run_dir / LIBRARIES_LOG)
+
+
+@main.command("users-job-scenario")
+@click.option("--variant", type=click.Choice(["stock", "patched"]), required=True, help="The users' job jar to run.")
+@click.option(
+    "--consumer",
+    type=click.Choice(CONSUMERS),
+    default="none",
+    show_default=True,
+    help="How the job's Kafka consumer starts: none (no group.id: auto.offset.reset=latest), group (a group, "
+    "offsets committed on checkpoint finalization, earliest), earliest (no group, earliest).",
+)
+@click.option("--before", default=500, show_default=True, help="Records per partition before the savepoint.")
+@click.option("--down", default=500, show_default=True, help="Records per partition while the job is down.")
+@click.option("--after", default=500, show_default=True, help="Records per partition after the restored job runs.")
+@click.option("--lineage", is_flag=True, help="Run the job with the lineage kit's columns in its Parquet rows.")
+@RUN_DIR
+@PARTITIONS
+@KEEP_STACK
+@click.pass_context
+def users_job_scenario(
+    ctx: click.Context,
+    variant: str,
+    consumer: str,
+    before: int,
+    down: int,
+    after: int,
+    lineage: bool,
+    workdir: Path | None,
+    partitions: int,
+    keep_stack: bool,
+) -> None:
+    """Run a job shaped like users' own through a savepoint restore; find what it read twice by record identity.
+
+    The job (beam_pipelines/java/users-job, Beam 2.62.0) reads JSON weather records, parses and maps them, and
+    writes one output per input to an output topic and to Parquet files, with no Kafka coordinates. Brings a
+    stack up, produces --before records per partition (with --consumer none once the job runs: it starts at the
+    log end), runs the job at parallelism 2, savepoints and cancels once both outputs hold them, produces --down
+    per partition, restores, produces --after per partition once the restored job runs, waits until the outputs
+    settle, savepoints and cancels. Then matches every output record to its input offset by its unique
+    `timestamp` (pyarrow, not Spark) and shows per partition the offsets produced in each phase and, for each
+    output, the offsets read twice and missing. Exits 0 when every offset is in both outputs exactly once, 1
+    otherwise.
+    """
+    from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
+
+    run_dir = new_run_dir(workdir)
+    settings = UsersJobSettings(
+        consumer=consumer, partitions=partitions, before=before, down=down, after=after, lineage=lineage
+    )
+
+    def action(context: Context) -> int:
+        report = run_users_job_with_own_stack(run_dir, variant, context.progress, settings, keep_stack)
+        context.output.users_job_report(report)
+        return EXIT_CLEAN if report.clean else EXIT_FINDINGS
 
     run(ctx, action, run_dir / LIBRARIES_LOG)
 

@@ -45,6 +45,13 @@ def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
 PIPELINE_JARS = pipeline_jars()
 
 
+def users_job_jars() -> dict[str, Path]:
+    """The users' job's stock and patched jars (beam_pipelines/java/users-job, Beam BEAM_VERSION on Flink 1.19),
+    as the reactor builds them."""
+    target = JAVA_ROOT / "users-job" / "target"
+    return {variant: target / f"users-job-{variant}.jar" for variant in ("stock", "patched")}
+
+
 def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
     """The enumerator-patch jar the reactor builds for one Beam release and runner artifact (the classes `patch-jar`
     puts into a job jar).

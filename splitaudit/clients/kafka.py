@@ -7,6 +7,7 @@ confluent-kafka (librdkafka) underneath.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,15 +61,23 @@ def grow_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.
         raise UsageError(f"cannot grow topic {topic!r} to {partitions} partitions: {ex.args[0].str()}") from ex
 
 
+def numbered(number: int) -> tuple[str, str]:
+    """The key and value of record `number` of a numbered topic: both the number itself."""
+    return str(number), str(number)
+
+
 class NumberedProducer:
     """Produces numbered records to a topic, round-robin over its partitions, in as many batches as needed over
     one connection (a steady stream need not set up an idempotent producer per batch).
 
-    Record i goes to partition i % partitions with key and value "i", so what each partition holds is known.
+    Record i goes to partition i % partitions, so what each partition holds is known; `record(i)` gives its key
+    and value ("i" and "i" unless told otherwise).
     """
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
-        self.topic, self.partitions = topic, partitions
+    def __init__(
+        self, bootstrap: str, topic: str, partitions: int, record: Callable[[int], tuple[str, str]] = numbered
+    ) -> None:
+        self.topic, self.partitions, self.record = topic, partitions, record
         self._producer = Producer(
             _client_config({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
         )
@@ -84,11 +93,10 @@ class NumberedProducer:
         sent: dict[int, int] = dict.fromkeys(range(self.partitions), 0)
         for i in range(start, start + count):
             partition = i % self.partitions
+            key, value = self.record(i)
             while True:
                 try:
-                    self._producer.produce(
-                        self.topic, key=str(i), value=str(i), partition=partition, on_delivery=delivered
-                    )
+                    self._producer.produce(self.topic, key=key, value=value, partition=partition, on_delivery=delivered)
                     break
                 except BufferError:
                     self._producer.poll(0.1)
@@ -99,9 +107,16 @@ class NumberedProducer:
         return sent
 
 
-def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> dict[int, int]:
+def produce(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    count: int,
+    start: int = 0,
+    record: Callable[[int], tuple[str, str]] = numbered,
+) -> dict[int, int]:
     """Produce `count` records numbered from `start` (see `NumberedProducer`); return per-partition counts."""
-    return NumberedProducer(bootstrap, topic, partitions).send(count, start)
+    return NumberedProducer(bootstrap, topic, partitions, record).send(count, start)
 
 
 ADMIN_TIMEOUT = 10.0  # seconds a metadata or offsets request may take before the cluster counts as unreachable
@@ -203,11 +218,22 @@ def _reason(ex: KafkaException) -> str:
     return str(error.str()) if isinstance(error, KafkaError) else str(ex)
 
 
-def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
-    """Read every record of the topic from the beginning; return the offsets seen per partition (a
-    `PollTimeoutError` when not all arrive within `timeout`)."""
+@dataclass(frozen=True)
+class ConsumedRecord:
+    """One record as a consumer reads it: where it is and its value bytes (None for a tombstone)."""
+
+    partition: int
+    offset: int
+    value: bytes | None
+
+
+def read_topic(
+    bootstrap: str, topic: str, partitions: Iterable[int] | None = None, timeout: float = 60.0
+) -> list[ConsumedRecord]:
+    """Every record of `topic` (of `partitions`, all by default) from each partition's log start to its end offset
+    as of the call, in the order consumed (a `PollTimeoutError` when not all arrive within `timeout`)."""
     known = partition_offsets(bootstrap, topic)
-    offsets = {p: known[(topic, p)] for p in range(partitions)}
+    offsets = {p: known[(topic, p)] for p in (partitions if partitions is not None else (p for _, p in known))}
     consumer = Consumer(
         _client_config(
             {
@@ -217,24 +243,35 @@ def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60
             }
         )
     )
-    seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    records: list[ConsumedRecord] = []
+    seen: dict[int, int] = dict.fromkeys(offsets, 0)
 
     def complete() -> bool:
         for message in consumer.consume(num_messages=10_000, timeout=1.0):
             partition, offset = message.partition(), message.offset()
             if message.error() is None and partition is not None and offset is not None:
-                seen[partition].append(offset)
-        return all(len(seen[p]) >= offsets[p].end - offsets[p].log_start for p in seen)
+                records.append(ConsumedRecord(partition, offset, message.value()))
+                seen[partition] += 1
+        return all(seen[p] >= offsets[p].end - offsets[p].log_start for p in seen)
 
     try:
-        consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in range(partitions)])
+        consumer.assign([TopicPartition(topic, p, offsets[p].log_start) for p in offsets])
         poll(
             f"every record of {topic}",
             complete,
             timeout=timeout,
             interval=0.0,
-            last_seen=lambda: ", ".join(f"p{p}: {len(seen[p])}" for p in seen),
+            last_seen=lambda: ", ".join(f"p{p}: {n}" for p, n in seen.items()),
         )
     finally:
         consumer.close()
+    return records
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
+    """Read every record of the topic from the beginning; return the offsets seen per partition (a
+    `PollTimeoutError` when not all arrive within `timeout`)."""
+    seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    for record in read_topic(bootstrap, topic, range(partitions), timeout):
+        seen[record.partition].append(record.offset)
     return seen

@@ -27,6 +27,7 @@ from splitaudit.patch.results import PatchReport
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text
 from splitaudit.splits.beam import KafkaIORead
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
@@ -101,6 +102,41 @@ class ConsoleOutput(Output):
             self.console.print(f"added {', '.join(name.removesuffix('.class') for name in report.added)}")
         self.console.print(f"patched classes from {report.patch_classes_from}")
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
+
+    def users_job_report(self, report: UsersJobReport) -> None:
+        lineage = ", lineage in Parquet" if report.lineage else ""
+        steps = Table(title=f"users' job, {report.variant}, consumer {report.consumer}{lineage}: {report.jar}")
+        for column in ("step", "seconds", "result"):
+            steps.add_column(column)
+        for step in report.steps:
+            steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
+        self.console.print(steps)
+
+        def phase(run: OffsetRange | None) -> str:
+            return "-" if run is None else runs_text((run,))
+
+        outputs = (("output topic", report.output_topic), ("Parquet", report.parquet_dir))
+        for index, (name, where) in enumerate(outputs):
+            table = Table(title=f"{name} {where}, matched to {report.input_topic} by timestamp")
+            for column in ("partition", "before", "down", "after", "rows", "read twice", "missing"):
+                table.add_column(column, justify="right")
+            for p in report.partitions:
+                truth = (p.topic, p.parquet)[index]
+                table.add_row(
+                    str(p.partition), phase(p.before), phase(p.down), phase(p.after), str(truth.rows),
+                    f"{truth.read_twice_count}: {runs_text(truth.read_twice)}"
+                    + (f" (more: {runs_text(truth.read_more)})" if truth.read_more else ""),
+                    f"{truth.missing_count}: {runs_text(truth.missing)}",
+                )  # fmt: skip
+            self.console.print(table)
+        unmatched = report.unmatched_rows
+        if unmatched != (0, 0):
+            self.console.print(
+                f"records matching no input record: {unmatched[0]} in the topic, {unmatched[1]} in Parquet"
+            )
+        verdict = "every offset once in both outputs" if report.clean else "offsets read twice or missing"
+        self.console.print(f"{'clean' if report.clean else 'NOT CLEAN'}: {verdict}")
+        self.console.print(f"savepoints: {report.savepoint_before}, {report.savepoint_after}")
 
     def scenario_report(self, report: ScenarioReport) -> None:
         continuous = ", records produced continuously" if report.continuous else ""

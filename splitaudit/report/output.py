@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from splitaudit.patch.results import PatchReport
     from splitaudit.savepoint_view import SavepointView
     from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+    from splitaudit.scenario.users_job_results import UsersJobReport
     from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
@@ -49,6 +50,10 @@ class Output(ABC):
     @abstractmethod
     def scenario_report(self, report: ScenarioReport) -> None:
         """Show the restore scenario's steps, per-partition sink counts and where its savepoints are."""
+
+    @abstractmethod
+    def users_job_report(self, report: UsersJobReport) -> None:
+        """Show the users'-job scenario: its steps and, per partition, what each output holds of each phase."""
 
     @abstractmethod
     def demo_report(self, report: DemoReport) -> None:
@@ -109,6 +114,9 @@ class JsonOutput(Output):
         self._print(report.to_json())
 
     def scenario_report(self, report: ScenarioReport) -> None:
+        self._print(report.to_json())
+
+    def users_job_report(self, report: UsersJobReport) -> None:
         self._print(report.to_json())
 
     def demo_report(self, report: DemoReport) -> None:

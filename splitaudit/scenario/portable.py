@@ -47,7 +47,6 @@ from splitaudit.scenario.restore import (
     wait_until_settled,
 )
 from splitaudit.scenario.results import READS, ScenarioReport
-from splitaudit.scenario.sink import count_rows
 from splitaudit.stack import process
 from splitaudit.stack.stack import Stack
 
@@ -240,8 +239,8 @@ def _wait_for_sink(run: ScenarioRun, job: str) -> bool:
             complete = True
         except ExternalError:
             complete = False
-        checkpoint = wait_until_settled(run.flink, job, run.sink, run.settings.timeout)
-        rows = count_rows(run.sink)
+        checkpoint = wait_until_settled(run.flink, job, run.sink_rows, str(run.sink), run.settings.timeout)
+        rows = run.sink_rows()
         out.append(f"{rows} rows; checkpoint {checkpoint}" + ("" if complete else "; offsets missing"))
     return complete
 

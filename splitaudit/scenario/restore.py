@@ -209,6 +209,11 @@ class ScenarioRun:
         for partition, n in produced.items():
             self.produced[topic, partition] = self.produced.get((topic, partition), 0) + n
 
+    def record(self, number: int) -> tuple[str, str]:
+        """The key and value of record `number` of a topic (numbered from 0 over all its partitions): the
+        reference pipeline hashes whatever it reads, so the number itself."""
+        return kafka_client.numbered(number)
+
     def produce(self, count: int, then: Callable[[], str] | None = None, what: str = "") -> None:
         """Produce `count` records to each topic, numbered on from those already produced to it, over every
         partition the topic has now; `then`, when given, runs at once after (a fault while the job reads them)
@@ -218,7 +223,9 @@ class ScenarioRun:
         with self.steps.step(f"produce {count} records{what}{each}") as out:
             for topic in self.topics:
                 partitions = len(kafka_client.topic_partitions(bootstrap, topic))
-                sent = kafka_client.produce(bootstrap, topic, partitions, count, start=self.produced_to(topic))
+                sent = kafka_client.produce(
+                    bootstrap, topic, partitions, count, start=self.produced_to(topic), record=self.record
+                )
                 self.count(topic, sent)
                 counts = ", ".join(f"p{p}: {n}" for p, n in sent.items())
                 out.append(counts if len(self.topics) == 1 else f"{topic} {counts}")
@@ -289,7 +296,7 @@ class ScenarioRun:
         """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
         with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
             wait_for_offsets(self.sink, tuple(self.topics), self.total, self.settings.timeout)
-            checkpoint = _checkpoint_after_now(self.flink, job)
+            checkpoint = checkpoint_after_now(self.flink, job)
             out.append(f"checkpoint {checkpoint}")
         return checkpoint
 
@@ -299,9 +306,13 @@ class ScenarioRun:
         with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
             wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
             records_per_second = records / (time.monotonic() - since)
-            checkpoint = wait_until_settled(self.flink, job, self.sink, self.settings.timeout)
+            checkpoint = wait_until_settled(self.flink, job, self.sink_rows, str(self.sink), self.settings.timeout)
             out.append(f"{records_per_second:.0f} records/s after the restart; checkpoint {checkpoint}")
         return records_per_second
+
+    def sink_rows(self) -> int:
+        """Rows in the sink's complete files so far."""
+        return count_rows(self.sink)
 
     def savepoint_and_cancel(self, job: str, delay: float = 0.0) -> str:
         """Savepoint the job, then cancel it (after `delay` seconds, during which it keeps reading); the path."""
@@ -442,7 +453,7 @@ def _run_continuous(
         run.steps.progress.info(f"producing about {settings.produce_rate} records/s{each} until the restored job runs")
         with run.steps.step(f"wait for the first {first} records in the sink and a checkpoint") as out:
             wait_for_offsets(run.sink, tuple(run.topics), first, settings.timeout)
-            out.append(f"checkpoint {_checkpoint_after_now(run.flink, job_before)}")
+            out.append(f"checkpoint {checkpoint_after_now(run.flink, job_before)}")
         savepoint_before = run.savepoint_and_cancel(job_before, settings.cancel_delay)
         job_after, _ = run.restore(
             restore_jar or jar,
@@ -450,7 +461,7 @@ def _run_continuous(
             "restore from the savepoint" + (f" into {restore_jar.name}" if restore_jar else ""),
         )
         with run.steps.step("keep producing until the restored job completes a checkpoint, then stop") as out:
-            checkpoint = _checkpoint_after_now(run.flink, job_after)
+            checkpoint = checkpoint_after_now(run.flink, job_after)
             for topic, stream in producers.items():
                 run.count(topic, stream.stop())
             streamed = sum(stream.total for stream in producers.values())
@@ -559,24 +570,25 @@ def wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout
          last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 
-def wait_until_settled(flink: FlinkRestClient, job_id: str, sink: Path, timeout: float) -> int:
-    """Wait until a whole checkpoint interval adds no sink rows; that checkpoint's id.
+def wait_until_settled(flink: FlinkRestClient, job_id: str, rows: Callable[[], int], what: str, timeout: float) -> int:
+    """Wait until a whole checkpoint interval adds no rows to an output (`rows()` counts them; `what` names it);
+    that checkpoint's id.
 
-    Every offset being in the sink is not the end of the output: a second reader of the same partition (the
-    twin of beam#31313) may still be catching up and emit the same offsets again a little later.
+    Every offset being in the output is not the end of it: a second reader of the same partition (the twin of
+    beam#31313) may still be catching up and emit the same offsets again a little later.
     """
-    rows = [count_rows(sink)]
+    counted = [rows()]
 
     def settled() -> int | None:
-        checkpoint = _checkpoint_after_now(flink, job_id)
-        before, rows[0] = rows[0], count_rows(sink)
-        return checkpoint if rows[0] == before else None
+        checkpoint = checkpoint_after_now(flink, job_id)
+        before, counted[0] = counted[0], rows()
+        return checkpoint if counted[0] == before else None
 
-    return poll(f"{sink} to stop growing", settled, timeout=timeout, interval=0.0,
-                last_seen=lambda: f"{rows[0]} rows")  # fmt: skip
+    return poll(f"{what} to stop growing", settled, timeout=timeout, interval=0.0,
+                last_seen=lambda: f"{counted[0]} rows")  # fmt: skip
 
 
-def _checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
+def checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
     """Wait for a checkpoint triggered after this call (so it covers everything emitted so far); its id."""
     latest = flink.checkpoints(job_id).latest_completed
     # The latest completed one may have been triggered before the last rows; the one after the next is not.

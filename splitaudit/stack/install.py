@@ -71,7 +71,13 @@ def components(matrix: bool = False) -> list[Component]:
     smoke = JAVA_ROOT / "smoke-job"
     portable = JAVA_ROOT / "portable"
     beam_lock = PYTHON_PIPELINE_ROOT / "requirements.lock"
-    reactor = (JAVA_ROOT / "pom.xml", JAVA_ROOT / "enumerator-patch", JAVA_ROOT / "reference-pipeline")
+    reactor = (
+        JAVA_ROOT / "pom.xml",
+        JAVA_ROOT / "enumerator-patch",
+        JAVA_ROOT / "lineage-kit",
+        JAVA_ROOT / "reference-pipeline",
+        JAVA_ROOT / "users-job",
+    )
     everything = [
         Component(
             "flink",
@@ -120,9 +126,10 @@ def components(matrix: bool = False) -> list[Component]:
             lambda: _tree_hash(smoke),
             lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
         ),
-        # The reactor of beam_pipelines/java: the reference pipeline's stock and patched jars, the patch classes
-        # of every variant, and the released runner jars the patch-jar tests compare against; they stay in the
-        # modules' target/. The patch artifacts are deployed to patch_repo() for users' Maven or Gradle builds.
+        # The reactor of beam_pipelines/java: the reference pipeline's and the users' job's stock and patched jars,
+        # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests
+        # compare against; they stay in the modules' target/. The patch artifacts and the lineage kit are deployed
+        # to patch_repo() for users' Maven or Gradle builds.
         Component(
             "beam-pipeline",
             BEAM_VERSION,

@@ -73,3 +73,96 @@ def test_a_user_build_resolves_the_patch_ahead_of_the_runner(target: PatchTarget
     finally:
         # The resolved copy lands in the stack's Maven cache; drop it so the next run reads the repository again.
         shutil.rmtree(cached, ignore_errors=True)
+
+
+KIT_USER_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>user-job-with-lineage</artifactId>
+  <version>1</version>
+  <properties><maven.compiler.release>8</maven.compiler.release></properties>
+  <repositories>
+    <repository><id>splitaudit</id><url>{repo}</url></repository>
+  </repositories>
+  <dependencies>
+    <dependency>
+      <groupId>dev.splitaudit</groupId>
+      <artifactId>beam-kafka-lineage</artifactId>
+      <version>0.1.0</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.beam</groupId>
+      <artifactId>beam-sdks-java-io-kafka</artifactId>
+      <version>2.62.0</version>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.beam</groupId>
+      <artifactId>beam-sdks-java-core</artifactId>
+      <version>2.62.0</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka-clients</artifactId>
+      <version>3.9.1</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.13.0</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+
+KIT_USER_SOURCE = """package example;
+
+import dev.splitaudit.lineage.KafkaLineage;
+import dev.splitaudit.lineage.ReaderStamped;
+import dev.splitaudit.lineage.ReaderStamping;
+import dev.splitaudit.lineage.WithKafkaLineage;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
+import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+public class Job {
+  public static KafkaIO.Read<String, ReaderStamped<String>> read() {
+    return KafkaIO.<String, ReaderStamped<String>>read()
+        .withKeyDeserializer(StringDeserializer.class)
+        .withValueDeserializer(ReaderStamping.of(StringDeserializer.class, StringUtf8Coder.of()));
+  }
+
+  public static WithKafkaLineage<String, String> lineage() {
+    return WithKafkaLineage.of(KafkaLineage.UNKNOWN_JOB_ID);
+  }
+}
+"""
+
+
+def test_a_user_build_compiles_against_the_lineage_kit(tmp_path: Path) -> None:
+    """The lineage kit from setup's repository: a user's Maven build resolves it (its Beam, Kafka and Flink stay the
+    user's) and compiles the README's lines against it."""
+    (tmp_path / "pom.xml").write_text(KIT_USER_POM.format(repo=patch_repo().as_uri()))
+    source = tmp_path / "src" / "main" / "java" / "example" / "Job.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(KIT_USER_SOURCE)
+    cached = maven_repo() / "dev" / "splitaudit"
+    try:
+        subprocess.run(
+            ["mvn", "-B", "-q", f"-Dmaven.repo.local={maven_repo()}", "compile"],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        assert (tmp_path / "target" / "classes" / "example" / "Job.class").is_file()
+        kit = maven_repo() / "dev" / "splitaudit" / "beam-kafka-lineage" / "0.1.0" / "beam-kafka-lineage-0.1.0.jar"
+        with zipfile.ZipFile(kit) as jar:
+            assert "dev/splitaudit/lineage/ReaderStampingDeserializer.class" in jar.namelist()
+            assert not [name for name in jar.namelist() if name.startswith("org/apache/")]  # Beam and Kafka provided
+    finally:
+        shutil.rmtree(cached, ignore_errors=True)

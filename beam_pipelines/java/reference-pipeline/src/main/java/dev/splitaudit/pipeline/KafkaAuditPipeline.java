@@ -10,6 +10,9 @@
  */
 package dev.splitaudit.pipeline;
 
+import dev.splitaudit.lineage.KafkaLineage;
+import dev.splitaudit.lineage.ReaderStamped;
+import dev.splitaudit.lineage.ReaderStamping;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -17,12 +20,11 @@ import org.apache.beam.runners.flink.FlinkRunner;
 import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.coders.ByteArrayCoder;
 import org.apache.beam.sdk.coders.NullableCoder;
+import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
 import org.apache.beam.sdk.options.PipelineOptionsValidator;
 import org.apache.beam.sdk.transforms.ParDo;
-import org.apache.flink.configuration.PipelineOptionsInternal;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.joda.time.Instant;
@@ -43,15 +45,13 @@ import org.joda.time.Instant;
  * default, over REST {@code /jars/<id>/run} or {@code flink run}) with program arguments such as
  * {@code --bootstrapServers=127.0.0.1:9092 --topic=t --sinkDir=/runs/1/sink --parallelism=2}.
  *
- * <p>The {@code job_id} column holds the Flink job id the submitter fixed ({@code jobId} in the REST run
- * request, Flink's {@code $internal.pipeline.job-id}), because a DoFn cannot ask Flink 1.19 for it;
- * without one it holds {@value #UNKNOWN_JOB_ID}.
+ * <p>The lineage columns come from splitaudit's lineage kit ({@code dev.splitaudit:beam-kafka-lineage}): the
+ * values are stamped by reader ({@code ReaderStamping}), and the {@code job_id} column holds the Flink job id
+ * the submitter fixed ({@code KafkaLineage.submittedJobId()}), or {@code unknown}.
  */
 public final class KafkaAuditPipeline {
   /** Checkpointing is always on; this interval applies unless --checkpointingInterval is given. */
   static final long DEFAULT_CHECKPOINTING_INTERVAL_MILLIS = 1000L;
-
-  static final String UNKNOWN_JOB_ID = "unknown";
 
   private KafkaAuditPipeline() {}
 
@@ -69,11 +69,7 @@ public final class KafkaAuditPipeline {
       options.setCheckpointingInterval(DEFAULT_CHECKPOINTING_INTERVAL_MILLIS);
     }
     Pipeline pipeline = Pipeline.create(options);
-    String jobId =
-        StreamExecutionEnvironment.getExecutionEnvironment()
-            .getConfiguration()
-            .getOptional(PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID)
-            .orElse(UNKNOWN_JOB_ID);
+    String jobId = KafkaLineage.submittedJobId();
     // By default a group, auto.offset.reset=earliest (a fresh group starts at the beginning of each partition,
     // so a first run reads every record) and commitOffsetsInFinalize; the options give the other consumer
     // configs users run, whose twin reader after a beam#31313 restore starts elsewhere (splitaudit guard).
@@ -87,14 +83,13 @@ public final class KafkaAuditPipeline {
     if (options.getEnableAutoCommit()) {
       consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, true);
     }
-    KafkaIO.Read<byte[], ReaderStampedValue> read =
-        KafkaIO.<byte[], ReaderStampedValue>read()
+    KafkaIO.Read<byte[], ReaderStamped<String>> read =
+        KafkaIO.<byte[], ReaderStamped<String>>read()
             .withBootstrapServers(options.getBootstrapServers())
             .withTopics(Arrays.asList(options.getTopic().split(",")))
             .withKeyDeserializerAndCoder(
                 ByteArrayDeserializer.class, NullableCoder.of(ByteArrayCoder.of()))
-            .withValueDeserializerAndCoder(
-                ReaderStampingDeserializer.class, ReaderStampedValue.Coder.of())
+            .withValueDeserializer(ReaderStamping.of(ValueHashDeserializer.class, StringUtf8Coder.of()))
             .withConsumerConfigUpdates(consumerConfig);
     if (options.getCommitOffsetsInFinalize()) {
       read = read.commitOffsetsInFinalize();

@@ -12,6 +12,9 @@ package dev.splitaudit.pipeline;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.splitaudit.lineage.FlinkTaskAttempt;
+import dev.splitaudit.lineage.KafkaLineage;
+import dev.splitaudit.lineage.ReaderStamped;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
@@ -28,7 +31,7 @@ import org.apache.beam.sdk.transforms.DoFn;
  * the Kafka source in the same task thread, so the wait slows the readers themselves: a job that reads its
  * backlog over seconds, as a job doing real work per record does, rather than in one burst.
  */
-class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String> {
+class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStamped<String>>, String> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static final long SECOND_NANOS = 1_000_000_000L;
@@ -40,7 +43,7 @@ class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String>
   private transient long pacedRecords;
 
   /**
-   * {@code jobId} is the Flink job id the submitter fixed for this run (see KafkaAuditPipeline); {@code
+   * {@code jobId} is the Flink job id the submitter fixed for this run ({@code KafkaLineage.submittedJobId()}); {@code
    * maxRecordsPerSecond} the subtask's pace (0: none).
    */
   ToAuditRowFn(String jobId, int maxRecordsPerSecond) {
@@ -55,21 +58,14 @@ class ToAuditRowFn extends DoFn<KafkaRecord<byte[], ReaderStampedValue>, String>
 
   @ProcessElement
   public void processElement(
-      @Element KafkaRecord<byte[], ReaderStampedValue> record, OutputReceiver<String> out)
+      @Element KafkaRecord<byte[], ReaderStamped<String>> record, OutputReceiver<String> out)
       throws JsonProcessingException {
     pace();
     byte[] key = record.getKV().getKey();
-    ReaderStampedValue value = record.getKV().getValue();
     Map<String, Object> row = new LinkedHashMap<>();
-    row.put("topic", record.getTopic());
-    row.put("partition", record.getPartition());
-    row.put("offset", record.getOffset());
-    row.put("subtask", task.subtask);
-    row.put("reader_id", value.getReaderId());
-    row.put("attempt", task.attempt);
-    row.put("job_id", jobId);
+    KafkaLineage.of(record, task, jobId).putColumns(row);
     row.put("key_hash", key == null ? null : Hashes.sha256Prefix(key));
-    row.put("value_hash", value.getValueHash());
+    row.put("value_hash", record.getKV().getValue().getValue());
     out.output(JSON.writeValueAsString(row));
   }
 

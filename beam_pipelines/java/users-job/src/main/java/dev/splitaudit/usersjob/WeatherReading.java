@@ -1,0 +1,32 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+ * compliance with the License. You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License is
+ * distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and limitations under the License.
+ */
+package dev.splitaudit.usersjob;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+/** One input record as the producer writes it: {"station", "timestamp", "temperature", "rainfall"}. */
+@JsonIgnoreProperties(ignoreUnknown = true)
+public final class WeatherReading {
+  @JsonProperty("station")
+  public String station;
+
+  @JsonProperty("timestamp")
+  public String timestamp;
+
+  /** Degrees Celsius. */
+  @JsonProperty("temperature")
+  public double temperature;
+
+  /** Millimetres since the station's previous reading. */
+  @JsonProperty("rainfall")
+  public double rainfall;
+}
