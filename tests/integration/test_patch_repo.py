@@ -125,19 +125,24 @@ import dev.splitaudit.lineage.KafkaLineage;
 import dev.splitaudit.lineage.ReaderStamped;
 import dev.splitaudit.lineage.ReaderStamping;
 import dev.splitaudit.lineage.WithKafkaLineage;
+import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
+import org.apache.beam.sdk.values.KV;
+import org.apache.beam.sdk.values.PCollection;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 public class Job {
-  public static KafkaIO.Read<String, ReaderStamped<String>> read() {
-    return KafkaIO.<String, ReaderStamped<String>>read()
-        .withKeyDeserializer(StringDeserializer.class)
-        .withValueDeserializer(ReaderStamping.of(StringDeserializer.class, StringUtf8Coder.of()));
-  }
-
-  public static WithKafkaLineage<String, String> lineage() {
-    return WithKafkaLineage.of(KafkaLineage.UNKNOWN_JOB_ID);
+  public static PCollection<KV<KafkaLineage, KV<String, String>>> records(
+      Pipeline pipeline, String servers, String topic) {
+    PCollection<KV<KafkaLineage, KV<String, String>>> records =
+        pipeline
+            .apply("Read", KafkaIO.<String, ReaderStamped<String>>read()
+                .withBootstrapServers(servers).withTopic(topic)
+                .withKeyDeserializer(StringDeserializer.class)
+                .withValueDeserializer(ReaderStamping.of(StringDeserializer.class, StringUtf8Coder.of())))
+            .apply("Lineage", WithKafkaLineage.<String, String>of(KafkaLineage.submittedJobId()));
+    return records;
   }
 }
 """

@@ -33,7 +33,7 @@ import org.apache.beam.sdk.values.PCollection;
  *         .apply("Read", KafkaIO.<String, ReaderStamped<String>>read()
  *             .withValueDeserializer(ReaderStamping.of(StringDeserializer.class, StringUtf8Coder.of()))
  *             ...)
- *         .apply("Lineage", WithKafkaLineage.of(KafkaLineage.submittedJobId()));
+ *         .apply("Lineage", WithKafkaLineage.<String, String>of(KafkaLineage.submittedJobId()));
  * }</pre>
  *
  * @param <K> the record key type
