@@ -129,6 +129,9 @@ class ConsoleOutput(Output):
                     f"{truth.missing_count}: {runs_text(truth.missing)}",
                 )  # fmt: skip
             self.console.print(table)
+        self.console.print(f"before the restore: {report.guard.line}")
+        for twin in report.guard.twins:
+            self.console.print(f"  {twin.topic}/{twin.partition}: {twin.sentence()}")
         unmatched = report.unmatched_rows
         if unmatched != (0, 0):
             self.console.print(

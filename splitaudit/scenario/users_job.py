@@ -13,7 +13,8 @@ On a real stack, for one jar (stock or patched) and one consumer configuration (
 2. produce N records per partition and run the job at parallelism 2 (with `none` the job starts at the log end,
    so the N are produced once the job runs and a checkpoint completed: its readers are placed by then);
 3. wait until both outputs hold the N per partition and a checkpoint interval adds nothing; savepoint, cancel;
-4. produce M per partition while the job is down;
+4. produce M per partition while the job is down, and ask `guard` (with the topic's offsets) what the restore
+   will do;
 5. restore from the savepoint (proven through REST), wait until both outputs hold the backlog and a checkpoint
    completed (every reader of the restored job has started by then);
 6. produce K per partition; wait until both outputs hold every record and a checkpoint interval adds nothing;
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
+from splitaudit.guard.predict import run_guard
 from splitaudit.home import users_job_jars
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
@@ -256,6 +258,9 @@ def run_users_job_scenario(
     run.wait_for_outputs(job_before, settings.before * each)
     savepoint_before = run.savepoint_and_cancel(job_before)
     phases["down"] = run.produce_each(settings.down, " while the job is down")
+    # What the guard says the restore will do, judged now, as a user would before restoring: the test compares
+    # its twin starts with what the restored job then reads twice.
+    guard = run_guard(savepoint_before, jar, stack.kafka.bootstrap, None, progress)
     job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
     # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
     # outputs and a checkpoint completed after it.
@@ -285,6 +290,7 @@ def run_users_job_scenario(
         partitions=partitions,
         unmatched_rows=unmatched,
         steps=tuple(run.steps.done),
+        guard=guard,
     )
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splitaudit.audit.findings import offset_range
 from splitaudit.progress import TimedStep
+
+if TYPE_CHECKING:
+    from splitaudit.guard.results import GuardReport
 
 # How the job's Kafka consumer starts (the pipeline's --consumer): no group.id (Kafka's auto.offset.reset=latest),
 # a group with offsets committed on checkpoint finalization (earliest), or no group with earliest. Here, beside the
@@ -118,6 +121,7 @@ class UsersJobReport:
     partitions: tuple[PartitionTruth, ...]
     unmatched_rows: tuple[int, int]  # output records (topic, Parquet) whose identity no input record carries
     steps: tuple[TimedStep, ...]
+    guard: GuardReport  # `splitaudit guard` on the savepoint and the jar, judged just before the restore
 
     @property
     def clean(self) -> bool:
@@ -148,4 +152,5 @@ class UsersJobReport:
             "unmatched_rows": {"output_topic": self.unmatched_rows[0], "parquet": self.unmatched_rows[1]},
             "partitions": [p.to_json() for p in self.partitions],
             "steps": [s.to_json() for s in self.steps],
+            "guard": self.guard.to_json(),
         }

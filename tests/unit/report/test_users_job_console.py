@@ -9,9 +9,15 @@ import json
 import pytest
 from rich.console import Console
 
+from splitaudit.guard.results import GuardReport
+from splitaudit.guard.twin import AUTO_OFFSET_RESET, LOG_END_AT_RESTORE, TwinStart
+from splitaudit.patch.jar import JarFacts
 from splitaudit.report.console import ConsoleOutput
 from splitaudit.report.output import JsonOutput
 from splitaudit.scenario.users_job_results import OutputTruth, PartitionTruth, UsersJobReport
+
+JAR = JarFacts("users-job-stock.jar", "2.62.0", "beam-runners-flink-1.19", True, False, False, False, True)
+TWIN = TwinStart("in", 0, 200, None, LOG_END_AT_RESTORE, AUTO_OFFSET_RESET, "auto.offset.reset is latest")
 
 
 def _report() -> UsersJobReport:
@@ -33,6 +39,7 @@ def _report() -> UsersJobReport:
         partitions=tuple(PartitionTruth(p, (0, 199), (200, 399), (400, 599), twice, twice) for p in range(2)),
         unmatched_rows=(0, 0),
         steps=(),
+        guard=GuardReport("/sp0", JAR, "127.0.0.1:9092", None, (), (), (), twins=(TWIN,)),
     )
 
 
@@ -46,6 +53,10 @@ def test_console_shows_phases_and_the_offsets_read_twice_per_output() -> None:
         [str(p), "0..199", "200..399", "400..599", "800", "200: 400..599", "0: -"] for _ in range(2) for p in range(2)
     ]
     assert "NOT CLEAN: offsets read twice or missing" in text
+    assert (
+        "in/0: a second reader starts at the log end at the restore (auto.offset.reset is latest): nothing already in "
+        "the topic (the backlog from 200 is read once); every record produced after the restore is read twice"
+    ) in " ".join(text.split())  # rich wraps long lines
 
 
 def test_json_carries_ranges_and_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,3 +69,4 @@ def test_json_carries_ranges_and_the_verdict(capsys: pytest.CaptureFixture[str])
         "rows": 800, "extra_rows": 200, "read_twice": 200, "read_twice_ranges": [[400, 599]], "read_more_ranges": [],
         "missing": 0, "missing_ranges": [],
     }  # fmt: skip
+    assert document["guard"]["twins"][0]["start_is"] == LOG_END_AT_RESTORE
