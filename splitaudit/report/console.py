@@ -24,6 +24,7 @@ from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.guard.twin import start_time_text
 from splitaudit.home import UPSTREAM_FIX_VERSION
 from splitaudit.patch.results import PatchReport
+from splitaudit.progress import TimedStep
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
@@ -72,12 +73,7 @@ class ConsoleOutput(Output):
         self.console.print(table)
 
     def smoke_report(self, report: SmokeReport) -> None:
-        table = Table(title=f"smoke scenario in {report.run_dir}")
-        for column in ("step", "seconds", "result"):
-            table.add_column(column)
-        for step in report.steps:
-            table.add_row(step.name, f"{step.seconds:.1f}", step.result)
-        self.console.print(table)
+        self.console.print(_steps_table(f"smoke scenario in {report.run_dir}", report.steps))
         self.console.print(f"savepoint: {report.savepoint_path}")
         self.console.print(f"restored job {report.restored_job_id} from it; run dir: {report.run_dir}")
 
@@ -105,12 +101,8 @@ class ConsoleOutput(Output):
 
     def users_job_report(self, report: UsersJobReport) -> None:
         lineage = ", lineage in Parquet" if report.lineage else ""
-        steps = Table(title=f"users' job, {report.variant}, consumer {report.consumer}{lineage}: {report.jar}")
-        for column in ("step", "seconds", "result"):
-            steps.add_column(column)
-        for step in report.steps:
-            steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
-        self.console.print(steps)
+        title = f"users' job, {report.variant}, consumer {report.consumer}{lineage}: {report.jar}"
+        self.console.print(_steps_table(title, report.steps))
 
         def phase(run: OffsetRange | None) -> str:
             return "-" if run is None else runs_text((run,))
@@ -143,14 +135,8 @@ class ConsoleOutput(Output):
 
     def scenario_report(self, report: ScenarioReport) -> None:
         continuous = ", records produced continuously" if report.continuous else ""
-        steps = Table(
-            title=f"{report.restart} scenario{continuous}, {report.variant}, {_parallelism(report)}: {report.jar}"
-        )
-        for column in ("step", "seconds", "result"):
-            steps.add_column(column)
-        for step in report.steps:
-            steps.add_row(step.name, f"{step.seconds:.1f}", step.result)
-        self.console.print(steps)
+        title = f"{report.restart} scenario{continuous}, {report.variant}, {_parallelism(report)}: {report.jar}"
+        self.console.print(_steps_table(title, report.steps))
         several = len(report.topics) > 1
         sink = Table(title=f"sink {report.sink_path} ({_topics_title(report)})")
         if several:
@@ -387,6 +373,16 @@ def _compact(document: dict[str, Any]) -> str:
         f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
         for key, value in document.items()
     )
+
+
+def _steps_table(title: str, steps: Sequence[TimedStep]) -> Table:
+    """A scenario's steps: what each did, how long it took and what it found."""
+    table = Table(title=title)
+    for column in ("step", "seconds", "result"):
+        table.add_column(column)
+    for step in steps:
+        table.add_row(step.name, f"{step.seconds:.1f}", step.result)
+    return table
 
 
 def _findings_table(findings: Sequence[Finding]) -> Table:
