@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -30,13 +31,27 @@ def test_no_command_changes_what_it_reads(tmp_path: Path) -> None:
     before = Path(shutil.copytree(FIXTURES / "beam_flink_source" / "restore_patched_before", tmp_path / "sp0"))
     after = Path(shutil.copytree(FIXTURES / "beam_flink_source" / "restore_patched_after", tmp_path / "sp1"))
     sink = Path(shutil.copytree(FIXTURES / "beam_sink" / "restore_patched_small" / "sink", tmp_path / "sink"))
+    # the sink comes from another run than the savepoints (another random topic name): --topic names it
+    topic = json.loads((FIXTURES / "beam_sink" / "restore_patched_small" / "expected.json").read_text())["topic"]
     folders = (before, after, sink)
     original = [_hashes(folder) for folder in folders]
     commands = [
         ["inspect", str(after)],
         ["audit", "--savepoint", str(after), "--master", "local[1]"],
         ["audit", "--savepoint", str(after), "--before", str(before), "--master", "local[1]"],
-        ["audit", "--savepoint", str(after), "--sink", str(sink), "--sink-format", "json", "--master", "local[1]"],
+        [
+            "audit",
+            "--savepoint",
+            str(after),
+            "--sink",
+            str(sink),
+            "--sink-format",
+            "json",
+            "--topic",
+            topic,
+            "--master",
+            "local[1]",
+        ],
         ["diff", str(before), str(after), "--master", "local[1]"],
     ]
     for command in commands:

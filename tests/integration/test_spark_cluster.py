@@ -23,6 +23,9 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 STOCK_SINK = REPO / "fixtures" / "beam_sink" / "restore_stock_small" / "sink"
 STOCK_SAVEPOINT = REPO / "fixtures" / "beam_flink_source" / "restore_stock_after"
+# The sink and the savepoint come from two runs of the scenario, whose topics have different random names: the
+# sink's topic is named as the source topic, or the audit would refuse a sink naming no topic the savepoint reads.
+STOCK_TOPIC = json.loads((STOCK_SINK.parent / "expected.json").read_text())["topic"]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +44,7 @@ def _audit(master: str) -> dict[str, Any]:
         [
             *(sys.executable, "-m", "splitaudit", "--json", "audit", "--master", master),
             *("--sink", str(STOCK_SINK), "--sink-format", "json", "--savepoint", str(STOCK_SAVEPOINT)),
+            *("--topic", STOCK_TOPIC),
         ],
         capture_output=True,
         text=True,
