@@ -54,8 +54,7 @@ class IdentityMapping:
     sink: DataFrame  # topic, partition, offset (+ the sink's lineage columns): every row that mapped to one record
     source: DataFrame  # topic, partition, offset of every source record with a unique identity
     findings: tuple[Finding, ...]
-    matched_rows: int
-    note: str
+    note: str  # how the rows were mapped, and how many matched one source record
 
 
 def _fingerprint(identity: Column) -> list[Column]:
@@ -135,7 +134,7 @@ def map_to_source(
             f"sink rows mapped to source records by identity ({match.described}): {matched} of them matched one "
             "source record, whose coordinates they are judged by"
         )
-        yield IdentityMapping(judged, unique, findings, matched, note)
+        yield IdentityMapping(judged, unique, findings, note)
     finally:
         mapped.unpersist()
         identities.unpersist()
