@@ -6,6 +6,7 @@ a bug and is shown as such.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Exit codes are a contract (README.md, "Commands"): 0 clean, 1 findings of severity error, 2 bad input or usage.
@@ -44,9 +45,31 @@ class ExternalError(SplitauditError):
 
 
 def summary(ex: BaseException) -> str:
-    """One line saying what went wrong in `ex`: the first line of its text, or its type when it has none."""
+    """One line saying what went wrong in `ex`: the first line of its text, or its type when it has none.
+
+    A Java error passed through Py4J says only `An error occurred while calling o48.load.` on its first line;
+    its Java text follows: the error it reports (`Encountered error while reading file …`) and, last, the
+    `Caused by:` at the root. Those two, without their class names, are the line.
+    """
     lines = str(ex).strip().splitlines()
-    return lines[0] if lines else type(ex).__name__
+    if not lines:
+        return type(ex).__name__
+    if not _PY4J_CALL.match(lines[0]):
+        return lines[0]
+    java = [line.strip().removeprefix(": ") for line in lines[1:] if line.strip() and not line.startswith("\tat ")]
+    top = next((line for line in java if not line.startswith("Caused by:")), None)
+    causes = [line.removeprefix("Caused by: ") for line in java if line.startswith("Caused by:")]
+    said = [_without_class(line) for line in (top, causes[-1] if causes else None) if line]
+    return "; caused by: ".join(dict.fromkeys(said)) or lines[0]
+
+
+_PY4J_CALL = re.compile(r"An error occurred while calling [\w.]+\.?$")
+# A Java exception line's class name: `org.apache.spark.SparkException: message` -> `message`.
+_JAVA_CLASS = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)?: ")
+
+
+def _without_class(line: str) -> str:
+    return _JAVA_CLASS.sub("", line)
 
 
 def printable(text: str) -> str:

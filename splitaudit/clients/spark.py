@@ -40,6 +40,10 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Local files through Hadoop's raw file system, not its checksummed one: the latter builds each file's
+        # `.<name>.crc` path from the name alone, which fails for a name holding ':' (Beam's windowed file names:
+        # `…2026-11-25T11:50:20.000Z-…`: "Relative path in absolute URI"). Beam writes no .crc files anyway.
+        "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     }
     if master.startswith("local"):
         options |= {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
