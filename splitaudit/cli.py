@@ -781,14 +781,28 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     metavar="SP0",
     help="An earlier savepoint of the same job (needs --savepoint): rewinds, dropped and new partitions.",
 )
-@click.option("--sink", metavar="PATH", help="The job's output: a directory or file of sink records.")
+@click.option(
+    "--sink",
+    metavar="PATH",
+    help="The job's output: a directory or file of sink records, as the job wrote it (Beam's windowed names with "
+    "':', its .temp-beam folders and compressed files by suffix: .gz, .bz2, .zst, .deflate).",
+)
 @click.option(
     "--sink-format",
     type=click.Choice(SINK_FORMATS),
     default="parquet",
     show_default=True,
-    help="How the sink is stored (JSON means JSON lines; CSV needs a header row). kafka: --sink is a topic of "
-    "the --bootstrap cluster whose record values are JSON objects with the coordinate (and lineage) fields.",
+    help="How the sink is stored (JSON means JSON lines; CSV needs a header row; text: one row per line, in a "
+    "`value` column). kafka: --sink is a topic of the --bootstrap cluster whose record values are JSON objects "
+    "with the coordinate (and lineage) fields.",
+)
+@click.option(
+    "--sink-naming",
+    metavar="TEMPLATE",
+    help="How a custom FileNaming names the sink's files, for its ledger: the name with {start} and {end} (ISO "
+    "instants or epoch millis), {pane}, {shard}, {shards} and {*} for what varies, e.g. "
+    "'weather-{start}-{end}-pane{pane}-{shard}-of-{shards}.parquet'. Default: Beam's own names (TextIO's "
+    "W-P-SSSSS-of-NNNNN, FileIO's defaultNaming).",
 )
 @click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
 @click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
@@ -869,6 +883,7 @@ def audit(
     before: str | None,
     sink: str | None,
     sink_format: str,
+    sink_naming: str | None,
     topic_col: str,
     partition_col: str,
     offset_col: str,
@@ -915,6 +930,11 @@ def audit(
       start and end: double assignment or replay, marked classified_by "inferred" with the evidence.
     Kafka (--bootstrap, --group): records deleted before the job read them (log start above the offset it
       resumes from: loss), committed group offsets that disagree with the savepoint or the sink, and lag.
+    File sinks: the ledger of Beam's windowed file names (window, pane, shard, rows, size, time; "ledger" in
+      the JSON): files left in .temp-beam folders (unfinalized_files), absent shards and panes. With --before,
+      the files written after that savepoint for windows that closed before it (rewritten_files: a restored job
+      re-read those windows and replaced their files) and, with --bootstrap, their records held once though read
+      twice (masked_duplicates) or lost with the replaced file (lost_by_rewrite).
 
     --html FILE also writes one page (no external resources) with the summary, the partition x subtask
     assignment matrix, per-partition offset-coverage bars and the findings; it never overwrites FILE.
@@ -936,6 +956,7 @@ def audit(
         master=master,
         identity=_identity(sink_key, source_key, match_payload),
         jar=jar,
+        sink_naming=sink_naming,
     )
 
     def action(context: Context) -> int:

@@ -117,7 +117,7 @@ def classify_duplicates(
     ones that the filter's joined runs span, which have none), in topic, partition, kind order. `sink` is the
     sink, or any frame holding at least the rows of these buckets (`buckets.suspect_rows`)."""
     rows = sink.filter(buckets.offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
-    runs = _runs_per_kind(_duplicated_offsets(rows, lineage))
+    runs = runs_per_kind(_duplicated_offsets(rows, lineage))
     samples = _samples(sink, [r.first_offset for r in runs])
     return [_finding(r, samples.get(r.first_offset, ()), lineage, exactly_once) for r in runs]
 
@@ -147,8 +147,9 @@ def _duplicated_offsets(rows: DataFrame, lineage: Lineage) -> DataFrame:
     )
 
 
-def _runs_per_kind(duplicated: DataFrame) -> list[DuplicateRuns]:
-    """Per (topic, partition, kind): the extra rows and the runs of consecutive offsets, collected (a few rows)."""
+def runs_per_kind(duplicated: DataFrame) -> list[DuplicateRuns]:
+    """Per (topic, partition, kind) of a frame of (topic, partition, offset, extra_rows, kind): the extra rows and
+    the runs of consecutive offsets, collected (a few rows). Any per-offset class gives its runs this way."""
     # consecutive offsets of one kind share offset - rank: the run they belong to
     run: Column = F.col("offset") - F.row_number().over(
         Window.partitionBy("topic", "partition", "kind").orderBy("offset")

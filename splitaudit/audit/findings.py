@@ -3,7 +3,8 @@
 JSON shape (the `audit` contract in README.md): `{"summary": {duplicate_records, missing_records,
 double_assigned_partitions, missing_partitions, rewound_partitions}, "findings": [{kind, severity, topic,
 partition, …}], "coverage": […], "notes": […], "assignment": [{operator, subtasks, partitions_from,
-partitions: [{topic, partition, status, holders}]}]}`.
+partitions: [{topic, partition, status, holders}]}], "ledger": [{path, family, window_start, window_end, pane,
+pane_last, shard, shards, size, modified, rows, rewritten}]}`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ INVALID = "invalid_rows"  # sink rows whose topic, partition or offset is null o
 NOT_IN_SOURCE = "offsets_not_in_source"  # sink offsets the source (given to the audit) does not hold
 PAST_SAVEPOINT = "past_savepoint"  # sink offsets at or past the savepoint's next offset: read again on restore
 NOT_A_SOURCE_TOPIC = "not_a_source_topic"  # sink rows naming a topic no source reads: not judged
+
+# Finding kinds of a file sink's ledger (the windows, panes and shards its file names say: `ledger`).
+UNFINALIZED = "unfinalized_files"  # files left in Beam's temporary folders: records a finalize never published
+MISSING_SHARDS = "missing_shards"  # a window's pane names n shards and some of them are absent
+MISSING_PANES = "missing_panes"  # a window's pane indexes skip one
+REWRITTEN = "rewritten_files"  # a window that closed before the restored savepoint, written again after it
+LOST_BY_REWRITE = "lost_by_rewrite"  # records the replaced file held and its replacement lacks
+MASKED_DUPLICATES = "masked_duplicates"  # records read twice (before the savepoint and again) but present once
 
 # Finding kinds of a sink mapped to source records by identity (--sink-key/--source-key, `identity`).
 UNMATCHED = "unmatched_sink_rows"  # sink rows whose identity no source record holds
@@ -137,6 +146,44 @@ class PartitionCoverage:
 
 
 @dataclass(frozen=True)
+class SinkFile:
+    """One file of a file sink's ledger: what its name says (window, pane, shard) and what the store says."""
+
+    path: str  # relative to the sink directory
+    family: str  # the files of one sink: their directory, prefix and suffix around Beam's fields (`dir/prefix*.json`)
+    window_start: int | None  # epoch milliseconds; None for the global window
+    window_end: int | None
+    pane: int
+    pane_last: bool | None  # None: the name does not say
+    shard: int
+    shards: int
+    size: int
+    modified: float  # seconds since the epoch
+    rows: int | None = None  # None: not counted
+    rewritten: bool = False  # written after the restored savepoint for a window that closed before it
+
+    @property
+    def window(self) -> tuple[int, int] | None:
+        return None if self.window_start is None or self.window_end is None else (self.window_start, self.window_end)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "family": self.family,
+            "window_start": self.window_start,
+            "window_end": self.window_end,
+            "pane": self.pane,
+            "pane_last": self.pane_last,
+            "shard": self.shard,
+            "shards": self.shards,
+            "size": self.size,
+            "modified": self.modified,
+            "rows": self.rows,
+            "rewritten": self.rewritten,
+        }
+
+
+@dataclass(frozen=True)
 class Holder:
     """One holder of a partition in a savepoint: a reader subtask's split, or the enumerator's pending list."""
 
@@ -217,6 +264,7 @@ class Findings:
     coverage: tuple[PartitionCoverage, ...] = ()
     notes: tuple[str, ...] = field(default=())
     assignment: tuple[AssignmentMatrix, ...] = ()
+    ledger: tuple[SinkFile, ...] = ()  # a file sink's files as Beam named them (empty: no windowed names)
 
     @property
     def exit_code(self) -> int:
@@ -230,4 +278,5 @@ class Findings:
             "coverage": [c.to_json() for c in self.coverage],
             "notes": list(self.notes),
             "assignment": [a.to_json() for a in self.assignment],
+            "ledger": [f.to_json() for f in self.ledger],
         }

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 
-FILE_FORMATS = ("parquet", "json", "csv", "orc")
+FILE_FORMATS = ("parquet", "json", "csv", "orc", "text")  # text: one `value` row per line
 SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --bootstrap cluster
 
 
@@ -69,3 +69,4 @@ class AuditRequest:
     master: str = "local[*]"
     identity: IdentityMatch | None = None  # no coordinates in the sink: map its rows to source records (--sink-key)
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
+    sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names

@@ -15,15 +15,18 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
+from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
     REWIND,
     Finding,
     Findings,
+    SinkFile,
     Summary,
 )
 from splitaudit.audit.inference import RestoreEvidence, infer_classes
+from splitaudit.audit.ledger import Ledger, check_ledger, count_rows, find_rewrites, ledger_of
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
@@ -31,6 +34,7 @@ from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import list_tree, metadata_written_at
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -61,6 +65,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     sink_audit = None
     findings: list[Finding] = []
     notes: list[str] = []
+    ledger = None
+    if request.sink and request.sink_format != "kafka":
+        with progress.step(f"read the file names of {request.sink}"):
+            ledger = _ledger(request)
+            findings += check_ledger(ledger)
     if request.sink:
         spark = _spark(request, progress)
         with (
@@ -70,6 +79,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             sink_audit = _audit_judged(judged, request, savepoint, evidence)
             findings += judged.findings + sink_audit.findings
             notes += [*judged.notes, DENSE_NOTE if kafka is None else kafka.gaps_note, sink_audit.lineage.note]
+            if ledger is not None and ledger.windowed:
+                with progress.step("count the rows of each file and find the windows written again"):
+                    ledger, found, said = _judge_rewrites(spark, request, ledger, judged, kafka, before)
+                findings += found
+                notes += said
             if savepoint is not None:
                 from splitaudit.audit.replay import check_past_savepoint
 
@@ -93,7 +107,56 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             resume = {} if savepoint is None else resume_offsets(savepoint)
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)
-    return _findings(findings, sink_audit, assignment, notes)
+    return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files)
+
+
+def _ledger(request: AuditRequest) -> Ledger:
+    """The file sink's ledger from a listing of its directory (names, sizes, times; no file is opened)."""
+    assert request.sink is not None
+    naming = _naming(request)
+    if len(urlparse(request.sink).scheme) <= 1 and Path(request.sink).is_file():
+        return ledger_of((), naming)
+    return ledger_of(list_tree(request.sink), naming)
+
+
+def _naming(request: AuditRequest) -> NamingTemplate:
+    if request.sink_naming is None:
+        return NamingTemplate.beam_defaults()
+    try:
+        return NamingTemplate.custom(request.sink_naming)
+    except ValueError as ex:
+        raise UsageError(f"--sink-naming: {ex}") from None
+
+
+def _judge_rewrites(
+    spark: SparkSession,
+    request: AuditRequest,
+    ledger: Ledger,
+    judged: JudgedSink,
+    kafka: KafkaSource | None,
+    before: SavepointTables | None,
+) -> tuple[Ledger, list[Finding], list[str]]:
+    """The ledger's rows per file and, with --before, the windows the restored job wrote again and, with the
+    source topics (--bootstrap), the records those rewrites held once though read twice, or lost."""
+    from splitaudit.audit.sink_files import read_files
+
+    assert request.sink is not None
+    ledger = count_rows(read_files(spark, request.sink, request.sink_format), ledger, request.sink)
+    notes = [f"the sink's file ledger reads {ledger.naming}: {len(ledger.files)} files"]
+    if before is None:
+        return ledger, [], [*notes, "give --before (the savepoint the job was restored from) to find rewritten windows"]
+    rewrites = find_rewrites(ledger, before.path, metadata_written_at(before.path))
+    findings = [] if rewrites.finding is None else [rewrites.finding]
+    notes.append(rewrites.note)
+    if rewrites.windows and kafka is None:
+        notes.append("the records of the rewritten windows are not counted: give --bootstrap to read the source")
+    elif rewrites.windows and kafka is not None:
+        from splitaudit.audit.kafka_topic import read_topics
+        from splitaudit.audit.rewrites import check_rewrites
+
+        records = read_topics(spark, kafka.bootstrap, kafka.topics)
+        findings += check_rewrites(judged.sink, records, rewrites.windows, resume_offsets(before), before.path)
+    return rewrites.ledger, findings, notes
 
 
 @dataclass(frozen=True)
@@ -208,6 +271,10 @@ def _validate(request: AuditRequest) -> None:
             "--sink-key/--source-key and --match-payload need --sink and --bootstrap: the sink's rows are mapped to "
             "the records of the source topics, read from that cluster"
         )
+    if request.sink_naming is not None:
+        if not request.sink or request.sink_format == "kafka":
+            raise UsageError("--sink-naming needs --sink naming a directory of files: it reads their names")
+        _naming(request)
     if request.jar and not request.before:
         raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
     for path, option in ((request.savepoint, "savepoint"), (request.before, "before")):
@@ -335,7 +402,11 @@ def _topics(savepoint: SavepointTables) -> set[str]:
 
 
 def _findings(
-    findings: list[Finding], sink_audit: SinkAudit | None, assignment: AssignmentCheck | None, notes: list[str]
+    findings: list[Finding],
+    sink_audit: SinkAudit | None,
+    assignment: AssignmentCheck | None,
+    notes: list[str],
+    ledger: tuple[SinkFile, ...] = (),
 ) -> Findings:
     """One `Findings`, with the contract's summary counted from the findings."""
 
@@ -353,4 +424,4 @@ def _findings(
     if assignment is not None:
         notes += [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
     matrices = () if assignment is None else assignment.matrices
-    return Findings(summary, tuple(findings), coverage, tuple(notes), matrices)
+    return Findings(summary, tuple(findings), coverage, tuple(notes), matrices, ledger)

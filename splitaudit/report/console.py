@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from splitaudit.audit.beam_names import instant_text
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     INFO,
@@ -18,6 +19,7 @@ from splitaudit.audit.findings import (
     AssignmentMatrix,
     Finding,
     Findings,
+    SinkFile,
 )
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.guard.results import GuardReport, WatchReport
@@ -317,6 +319,8 @@ class ConsoleOutput(Output):
             self.console.print(_assignment_table(matrix))
         if findings.coverage:
             self.console.print(_coverage_table(findings))
+        if findings.ledger:
+            self.console.print(_ledger_table(findings))
         for note in findings.notes:
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
 
@@ -408,6 +412,30 @@ def _coverage_table(findings: Findings) -> Table:
         numbers = (c.partition, c.rows, c.distinct, c.first_offset, c.last_offset, c.duplicates, c.missing)
         coverage.add_row(c.topic, *map(str, numbers))
     return coverage
+
+
+def _ledger_table(findings: Findings) -> Table:
+    """Per family of a file sink's files (directory, prefix, suffix): its windows and what was written again."""
+    table = Table(title="file sink ledger (Beam's file names)")
+    for column in ("files", "windows", "first window", "last window", "rows", "rewritten files"):
+        table.add_column(column)
+    families: dict[str, list[SinkFile]] = {}
+    for f in findings.ledger:
+        families.setdefault(f.family, []).append(f)
+    for family, files in families.items():
+        windows = sorted({f.window for f in files if f.window is not None})
+        rows = [f.rows for f in files if f.rows is not None]
+        rewritten = sum(f.rewritten for f in files)
+        table.add_row(
+            f"{printable(family)}: {len(files)}",
+            str(len(windows)),
+            instant_text(windows[0][0]) if windows else "global",
+            instant_text(windows[-1][0]) if windows else "global",
+            str(sum(rows)) if rows else "-",
+            str(rewritten),
+            style="red" if rewritten else None,
+        )
+    return table
 
 
 def _assignment_table(matrix: AssignmentMatrix) -> Table:

@@ -15,6 +15,7 @@ import os
 import posixpath
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlparse
 
@@ -48,7 +49,7 @@ class SavepointFiles:
         self._cache: dict[str, bytes] = {}
         self.scheme = _scheme(location)
         # None: the local disk (os and open()); otherwise the pyarrow filesystem of the URI.
-        self.fs, path = self._filesystem(location)
+        self.fs, path = filesystem_of(location)
         if _is_directory(self.fs, path, location):
             self.directory = path.rstrip("/") or "/"
         else:
@@ -59,25 +60,6 @@ class SavepointFiles:
         self._local = self.fs is None
         if self._local:
             self._real_directory = os.path.realpath(self.directory)
-
-    @staticmethod
-    def _filesystem(location: str) -> tuple[pafs.FileSystem | None, str]:
-        """The filesystem of `location` (None: the local disk) and the path on it."""
-        if not _scheme(location):
-            return None, os.path.abspath(location)
-        local = local_file_uri_path(location)
-        if local is not None:
-            return None, local
-        import pyarrow.fs as pafs  # a second of start-up: only for remote URIs
-
-        try:
-            parsed = urlparse(location)
-            if parsed.scheme == "s3" and not parsed.query:
-                return s3_filesystem(os.environ), posixpath.normpath(f"{parsed.netloc}/{parsed.path.lstrip('/')}")
-            fs, path = pafs.FileSystem.from_uri(location)
-        except (OSError, ValueError) as ex:
-            raise InputError(location, None, f"unsupported location: {summary(ex)}") from None
-        return fs, path
 
     def read_metadata(self) -> bytes:
         return self._read(self.fs, self.metadata_path, self.metadata_path, None, None, None)
@@ -115,7 +97,7 @@ class SavepointFiles:
                 offset,
                 f"state file {uri!r} lies outside the savepoint directory; pass --allow-external-state to read it",
             )
-        fs, resolved = self._filesystem(uri) if _scheme(uri) else (self.fs, posixpath.normpath(uri))
+        fs, resolved = filesystem_of(uri) if _scheme(uri) else (self.fs, posixpath.normpath(uri))
         return resolved, self._read(fs, resolved, uri, span, referenced_from, offset, whole)
 
     def _own_path(self, uri: str) -> str | None:
@@ -192,6 +174,81 @@ class SavepointFiles:
         if info.type.name != "File":
             raise InputError(shown, None, f"{kind} is not a regular file{where}")
         return int(info.size)
+
+
+def filesystem_of(location: str) -> tuple[pafs.FileSystem | None, str]:
+    """The filesystem of `location` (None: the local disk) and the path on it."""
+    if not _scheme(location):
+        return None, os.path.abspath(location)
+    local = local_file_uri_path(location)
+    if local is not None:
+        return None, local
+    import pyarrow.fs as pafs  # a second of start-up: only for remote URIs
+
+    try:
+        parsed = urlparse(location)
+        if parsed.scheme == "s3" and not parsed.query:
+            return s3_filesystem(os.environ), posixpath.normpath(f"{parsed.netloc}/{parsed.path.lstrip('/')}")
+        fs, path = pafs.FileSystem.from_uri(location)
+    except (OSError, ValueError) as ex:
+        raise InputError(location, None, f"unsupported location: {summary(ex)}") from None
+    return fs, path
+
+
+def metadata_written_at(location: str) -> float:
+    """When a savepoint's `_metadata` was written (its modification time, seconds since the epoch): Flink writes
+    it last, once every state file of the savepoint is in place, so it is the savepoint's time."""
+    fs, path = filesystem_of(location)
+    if _is_directory(fs, path, location):
+        path = posixpath.join(path, METADATA_FILE)
+    try:
+        if fs is None:
+            return os.stat(path).st_mtime
+        info = fs.get_file_info(path)
+    except (OSError, ValueError) as ex:
+        raise InputError(path, None, f"cannot read the file's time: {summary(ex)}") from None
+    if info.mtime is None:
+        raise InputError(path, None, "the store gives no modification time")
+    return float(info.mtime.timestamp())
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    """One regular file under a listed directory: its path relative to it ('/'-separated), size and time."""
+
+    relative: str
+    size: int
+    modified: float  # seconds since the epoch
+
+
+def list_tree(location: str) -> tuple[ListedFile, ...]:
+    """Every regular file under the directory `location` (hidden ones too), sorted by path; symlinks are not
+    followed, so the listing stays inside the directory. A missing or non-directory location is bad input."""
+    fs, root = filesystem_of(location)
+    if not _is_directory(fs, root, location):
+        raise InputError(location, None, "expected a directory")
+    listed: list[ListedFile] = []
+    if fs is None:
+        for folder, _, names in os.walk(root, followlinks=False):
+            for name in names:
+                full = os.path.join(folder, name)
+                status = os.lstat(full)
+                if stat.S_ISREG(status.st_mode):
+                    relative = os.path.relpath(full, root).replace(os.sep, "/")
+                    listed.append(ListedFile(relative, status.st_size, status.st_mtime))
+    else:
+        import pyarrow.fs as pafs
+
+        try:
+            infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+        except (OSError, ValueError) as ex:
+            raise InputError(location, None, f"cannot list: {summary(ex)}") from None
+        for info in infos:
+            if info.type == pafs.FileType.File:
+                modified = 0.0 if info.mtime is None else float(info.mtime.timestamp())
+                relative = posixpath.relpath(info.path, root.rstrip("/") or "/")
+                listed.append(ListedFile(relative, int(info.size or 0), modified))
+    return tuple(sorted(listed, key=lambda f: f.relative))
 
 
 def s3_filesystem(environment: Mapping[str, str]) -> pafs.S3FileSystem:

@@ -19,6 +19,7 @@ from splitaudit.audit.findings import (
     Holder,
     PartitionAssignment,
     PartitionCoverage,
+    SinkFile,
     Summary,
 )
 from splitaudit.guard.results import (
@@ -54,6 +55,7 @@ FINDINGS = Findings(
     ),
     coverage=(PartitionCoverage("t", 0, 10, 7, 0, 8, 2),),
     notes=("dense offsets assumed",),
+    ledger=(SinkFile("w-a.json", "*.json", 1000, 2000, 0, True, 0, 1, 42, 3.5, 7, True),),
     assignment=(
         AssignmentMatrix(
             "kafka-source",
@@ -133,6 +135,22 @@ FINDINGS_JSON = {
                 },
                 {"topic": "t", "partition": 2, "status": "missing", "holders": []},
             ],
+        }
+    ],
+    "ledger": [
+        {
+            "path": "w-a.json",
+            "family": "*.json",
+            "window_start": 1000,
+            "window_end": 2000,
+            "pane": 0,
+            "pane_last": True,
+            "shard": 0,
+            "shards": 1,
+            "size": 42,
+            "modified": 3.5,
+            "rows": 7,
+            "rewritten": True,
         }
     ],
 }

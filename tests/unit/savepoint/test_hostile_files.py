@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from splitaudit.cli import main
+from splitaudit.savepoint import fileio
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint_view import inspect_savepoint
 from tests.savepoint_mutations import mutated_copy
@@ -135,7 +136,7 @@ def test_a_uri_in_a_state_handle_is_refused_before_anything_resolves_it(
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"splitaudit tried to reach the network or a filesystem: {args}")
 
-    resolve = SavepointFiles._filesystem
+    resolve = fileio.filesystem_of
 
     def local_only(location: str) -> tuple[pafs.FileSystem | None, str]:
         if "://" in location:
@@ -144,7 +145,7 @@ def test_a_uri_in_a_state_handle_is_refused_before_anything_resolves_it(
 
     monkeypatch.setattr(socket, "getaddrinfo", forbidden)
     monkeypatch.setattr(socket.socket, "connect", forbidden)
-    monkeypatch.setattr(SavepointFiles, "_filesystem", staticmethod(local_only))
+    monkeypatch.setattr(fileio, "filesystem_of", local_only)
     code, document = _inspect(str(snapshot))
     assert code == 2, document
     assert document["error"]["path"] == f"{snapshot}/_metadata"

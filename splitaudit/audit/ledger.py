@@ -1,0 +1,270 @@
+"""A file sink's ledger: its files as Beam named them, and what the names and times say went wrong.
+
+Beam's file sinks keep no commit log; their names are the ledger (`beam_names`): the window each file holds, its
+pane and its shard of the pane; the store adds each file's size and time. Read from a listing of the sink
+directory (the filesystem seam, local or object store), the ledger shows:
+
+- files left in Beam's temporary folders (`.temp-beam…`, `.temp-…`): written by a bundle whose finalize never
+  moved them into place, so their records are in no finished file (`unfinalized_files`);
+- shards of a window's pane absent (`k of n` names n shards: `missing_shards`) and pane indexes skipped
+  (`missing_panes`);
+- with the savepoint a job was restored from, the files **written after it for windows that had closed before
+  it** (`rewritten_files`): a restored job that read those windows' records again fired them again, and a
+  sink with deterministic names wrote the same name again, replacing the file. Which windows had closed is told
+  by the sink itself: the files written before the savepoint show how long after its end a window's file
+  appears (the finalize delay); a window whose end lies more than twice that delay before the savepoint had
+  its file before it.
+
+The records those replaced files held or lost are counted against the source topic by `rewrites`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
+
+from splitaudit.audit.beam_names import NamingTemplate, instant_text
+from splitaudit.audit.findings import (
+    ERROR,
+    MISSING_PANES,
+    MISSING_SHARDS,
+    REWRITTEN,
+    UNFINALIZED,
+    WARNING,
+    Finding,
+    SinkFile,
+)
+from splitaudit.savepoint.fileio import ListedFile
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+SAMPLE_FILES = 20  # files a ledger finding names (its count is always exact)
+TEMP_FOLDER_PREFIXES = (".temp-beam", ".temp-")  # Beam's FileBasedSink.TEMP_DIRECTORY_PREFIX, and older forms
+MIN_CLOSE_MARGIN = 1.0  # seconds: a window closed before a savepoint at least this long before it
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The sink directory as the ledger sees it: its windowed files, its unfinalized ones, and how it was named."""
+
+    files: tuple[SinkFile, ...]  # the finished files whose names the naming reads, by path
+    unnamed: int  # finished files whose names it does not read
+    temporary: tuple[ListedFile, ...]  # files in Beam's temporary folders
+    naming: str
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the ledger has anything to say of windows: most finished files carry Beam's names."""
+        return bool(self.files) and len(self.files) >= self.unnamed
+
+
+def ledger_of(listing: Iterable[ListedFile], naming: NamingTemplate) -> Ledger:
+    """The ledger of a sink directory's listing: finished files are those Spark reads (no path component
+    starting with '.' or '_'), temporary ones those under a folder of Beam's temporary prefixes."""
+    files, temporary, unnamed = [], [], 0
+    for listed in listing:
+        parts = listed.relative.split("/")
+        if any(part.startswith(TEMP_FOLDER_PREFIXES) for part in parts[:-1]):
+            temporary.append(listed)
+            continue
+        if any(part.startswith((".", "_")) for part in parts):
+            continue  # hidden: Spark reads none of it (checksums, _SUCCESS markers)
+        name = naming.parse(parts[-1])
+        if name is None:
+            unnamed += 1
+            continue
+        files.append(
+            SinkFile(
+                path=listed.relative,
+                family=posixpath.join(posixpath.dirname(listed.relative), f"{name.prefix}*{name.suffix}"),
+                window_start=name.window_start,
+                window_end=name.window_end,
+                pane=name.pane,
+                pane_last=name.pane_last,
+                shard=name.shard,
+                shards=name.shards,
+                size=listed.size,
+                modified=listed.modified,
+            )
+        )
+    return Ledger(tuple(files), unnamed, tuple(temporary), naming.described)
+
+
+def check_ledger(ledger: Ledger) -> list[Finding]:
+    """The findings the names alone give: unfinalized files, absent shards, skipped panes."""
+    findings = []
+    if ledger.temporary:
+        size = sum(f.size for f in ledger.temporary)
+        findings.append(
+            Finding(
+                kind=UNFINALIZED,
+                severity=WARNING,
+                topic=None,
+                partition=None,
+                count=len(ledger.temporary),
+                sample=tuple({"path": f.relative, "size": f.size} for f in ledger.temporary[:SAMPLE_FILES]),
+                detail=(
+                    f"{len(ledger.temporary)} files ({size} bytes) in Beam's temporary folders, not in the sink's "
+                    "finished files: a bundle's finalize never moved them into place (a crash, or a job still "
+                    "writing); their records are not judged"
+                ),
+            )
+        )
+    if not ledger.windowed:
+        return findings
+    panes: dict[tuple[str, int | None, int | None, int], list[SinkFile]] = defaultdict(list)
+    for f in ledger.files:
+        panes[(f.family, f.window_start, f.window_end, f.pane)].append(f)
+    absent = []
+    for (family, start, end, pane), files in sorted(panes.items(), key=lambda item: str(item[0])):
+        counts = {f.shards for f in files}
+        present = {f.shard for f in files}
+        for shards in sorted(counts):
+            missing = sorted(set(range(shards)) - present)
+            if missing:
+                absent.append(
+                    {
+                        "file_family": family,
+                        "window": _window(start, end),
+                        "pane": pane,
+                        "shards": shards,
+                        "missing_shards": missing[:SAMPLE_FILES],
+                    }
+                )
+    if absent:
+        findings.append(
+            Finding(
+                kind=MISSING_SHARDS,
+                severity=ERROR,
+                topic=None,
+                partition=None,
+                count=len(absent),
+                sample=tuple(absent[:SAMPLE_FILES]),
+                detail=(
+                    f"{len(absent)} window panes lack shards their names count ('k of n'): the records of a "
+                    "missing shard are in no file"
+                ),
+            )
+        )
+    skipped = []
+    windows: dict[tuple[str, int | None, int | None], set[int]] = defaultdict(set)
+    for family, start, end, pane in panes:
+        windows[(family, start, end)].add(pane)
+    for (family, start, end), indexes in sorted(windows.items(), key=lambda item: str(item[0])):
+        gaps = sorted(set(range(max(indexes) + 1)) - indexes)
+        if gaps:
+            skipped.append({"file_family": family, "window": _window(start, end), "missing_panes": gaps[:20]})
+    if skipped:
+        findings.append(
+            Finding(
+                kind=MISSING_PANES,
+                severity=WARNING,
+                topic=None,
+                partition=None,
+                count=len(skipped),
+                sample=tuple(skipped[:SAMPLE_FILES]),
+                detail=f"{len(skipped)} windows skip pane indexes: a firing of theirs wrote no file",
+            )
+        )
+    return findings
+
+
+@dataclass(frozen=True)
+class Rewrites:
+    """The windows a restored job wrote again, judged against the savepoint it was restored from."""
+
+    ledger: Ledger  # with each rewritten file marked
+    windows: tuple[tuple[int, int], ...]  # (start, end) epoch millis of every rewritten window
+    finding: Finding | None
+    note: str
+
+
+def find_rewrites(ledger: Ledger, savepoint: str, written_at: float) -> Rewrites:
+    """The files written after the savepoint (`written_at`, seconds) for windows that closed before it."""
+    delays = [f.modified - f.window_end / 1000 for f in ledger.files if f.window_end and f.modified <= written_at]
+    if not delays:
+        note = (
+            f"no file of the sink was written before the savepoint {savepoint} "
+            f"({_time(written_at)}): which windows it rewrote is not judged"
+        )
+        return Rewrites(ledger, (), None, note)
+    delay = max(0.0, max(delays))
+    closed_by = written_at - max(2 * delay, MIN_CLOSE_MARGIN)
+    rewritten = [
+        f
+        for f in ledger.files
+        if f.window_end is not None and f.window_end / 1000 <= closed_by and f.modified > written_at
+    ]
+    marked = {f.path for f in rewritten}
+    files = tuple(replace(f, rewritten=True) if f.path in marked else f for f in ledger.files)
+    windows = tuple(sorted({f.window for f in rewritten if f.window is not None}))
+    note = (
+        f"windows closed before the savepoint {savepoint} ({_time(written_at)}): those ending by "
+        f"{_time(closed_by)}, twice the longest delay ({delay:.1f} s) between a window's end and its file among "
+        "the files written before it"
+    )
+    finding = None
+    if rewritten:
+        finding = Finding(
+            kind=REWRITTEN,
+            severity=ERROR,
+            topic=None,
+            partition=None,
+            count=len(rewritten),
+            sample=tuple(
+                {
+                    "path": f.path,
+                    "window": _window(f.window_start, f.window_end),
+                    "pane": f.pane,
+                    "modified": _time(f.modified),
+                    "rows": f.rows,
+                }
+                for f in rewritten[:SAMPLE_FILES]
+            ),
+            detail=(
+                f"{len(rewritten)} files of {len(windows)} windows that closed before the savepoint {savepoint} "
+                f"were written after it ({_time(written_at)}): the restored job fired those windows again and "
+                "replaced their files; a file now holds only what the restored job read of its window"
+            ),
+            evidence=note,
+        )
+    return Rewrites(replace(ledger, files=files), windows, finding, note)
+
+
+def count_rows(frame: DataFrame, ledger: Ledger, root: str) -> Ledger:
+    """The ledger with each file's rows, counted by Spark over the sink as read (one aggregate of its file
+    column: Parquet and ORC need no column's data for it)."""
+    from pyspark.sql import functions as F
+
+    counted = frame.groupBy(F.col("_metadata.file_path").alias("file")).count().collect()
+    rows = {}
+    for row in counted:
+        relative = _relative(row["file"], root)
+        if relative is not None:
+            rows[relative] = int(row["count"])
+    files = tuple(replace(f, rows=rows.get(f.path, 0)) for f in ledger.files)
+    return replace(ledger, files=files)
+
+
+def _relative(file_uri: str, root: str) -> str | None:
+    """A Spark file path (`file:/sink/a.json`, `s3a://bucket/sink/a.json`) relative to the sink's root."""
+    path = unquote(urlparse(file_uri).path) if "://" in file_uri or file_uri.startswith("file:") else file_uri
+    base = unquote(urlparse(root).path) if "://" in root or root.startswith("file:") else root
+    base = posixpath.normpath(base).rstrip("/")
+    marker = base.lstrip("/") + "/"
+    at = path.find(marker)
+    return None if at < 0 else path[at + len(marker) :]
+
+
+def _window(start: int | None, end: int | None) -> str:
+    return "global" if start is None or end is None else f"{instant_text(start)}..{instant_text(end)}"
+
+
+def _time(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
