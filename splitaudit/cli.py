@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import click
 
+from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
@@ -721,6 +722,14 @@ SPARK_MASTER = click.option(
     show_default=True,
     help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
 )
+SINK_NAMING = click.option(
+    "--sink-naming",
+    metavar="TEMPLATE",
+    help="How a custom FileNaming names the sink's files, for its ledger: the name with {start} and {end} (ISO "
+    "instants or epoch millis), {pane}, {shard}, {shards} and {*} for what varies, e.g. "
+    "'weather-{start}-{end}-pane{pane}-{shard}-of-{shards}.parquet'. Default: Beam's own names (TextIO's "
+    "W-P-SSSSS-of-NNNNN, FileIO's defaultNaming).",
+)
 UIDS = click.option(
     "--uid",
     "uids",
@@ -756,6 +765,13 @@ MAX_FILE_SIZE = click.option(
     callback=lambda _ctx, _param, value: _size(value),
     help="The largest _metadata or state file read (bytes, or with K, M, G); a larger one is bad input (exit 2).",
 )
+
+
+def _naming_template(template: str) -> NamingTemplate:
+    try:
+        return NamingTemplate.custom(template)
+    except ValueError as ex:
+        raise click.UsageError(f"--sink-naming: {ex}") from None
 
 
 def _identity(sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
@@ -796,14 +812,7 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     "`value` column). kafka: --sink is a topic of the --bootstrap cluster whose record values are JSON objects "
     "with the coordinate (and lineage) fields.",
 )
-@click.option(
-    "--sink-naming",
-    metavar="TEMPLATE",
-    help="How a custom FileNaming names the sink's files, for its ledger: the name with {start} and {end} (ISO "
-    "instants or epoch millis), {pane}, {shard}, {shards} and {*} for what varies, e.g. "
-    "'weather-{start}-{end}-pane{pane}-{shard}-of-{shards}.parquet'. Default: Beam's own names (TextIO's "
-    "W-P-SSSSS-of-NNNNN, FileIO's defaultNaming).",
-)
+@SINK_NAMING
 @click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
 @click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
 @click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
@@ -987,6 +996,10 @@ def audit(
                    "so the offsets an unfixed jar reads twice.")  # fmt: skip
 @click.option("--parallelism", type=int, default=None, metavar="N",
               help="The parallelism of the restored job, when it differs from the savepoint's.")  # fmt: skip
+@click.option("--sink", metavar="DIR",
+              help="The job's file sink directory (Beam's windowed names): with --bootstrap, name the window files "
+                   "a re-read of windows closed before the savepoint will rewrite.")  # fmt: skip
+@SINK_NAMING
 @MAX_FILE_SIZE
 @LOG_FILE
 @click.pass_context
@@ -996,6 +1009,8 @@ def guard(
     jar: Path,
     bootstrap: str | None,
     parallelism: int | None,
+    sink: str | None,
+    sink_naming: str | None,
     max_file_size: int,
     log_path: Path | None,
 ) -> None:
@@ -1017,6 +1032,10 @@ def guard(
     With --bootstrap: partitions of the topic no split covers are never read after the restore unless the
       jar's enumerator discovers partitions on restore (error, else info); a savepoint next offset below the
       log start means records expired unread (error); the backlog is shown (info).
+    A twin that starts below the savepoint's offsets re-reads records read before it (warning per partition,
+      with --bootstrap their Kafka times): a job windowing by Kafka time fires their closed windows again, and
+      a file sink with deterministic names rewrites those files (masked duplicates; losses in the window
+      re-read from inside). --sink DIR names the window files that will be written again.
     With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state is list
       state Flink hands out whole, no split dropped (info); on the FlinkSource path a jar with the fix hands
       the splits out again (info).
@@ -1028,7 +1047,10 @@ def guard(
     def action(context: Context) -> int:
         from splitaudit.guard.predict import run_guard
 
-        report = run_guard(savepoint, jar, bootstrap, parallelism, context.progress, max_file_size)
+        naming = None if sink_naming is None else _naming_template(sink_naming)
+        report = run_guard(
+            savepoint, jar, bootstrap, parallelism, context.progress, max_file_size, sink=sink, sink_naming=naming
+        )
         context.output.guard_report(report)
         return report.exit_code
 

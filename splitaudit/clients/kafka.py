@@ -7,7 +7,7 @@ confluent-kafka (librdkafka) underneath.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,6 +187,32 @@ def offsets_for_time(
     except KafkaException as ex:
         raise ExternalError(f"offsets of topic {topic!r} at time {millis} from {bootstrap}: {_reason(ex)}") from ex
     return {(topic, p): (offset if offset >= 0 else None) for p, offset in found.items()}
+
+
+def record_times(
+    bootstrap: str, offsets: Sequence[tuple[str, int, int]], timeout: float = ADMIN_TIMEOUT
+) -> dict[tuple[str, int, int], int]:
+    """The Kafka timestamp (epoch ms) of the record at each (topic, partition, offset); an offset with no record
+    (past the end, below the log start, a transaction marker) is left out."""
+    consumer = Consumer(
+        _client_config(
+            {"bootstrap.servers": bootstrap, "group.id": f"splitaudit-time-{uuid.uuid4()}", "enable.auto.commit": False}
+        )
+    )
+    times: dict[tuple[str, int, int], int] = {}
+    try:
+        for topic, partition, offset in offsets:
+            consumer.assign([TopicPartition(topic, partition, offset)])
+            for message in consumer.consume(num_messages=1, timeout=timeout):
+                if message.error() is None and message.offset() == offset:
+                    times[(topic, partition, offset)] = message.timestamp()[1]
+    except KafkaException as ex:
+        raise ExternalError(
+            f"record times of {sorted({t for t, _, _ in offsets})} from {bootstrap}: {_reason(ex)}"
+        ) from ex
+    finally:
+        consumer.close()
+    return times
 
 
 def _list_offsets(

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
+from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, WARNING, Finding
+from splitaudit.audit.ledger import ledger_of
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
@@ -32,9 +34,10 @@ from splitaudit.guard.twin import (
     group_id,
     predict_twin,
 )
+from splitaudit.guard.windows import closed_window_findings, reread_before_savepoint
 from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
-from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, list_tree
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint
 from splitaudit.splits.beam import KafkaIORead, kafka_read_spec
 from splitaudit.splits.model import PENDING
@@ -65,10 +68,17 @@ def run_guard(
     parallelism: int | None,
     progress: Progress,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    sink: str | None = None,
+    sink_naming: NamingTemplate | None = None,
 ) -> GuardReport:
-    """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore."""
+    """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore; with `sink` (a file
+    sink's directory) name the window files a re-read of closed windows would rewrite."""
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
+    ledger = None
+    if sink is not None:
+        with progress.step(f"read the file names of the sink {sink}"):
+            ledger = ledger_of(list_tree(sink), sink_naming or NamingTemplate.beam_defaults())
     with progress.step(f"recognise the job jar {jar}"):
         facts = read_jar_facts(jar)
     with progress.step(f"read the savepoint {savepoint}"):
@@ -99,6 +109,16 @@ def run_guard(
         offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
         findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism, start_offsets)
         twins = twin_starts(facts, sources, offsets, start_offsets)
+    rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
+    wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
+    if bootstrap is not None and wanted:
+        from splitaudit.clients.kafka import record_times
+
+        with progress.step("read the Kafka times of the records read again"):
+            times = record_times(bootstrap, wanted)
+        findings += tuple(closed_window_findings(twins, times, ledger))
+    elif ledger is not None:
+        notes.append("--sink: the windows a re-read rewrites are named with --bootstrap (the records' Kafka times)")
     notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices] + notes
     if bootstrap is None:
         notes.append(
