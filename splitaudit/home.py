@@ -16,6 +16,7 @@ BEAM_VERSION = "2.62.0"  # the reference pipeline's Beam, certainly affected by 
 UPSTREAM_FIX_VERSION = "2.70.0"  # the first Beam release with the upstream fix of beam#31313 (apache/beam#33606)
 # Spark's Kafka connector: the pinned pyspark's own (4.3.0) is not on Maven Central; see the pom.
 SPARK_KAFKA_VERSION = "4.2.0"
+SPARK_AVRO_VERSION = "4.2.0"  # the newest spark-avro on Maven Central; 4.3.0 is not there
 S3PROXY_VERSION = "2.6.0"  # the S3-compatible object store the stack runs for checkpoints on s3://
 # The Flink session cluster each Beam release of the real-cluster matrix runs on: the newest Flink of the
 # runner artifact the Maven repository has for that release (beam-runners-flink-1.16 for 2.54.0-2.59.0,
@@ -91,6 +92,14 @@ def spark_kafka_jars(version: str = SPARK_KAFKA_VERSION) -> Path:
     `spark_session` puts every jar of this folder on `spark.jars` when it exists.
     """
     return stack_home() / f"spark-kafka-{version}" / "jars"
+
+
+def spark_avro_jars(version: str = SPARK_AVRO_VERSION) -> Path:
+    """Spark's Avro data source (`format("avro")`, for Beam's AvroIO sinks), which pyspark does not ship.
+
+    `spark_session(avro=True)` puts every jar of this folder on `spark.jars` when it exists.
+    """
+    return stack_home() / f"spark-avro-{version}" / "jars"
 
 
 def pyspark_home() -> Path:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 
-FILE_FORMATS = ("parquet", "json", "csv", "orc", "text")  # text: one `value` row per line
+FILE_FORMATS = ("parquet", "json", "csv", "orc", "avro", "text")  # text: one `value` row per line
 SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --bootstrap cluster
 
 

@@ -299,7 +299,11 @@ def _spark(request: AuditRequest, progress: Progress) -> SparkSession:
     config = {} if shuffle is None else {"spark.sql.shuffle.partitions": str(shuffle)}
     with progress.step(f"start Spark ({request.master})"):
         spark = spark_session(
-            request.master, app_name="splitaudit-audit", kafka=request.bootstrap is not None, config=config
+            request.master,
+            app_name="splitaudit-audit",
+            kafka=request.bootstrap is not None,
+            avro=request.sink_format == "avro",
+            config=config,
         )
         spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -10,7 +10,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-from splitaudit.home import spark_kafka_jars
+from splitaudit.home import spark_avro_jars, spark_kafka_jars
 from splitaudit.logs import library_log
 
 
@@ -21,6 +21,7 @@ def spark_session(
     local_dir: Path | None = None,
     config: dict[str, str] | None = None,
     kafka: bool = True,
+    avro: bool = False,
 ) -> SparkSession:
     """A SparkSession whose driver binds to 127.0.0.1 and whose workers run this very Python.
 
@@ -28,7 +29,8 @@ def spark_session(
     Spark's scratch space (and the driver's java.io.tmpdir) inside a run directory. With `kafka` (the default),
     when `splitaudit setup` installed Spark's Kafka connector, its jars go on `spark.jars` (after any given in
     `config`), so `spark.read.format("kafka")` works; a session that reads no topic passes `kafka=False` and
-    skips loading them. When a libraries' log file is named (`splitaudit.logs`), the JVM's own output (log4j,
+    skips loading them. With `avro`, Spark's Avro data source from the stack home likewise (`format("avro")`).
+    When a libraries' log file is named (`splitaudit.logs`), the JVM's own output (log4j,
     warnings, its Python workers' stderr) goes to that file, not to the console.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -51,9 +53,10 @@ def spark_session(
         local_dir.mkdir(parents=True, exist_ok=True)
         options |= {"spark.local.dir": str(local_dir), "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={local_dir}"}
     options |= config or {}
-    kafka_jars = sorted(str(jar) for jar in spark_kafka_jars().glob("*.jar")) if kafka else []
-    if kafka_jars:
-        options["spark.jars"] = ",".join(filter(None, [options.get("spark.jars", ""), *kafka_jars]))
+    connectors = [folder for folder, wanted in ((spark_kafka_jars(), kafka), (spark_avro_jars(), avro)) if wanted]
+    jars = sorted(str(jar) for folder in connectors for jar in folder.glob("*.jar"))
+    if jars:
+        options["spark.jars"] = ",".join(filter(None, [options.get("spark.jars", ""), *jars]))
     conf = SparkConf().setAll(list(options.items()))
     log = library_log()
     if log is not None and SparkContext._active_spark_context is None:

@@ -29,6 +29,7 @@ from splitaudit.home import (
     PIPELINE_JARS,
     PYTHON_PIPELINE_ROOT,
     S3PROXY_VERSION,
+    SPARK_AVRO_VERSION,
     SPARK_KAFKA_VERSION,
     UPSTREAM_FIX_VERSION,
     beam_python_home,
@@ -42,6 +43,7 @@ from splitaudit.home import (
     portable_jars,
     pyspark_home,
     s3proxy_libs,
+    spark_avro_jars,
     spark_kafka_jars,
     stack_home,
 )
@@ -66,6 +68,7 @@ def components(matrix: bool = False) -> list[Component]:
     """Everything the stack needs, in install order; `matrix` adds what the real-cluster matrix needs."""
     kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
     spark_kafka_pom = JAVA_ROOT / "stack" / "spark-kafka" / "pom.xml"
+    spark_avro_pom = JAVA_ROOT / "stack" / "spark-avro" / "pom.xml"
     s3proxy_pom = JAVA_ROOT / "stack" / "s3proxy" / "pom.xml"
     flink_s3_pom = JAVA_ROOT / "stack" / "flink-s3" / "pom.xml"
     smoke = JAVA_ROOT / "smoke-job"
@@ -100,7 +103,15 @@ def components(matrix: bool = False) -> list[Component]:
             spark_kafka_jars(),
             # built against pyspark's jars/: a new pyspark re-checks which jars it already ships
             lambda: f"{_tree_hash(spark_kafka_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
-            lambda p, log: _spark_kafka(p, log, spark_kafka_pom),
+            lambda p, log: _spark_connector(p, log, spark_kafka_pom, spark_kafka_jars()),
+        ),
+        # Spark's Avro data source, for a sink Beam's AvroIO wrote: pyspark does not ship it either.
+        Component(
+            "spark-avro",
+            SPARK_AVRO_VERSION,
+            spark_avro_jars(),
+            lambda: f"{_tree_hash(spark_avro_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
+            lambda p, log: _spark_connector(p, log, spark_avro_pom, spark_avro_jars()),
         ),
         # The object store for checkpoints and savepoints on s3://, and Flink's S3 filesystem plugin.
         Component(
@@ -350,13 +361,12 @@ def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
     _copy_dependencies(progress, log, pom, kafka_libs())
 
 
-def _spark_kafka(progress: Progress, log: Path, pom: Path) -> None:
-    """Spark's Kafka connector and what it needs beyond pyspark's jars/, copied into a fresh jars/ folder.
+def _spark_connector(progress: Progress, log: Path, pom: Path, target: Path) -> None:
+    """A Spark connector (Kafka, Avro) and what it needs beyond pyspark's jars/, copied into a fresh `target`.
 
     The pom excludes what pyspark already ships; a jar that still duplicates one of pyspark's (same artifact,
     any version) would put two copies of a class on the classpath, so it fails setup, naming the jars.
     """
-    target = spark_kafka_jars()
     _copy_dependencies(progress, log, pom, target)
     provided = {_artifact(jar.name): jar.name for jar in _pyspark_jars().glob("*.jar")}
     twice = [

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from splitaudit.home import SPARK_KAFKA_VERSION, flink_home, spark_kafka_jars
+from splitaudit.home import SPARK_AVRO_VERSION, SPARK_KAFKA_VERSION, flink_home, spark_avro_jars, spark_kafka_jars
 from splitaudit.stack.flink_cluster import JAVA_17_OPTIONS
 
 pytestmark = pytest.mark.integration
@@ -29,6 +29,7 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
         "flink",
         "kafka-broker",
         "spark-kafka",
+        "spark-avro",
         "s3proxy",
         "flink-s3-fs-hadoop",
         "smoke-job",
@@ -47,6 +48,10 @@ def test_spark_kafka_connector_adds_only_what_pyspark_lacks() -> None:
         f"spark-sql-kafka-0-10_2.13-{SPARK_KAFKA_VERSION}.jar",
         "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
     ]
+
+
+def test_spark_avro_connector_is_its_own_jar_alone() -> None:
+    assert sorted(jar.name for jar in spark_avro_jars().glob("*.jar")) == [f"spark-avro_2.13-{SPARK_AVRO_VERSION}.jar"]
 
 
 def test_the_java_17_options_are_the_ones_the_flink_distribution_sets() -> None:
