@@ -813,6 +813,16 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     "with the coordinate (and lineage) fields.",
 )
 @SINK_NAMING
+@click.option(
+    "--watermark-delay",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How far the job's watermark may trail its records' Kafka time (KafkaIO withLogAppendTime: 2 s when "
+    "caught up; withCreateTime(maxDelay): maxDelay): with --before, windows ending this long before the job's "
+    "watermark at that savepoint had closed, and a file written for one after it is a rewrite.",
+)
 @click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
 @click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
 @click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
@@ -893,6 +903,7 @@ def audit(
     sink: str | None,
     sink_format: str,
     sink_naming: str | None,
+    watermark_delay: float,
     topic_col: str,
     partition_col: str,
     offset_col: str,
@@ -966,6 +977,7 @@ def audit(
         identity=_identity(sink_key, source_key, match_payload),
         jar=jar,
         sink_naming=sink_naming,
+        watermark_delay=watermark_delay,
     )
 
     def action(context: Context) -> int:

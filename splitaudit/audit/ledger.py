@@ -8,12 +8,11 @@ directory (the filesystem seam, local or object store), the ledger shows:
   moved them into place, so their records are in no finished file (`unfinalized_files`);
 - shards of a window's pane absent (`k of n` names n shards: `missing_shards`) and pane indexes skipped
   (`missing_panes`);
-- with the savepoint a job was restored from, the files **written after it for windows that had closed before
+- with the savepoint a job was restored from, the files **written after it for windows that had closed at
   it** (`rewritten_files`): a restored job that read those windows' records again fired them again, and a
-  sink with deterministic names wrote the same name again, replacing the file. Which windows had closed is told
-  by the sink itself: the files written before the savepoint show how long after its end a window's file
-  appears (the finalize delay); a window whose end lies more than twice that delay before the savepoint had
-  its file before it.
+  sink with deterministic names wrote the same name again, replacing the file. Which windows had closed is
+  told by the job's watermark at the savepoint (`closure`): it trails the Kafka time of the records it had
+  read by at most the watermark delay, and the savepoint's own time where a partition was read to its end.
 
 The records those replaced files held or lost are counted against the source topic by `rewrites`.
 """
@@ -22,7 +21,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
 
 SAMPLE_FILES = 20  # files a ledger finding names (its count is always exact)
 TEMP_FOLDER_PREFIXES = (".temp-beam", ".temp-")  # Beam's FileBasedSink.TEMP_DIRECTORY_PREFIX, and older forms
-MIN_CLOSE_MARGIN = 1.0  # seconds: a window closed before a savepoint at least this long before it
 
 
 @dataclass(frozen=True)
@@ -182,33 +180,55 @@ class Rewrites:
     ledger: Ledger  # with each rewritten file marked
     windows: tuple[tuple[int, int], ...]  # (start, end) epoch millis of every rewritten window
     finding: Finding | None
-    note: str
+    note: str  # which windows had closed, and why
 
 
-def find_rewrites(ledger: Ledger, savepoint: str, written_at: float) -> Rewrites:
-    """The files written after the savepoint (`written_at`, seconds) for windows that closed before it."""
-    delays = [f.modified - f.window_end / 1000 for f in ledger.files if f.window_end and f.modified <= written_at]
-    if not delays:
-        note = (
-            f"no file of the sink was written before the savepoint {savepoint} "
-            f"({_time(written_at)}): which windows it rewrote is not judged"
-        )
-        return Rewrites(ledger, (), None, note)
-    delay = max(0.0, max(delays))
-    closed_by = written_at - max(2 * delay, MIN_CLOSE_MARGIN)
+@dataclass(frozen=True)
+class Closure:
+    """Which windows had closed (fired) at a savepoint: those ending by `closed_by` (seconds), and why."""
+
+    savepoint: str
+    written_at: float  # the savepoint's time (its _metadata's), seconds since the epoch
+    closed_by: float
+    basis: str
+
+
+def closure(
+    savepoint: str, written_at: float, watermark_delay: float, last_read: Mapping[tuple[str, int], int | None] | None
+) -> Closure:
+    """The windows a job had fired by its savepoint, from its watermark there: a Kafka read's watermark trails the
+    Kafka time of the records it read by at most `watermark_delay` seconds, and a partition read to its end
+    (nothing produced before the savepoint left unread) trails the savepoint's own time. `last_read` is, per
+    source partition, the Kafka time (ms) of the last record read before the savepoint, or None for a partition
+    read to its end; None altogether when the source cannot be asked (every partition is then taken as read to its
+    end, and the basis says so)."""
+    behind = {tp: millis for tp, millis in (last_read or {}).items() if millis is not None}
+    watermark = min([written_at, *(millis / 1000 for millis in behind.values())])
+    if last_read is None:
+        why = "the job taken as having read every record produced before it (give --bootstrap to check)"
+    elif behind:
+        slowest = min(behind, key=lambda tp: behind[tp])
+        why = f"{slowest[0]}-{slowest[1]} had read records up to Kafka time {_time(behind[slowest] / 1000)} only"
+    else:
+        why = "every source partition had been read to its end"
+    basis = (
+        f"windows ending by {_time(watermark - watermark_delay)} had closed at the savepoint {savepoint} "
+        f"({_time(written_at)}): {why}, and a watermark trails the records' Kafka time by at most "
+        f"{watermark_delay:g} s (--watermark-delay)"
+    )
+    return Closure(savepoint, written_at, watermark - watermark_delay, basis)
+
+
+def find_rewrites(ledger: Ledger, closed: Closure) -> Rewrites:
+    """The files written after the savepoint for windows that had closed at it: a restored job wrote them again."""
     rewritten = [
         f
         for f in ledger.files
-        if f.window_end is not None and f.window_end / 1000 <= closed_by and f.modified > written_at
+        if f.window_end is not None and f.window_end / 1000 <= closed.closed_by and f.modified > closed.written_at
     ]
     marked = {f.path for f in rewritten}
     files = tuple(replace(f, rewritten=True) if f.path in marked else f for f in ledger.files)
     windows = tuple(sorted({f.window for f in rewritten if f.window is not None}))
-    note = (
-        f"windows closed before the savepoint {savepoint} ({_time(written_at)}): those ending by "
-        f"{_time(closed_by)}, twice the longest delay ({delay:.1f} s) between a window's end and its file among "
-        "the files written before it"
-    )
     finding = None
     if rewritten:
         finding = Finding(
@@ -228,13 +248,14 @@ def find_rewrites(ledger: Ledger, savepoint: str, written_at: float) -> Rewrites
                 for f in rewritten[:SAMPLE_FILES]
             ),
             detail=(
-                f"{len(rewritten)} files of {len(windows)} windows that closed before the savepoint {savepoint} "
-                f"were written after it ({_time(written_at)}): the restored job fired those windows again and "
-                "replaced their files; a file now holds only what the restored job read of its window"
+                f"{len(rewritten)} files of {len(windows)} windows that had closed at the savepoint "
+                f"{closed.savepoint} were written after it ({_time(closed.written_at)}): the restored job fired "
+                "those windows again and replaced their files; a file now holds only what the restored job read of "
+                "its window"
             ),
-            evidence=note,
+            evidence=closed.basis,
         )
-    return Rewrites(replace(ledger, files=files), windows, finding, note)
+    return Rewrites(replace(ledger, files=files), windows, finding, closed.basis)
 
 
 def count_rows(frame: DataFrame, ledger: Ledger, root: str) -> Ledger:

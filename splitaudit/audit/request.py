@@ -70,3 +70,4 @@ class AuditRequest:
     identity: IdentityMatch | None = None  # no coordinates in the sink: map its rows to source records (--sink-key)
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
+    watermark_delay: float = 10.0  # seconds a job's watermark may trail its records' Kafka time (--watermark-delay)

@@ -26,7 +26,7 @@ from splitaudit.audit.findings import (
     Summary,
 )
 from splitaudit.audit.inference import RestoreEvidence, infer_classes
-from splitaudit.audit.ledger import Ledger, check_ledger, count_rows, find_rewrites, ledger_of
+from splitaudit.audit.ledger import Ledger, check_ledger, closure, count_rows, find_rewrites, ledger_of
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.audit.request import AuditRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
@@ -145,7 +145,9 @@ def _judge_rewrites(
     notes = [f"the sink's file ledger reads {ledger.naming}: {len(ledger.files)} files"]
     if before is None:
         return ledger, [], [*notes, "give --before (the savepoint the job was restored from) to find rewritten windows"]
-    rewrites = find_rewrites(ledger, before.path, metadata_written_at(before.path))
+    written_at = metadata_written_at(before.path)
+    last_read = None if kafka is None else _last_read(kafka.bootstrap, resume_offsets(before), written_at)
+    rewrites = find_rewrites(ledger, closure(before.path, written_at, request.watermark_delay, last_read))
     findings = [] if rewrites.finding is None else [rewrites.finding]
     notes.append(rewrites.note)
     if rewrites.windows and kafka is None:
@@ -157,6 +159,23 @@ def _judge_rewrites(
         records = read_topics(spark, kafka.bootstrap, kafka.topics)
         findings += check_rewrites(judged.sink, records, rewrites.windows, resume_offsets(before), before.path)
     return rewrites.ledger, findings, notes
+
+
+def _last_read(
+    bootstrap: str, resume: dict[tuple[str, int], int], written_at: float
+) -> dict[tuple[str, int], int | None]:
+    """Per partition the savepoint resumes: None when it had read every record appended before the savepoint's
+    time, else the Kafka time (ms) of the last record it had read (0 when it had read none)."""
+    from splitaudit.clients.kafka import offsets_for_time, partition_offsets, record_times
+
+    later: dict[tuple[str, int], int | None] = {}
+    ends: dict[tuple[str, int], int] = {}
+    for topic in sorted({t for t, _ in resume}):
+        later |= offsets_for_time(bootstrap, topic, int(written_at * 1000))
+        ends |= {tp: o.end for tp, o in partition_offsets(bootstrap, topic).items()}
+    behind = {tp: offset for tp, offset in resume.items() if offset < (later.get(tp) or ends.get(tp, offset))}
+    times = record_times(bootstrap, [(t, p, offset - 1) for (t, p), offset in behind.items() if offset > 0])
+    return {tp: (times.get((*tp, behind[tp] - 1), 0) if tp in behind else None) for tp in resume}
 
 
 @dataclass(frozen=True)

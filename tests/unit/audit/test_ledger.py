@@ -2,7 +2,7 @@
 
 from splitaudit.audit.beam_names import NamingTemplate, instant_text
 from splitaudit.audit.findings import MISSING_PANES, MISSING_SHARDS, REWRITTEN, UNFINALIZED
-from splitaudit.audit.ledger import check_ledger, find_rewrites, ledger_of
+from splitaudit.audit.ledger import check_ledger, closure, find_rewrites, ledger_of
 from splitaudit.savepoint.fileio import ListedFile
 
 DEFAULTS = NamingTemplate.beam_defaults()
@@ -65,22 +65,32 @@ def test_missing_shards_and_panes() -> None:
     assert panes.sample[0]["missing_panes"] == [1]
 
 
-def test_rewritten_windows_are_those_closed_before_the_savepoint_and_written_after_it() -> None:
-    # windows 0..8 written 1.5 s after their end (the finalize delay), before the savepoint; after the restore
-    # windows 2 and 3 are written again (T0+105), window 9 (end T0+100, open at the savepoint) first written then
+def test_rewritten_windows_are_those_closed_at_the_savepoint_and_written_after_it() -> None:
+    # windows 0..8 written before the savepoint; after the restore windows 2 and 3 are written again (T0+105),
+    # window 9 (end T0+100: open at the savepoint, 10 s watermark delay) written for the first time then
     files = [listed(textio(w), T0 + 10 * w + 11.5) for w in range(9) if w not in (2, 3)]
     files += [listed(textio(2), T0 + 105), listed(textio(3), T0 + 105), listed(textio(9), T0 + 101.5)]
     ledger = ledger_of(files, DEFAULTS)
-    rewrites = find_rewrites(ledger, "sp0", SP_TIME)
+    closed = closure("sp0", SP_TIME, 10.0, {("t", 0): None, ("t", 1): None})
+    assert closed.closed_by == SP_TIME - 10
+    rewrites = find_rewrites(ledger, closed)
     assert rewrites.windows == (((T0 + 20) * 1000, (T0 + 30) * 1000), ((T0 + 30) * 1000, (T0 + 40) * 1000))
     assert rewrites.finding is not None
     assert (rewrites.finding.kind, rewrites.finding.count) == (REWRITTEN, 2)
     assert sorted(f.path for f in rewrites.ledger.files if f.rewritten) == [textio(2), textio(3)]
-    assert "twice the longest delay (1.5 s)" in rewrites.note
+    assert "every source partition had been read to its end" in rewrites.note
 
 
-def test_no_file_before_the_savepoint_judges_nothing() -> None:
-    ledger = ledger_of([listed(textio(0), SP_TIME + 1)], DEFAULTS)
-    rewrites = find_rewrites(ledger, "sp0", SP_TIME)
-    assert (rewrites.windows, rewrites.finding) == ((), None)
-    assert "not judged" in rewrites.note
+def test_a_partition_behind_at_the_savepoint_holds_its_watermark_back() -> None:
+    # partition 1 had read records up to Kafka time T0+25 s only: windows ending by T0+15 s had closed
+    closed = closure("sp0", SP_TIME, 10.0, {("t", 0): None, ("t", 1): (T0 + 25) * 1000})
+    assert closed.closed_by == T0 + 15
+    assert "t-1 had read records up to Kafka time" in closed.basis
+    ledger = ledger_of([listed(textio(0), SP_TIME + 5), listed(textio(1), SP_TIME + 5)], DEFAULTS)
+    assert [f.path for f in find_rewrites(ledger, closed).ledger.files if f.rewritten] == [textio(0)]
+
+
+def test_without_the_source_every_partition_is_taken_as_read_to_its_end() -> None:
+    closed = closure("sp0", SP_TIME, 2.0, None)
+    assert closed.closed_by == SP_TIME - 2
+    assert "give --bootstrap to check" in closed.basis
