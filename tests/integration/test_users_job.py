@@ -138,10 +138,11 @@ def _expected(
         twice_in_files = read if hidden is None or read is None else (hidden[1] + 1, read[1])
         for name in ("topic", *SINKS):
             twice = read if name == "topic" else twice_in_files
-            missing = () if name == "topic" else _runs(gone)
+            missing = () if name == "topic" else _runs(gone)  # the output topic lost nothing
             files = ((), ()) if name == "topic" else (_runs(hidden), _runs(gone))
+            rows_in = N + M + K + _size(twice) - (0 if name == "topic" else _size(gone))
             rows.append(
-                (p, (0, N - 1), (N, N + M - 1), (N + M, N + M + K - 1), name, N + M + K + _size(twice) - _size(gone),
+                (p, (0, N - 1), (N, N + M - 1), (N + M, N + M + K - 1), name, rows_in,
                  _runs(twice), (), missing, *files)
             )  # fmt: skip
     return rows
