@@ -26,7 +26,7 @@ from splitaudit.logs import log_libraries_to
 from splitaudit.progress import ConsoleProgress
 from splitaudit.report.output import JsonOutput, Output
 from splitaudit.scenario.results import FAULTS, READS, TASKMANAGER_KILL
-from splitaudit.scenario.users_job_results import CONSUMERS
+from splitaudit.scenario.users_job_results import CONSUMERS, GROUP_OFFSETS
 
 
 @dataclass(frozen=True)
@@ -545,6 +545,19 @@ def python_scenario(
     help="How the job's Kafka consumer starts: none (no group.id: auto.offset.reset=latest), group (a group, "
     "offsets committed on checkpoint finalization, earliest), earliest (no group, earliest).",
 )
+@click.option(
+    "--group-offsets",
+    type=click.Choice(GROUP_OFFSETS),
+    default="committed",
+    show_default=True,
+    help="With --consumer group, the group's committed offsets after the savepoint, before the guard and the "
+    "restore: committed (as the job committed them), deleted (the group deleted: the stock twin starts at the log "
+    "start), mid-window (each partition's set half-way through its offsets in a window that closed before the "
+    "savepoint: the stock twin re-reads that window in part).",
+)
+@click.option(
+    "--window-seconds", default=2, show_default=True, help="Length of the file sinks' fixed windows (event time)."
+)
 @click.option("--before", default=500, show_default=True, help="Records per partition before the savepoint.")
 @click.option("--down", default=500, show_default=True, help="Records per partition while the job is down.")
 @click.option("--after", default=500, show_default=True, help="Records per partition after the restored job runs.")
@@ -557,6 +570,8 @@ def users_job_scenario(
     ctx: click.Context,
     variant: str,
     consumer: str,
+    group_offsets: str,
+    window_seconds: int,
     before: int,
     down: int,
     after: int,
@@ -567,21 +582,31 @@ def users_job_scenario(
 ) -> None:
     """Run a job shaped like users' own through a savepoint restore; find what it read twice by record identity.
 
-    The job (beam_pipelines/java/users-job, Beam 2.62.0) reads JSON weather records, parses and maps them, and
-    writes one output per input to an output topic and to Parquet files, with no Kafka coordinates. Brings a
-    stack up, produces --before records per partition (with --consumer none once the job runs: it starts at the
-    log end), runs the job at parallelism 2, savepoints and cancels once both outputs hold them, produces --down
-    per partition, restores, produces --after per partition once the restored job runs, waits until the outputs
+    The job (beam_pipelines/java/users-job, Beam 2.62.0) reads JSON weather records (event time: their
+    log-append time), parses and maps them, and writes one output per input to an output topic, to TextIO JSON
+    lines files and to Parquet files (both in fixed windows, Beam's default file names), with no Kafka
+    coordinates. Brings a stack up, produces --before records per partition (with --consumer none once the job
+    runs: it starts at the log end), runs the job at parallelism 2, savepoints and cancels once the outputs
+    settle, snapshots both file sinks, treats the group's offsets (--group-offsets), produces --down per
+    partition, restores, produces --after per partition once the restored job runs, waits until the outputs
     settle, savepoints and cancels. Then matches every output record to its input offset by its unique
     `timestamp` (pyarrow, not Spark) and shows per partition the offsets produced in each phase and, for each
-    output, the offsets read twice and missing. Exits 0 when every offset is in both outputs exactly once, 1
-    otherwise.
+    output, the offsets read twice and missing; for each file sink the offsets read twice but there once (masked
+    duplicates) and lost by a rewrite, the files the restored job replaced, with their windows, and files never
+    finalized. Exits 0 when every offset is in every output exactly once and no file was replaced, 1 otherwise.
     """
     from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
 
     run_dir = new_run_dir(workdir)
     settings = UsersJobSettings(
-        consumer=consumer, partitions=partitions, before=before, down=down, after=after, lineage=lineage
+        consumer=consumer,
+        group_offsets=group_offsets,
+        window_seconds=window_seconds,
+        partitions=partitions,
+        before=before,
+        down=down,
+        after=after,
+        lineage=lineage,
     )
 
     def action(context: Context) -> int:

@@ -207,6 +207,17 @@ class FlinkRestClient:
             return {}
         return {str(m["id"]): str(m["value"]) for m in self._call("GET", path, params={"get": ",".join(names)})}
 
+    def input_watermarks(self, job_id: str) -> dict[str, int]:
+        """Per vertex that has inputs (not a source), the lowest `currentInputWatermark` of its subtasks, epoch ms:
+        event time before it is complete there (windows ending at or before it have fired)."""
+        plan = self.job(job_id)["plan"]["nodes"]
+        lowest: dict[str, int] = {}
+        for node in plan:
+            if node.get("inputs"):
+                values = self._call("GET", f"/jobs/{job_id}/vertices/{node['id']}/watermarks")
+                lowest[str(node["id"])] = min(int(float(m["value"])) for m in values)
+        return lowest
+
     def job_state(self, job_id: str) -> str:
         """The job's state: CREATED, RUNNING, FINISHED, FAILED, CANCELED, …"""
         return str(self.job(job_id)["state"])

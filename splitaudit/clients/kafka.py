@@ -7,11 +7,12 @@ confluent-kafka (librdkafka) underneath.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import (
+    TIMESTAMP_NOT_AVAILABLE,
     Consumer,
     ConsumerGroupTopicPartitions,
     IsolationLevel,
@@ -41,10 +42,14 @@ def _client_config(config: dict[str, Any]) -> dict[str, Any]:
     return config | ({"logger": KAFKA_LOGGER} if library_log() is not None else {})
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
-    """Create a topic with `partitions` partitions (replication 1); an existing topic is an error."""
+def create_topic(
+    bootstrap: str, topic: str, partitions: int, config: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> None:
+    """Create a topic with `partitions` partitions (replication 1) and the topic `config` given (for example
+    `message.timestamp.type=LogAppendTime`); an existing topic is an error."""
     client = admin(bootstrap)  # must outlive the future: a collected client cancels its requests
-    futures = client.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    new = NewTopic(topic, num_partitions=partitions, replication_factor=1, config=dict(config or {}))
+    futures = client.create_topics([new])
     try:
         futures[topic].result(timeout)
     except KafkaException as ex:
@@ -238,6 +243,30 @@ def _committed_offsets(
     return {tp.partition: tp.offset for tp in answer.topic_partitions if tp.error is None and tp.offset >= 0}
 
 
+def set_committed_offsets(bootstrap: str, group: str, topic: str, offsets: Mapping[int, int]) -> None:
+    """Set the committed offset of `group` for each partition of `topic` in `offsets` (partition -> next offset to
+    read), as `kafka-consumer-groups --reset-offsets` does; the group must have no active member."""
+    client = admin(bootstrap)
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p, o) for p, o in sorted(offsets.items())])
+    try:
+        answer = client.alter_consumer_group_offsets([request], request_timeout=ADMIN_TIMEOUT)[group].result()
+    except KafkaException as ex:
+        raise ExternalError(f"cannot set the offsets of group {group!r} on {bootstrap}: {_reason(ex)}") from ex
+    failed = [f"{tp.partition}: {tp.error}" for tp in answer.topic_partitions if tp.error is not None]
+    if failed:
+        raise ExternalError(f"cannot set the offsets of group {group!r} on {bootstrap}: {', '.join(failed)}")
+
+
+def delete_group(bootstrap: str, group: str) -> None:
+    """Delete consumer group `group` with its committed offsets, as `kafka-consumer-groups --delete` does: a
+    consumer of the group then starts where its auto.offset.reset says. The group must have no active member."""
+    client = admin(bootstrap)
+    try:
+        client.delete_consumer_groups([group], request_timeout=ADMIN_TIMEOUT)[group].result()
+    except KafkaException as ex:
+        raise ExternalError(f"cannot delete group {group!r} on {bootstrap}: {_reason(ex)}") from ex
+
+
 def _reason(ex: KafkaException) -> str:
     """The librdkafka error text of an exception (its KafkaError), else the exception's own text."""
     error = ex.args[0] if ex.args else None
@@ -246,11 +275,14 @@ def _reason(ex: KafkaException) -> str:
 
 @dataclass(frozen=True)
 class ConsumedRecord:
-    """One record as a consumer reads it: where it is and its value bytes (None for a tombstone)."""
+    """One record as a consumer reads it: where it is, its value bytes (None for a tombstone) and its timestamp
+    (epoch ms: the producer's create time, or the broker's log-append time when the topic's
+    message.timestamp.type is LogAppendTime; None when the broker gives none)."""
 
     partition: int
     offset: int
     value: bytes | None
+    timestamp: int | None
 
 
 def read_topic(
@@ -276,7 +308,9 @@ def read_topic(
         for message in consumer.consume(num_messages=10_000, timeout=1.0):
             partition, offset = message.partition(), message.offset()
             if message.error() is None and partition is not None and offset is not None:
-                records.append(ConsumedRecord(partition, offset, message.value()))
+                kind, millis = message.timestamp()
+                stamp = None if kind == TIMESTAMP_NOT_AVAILABLE else millis
+                records.append(ConsumedRecord(partition, offset, message.value(), stamp))
                 seen[partition] += 1
         return all(seen[p] >= offsets[p].end - offsets[p].log_start for p in seen)
 

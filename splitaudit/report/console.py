@@ -30,7 +30,7 @@ from splitaudit.progress import TimedStep
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
-from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text
+from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text, window_text
 from splitaudit.splits.beam import KafkaIORead
 from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
@@ -103,35 +103,72 @@ class ConsoleOutput(Output):
 
     def users_job_report(self, report: UsersJobReport) -> None:
         lineage = ", lineage in Parquet" if report.lineage else ""
-        title = f"users' job, {report.variant}, consumer {report.consumer}{lineage}: {report.jar}"
+        offsets = f", group offsets {report.group_offsets}" if report.consumer == "group" else ""
+        title = f"users' job, {report.variant}, consumer {report.consumer}{offsets}{lineage}: {report.jar}"
         self.console.print(_steps_table(title, report.steps))
 
         def phase(run: OffsetRange | None) -> str:
             return "-" if run is None else runs_text((run,))
 
-        outputs = (("output topic", report.output_topic), ("Parquet", report.parquet_dir))
+        def counted(count: int, runs: tuple[OffsetRange, ...]) -> str:
+            return f"{count}: {runs_text(runs)}"
+
+        outputs = (
+            ("output topic", report.output_topic),
+            ("text", report.text_dir),
+            ("Parquet", report.parquet_dir),
+        )
         for index, (name, where) in enumerate(outputs):
             table = Table(title=f"{name} {where}, matched to {report.input_topic} by timestamp")
-            for column in ("partition", "before", "down", "after", "rows", "read twice", "missing"):
+            columns = ["partition", "before", "down", "after", "rows", "read twice", "missing"]
+            if index:
+                columns += ["masked duplicates", "lost by rewrite"]
+            for column in columns:
                 table.add_column(column, justify="right")
             for p in report.partitions:
-                truth = (p.topic, p.parquet)[index]
+                truth = (p.topic, p.text, p.parquet)[index]
+                files = [counted(truth.masked_count, truth.masked_duplicates),
+                         counted(truth.lost_count, truth.lost_by_rewrite)] if index else []  # fmt: skip
                 table.add_row(
                     str(p.partition), phase(p.before), phase(p.down), phase(p.after), str(truth.rows),
-                    f"{truth.read_twice_count}: {runs_text(truth.read_twice)}"
+                    counted(truth.read_twice_count, truth.read_twice)
                     + (f" (more: {runs_text(truth.read_more)})" if truth.read_more else ""),
-                    f"{truth.missing_count}: {runs_text(truth.missing)}",
+                    counted(truth.missing_count, truth.missing), *files,
                 )  # fmt: skip
             self.console.print(table)
+        for mid in report.mid_window:
+            self.console.print(
+                f"group offset of partition {mid.partition} set to {mid.offset}, in window {window_text(mid.window)} "
+                f"(offsets {runs_text((mid.window_offsets,))})"
+            )
+        for sink in report.file_sinks:
+            self.console.print(
+                f"{sink.name}: {sink.files_before} files after the first job, {sink.files_after} at the end, "
+                f"{len(sink.replaced)} replaced ({report.window_seconds} s windows)"
+            )
+            if sink.replaced:
+                table = Table(title=f"{sink.name} files the restored job replaced")
+                for column in ("file", "window", "rows before", "rows after"):
+                    table.add_column(column, justify="left" if column in ("file", "window") else "right")
+                for file in sink.replaced:
+                    window = "-" if file.window is None else window_text(file.window)
+                    table.add_row(file.name, window, str(file.rows_before), str(file.rows_after))
+                self.console.print(table)
+            for temp in sink.temp_files:
+                self.console.print(f"  never finalized: {temp.path} ({temp.size} bytes)")
         self.console.print(f"before the restore: {report.guard.line}")
         for twin in report.guard.twins:
             self.console.print(f"  {twin.topic}/{twin.partition}: {twin.sentence()}")
-        unmatched = report.unmatched_rows
-        if unmatched != (0, 0):
+        topic, text, parquet = report.unmatched_rows
+        if topic or text or parquet:
             self.console.print(
-                f"records matching no input record: {unmatched[0]} in the topic, {unmatched[1]} in Parquet"
+                f"records matching no input record: {topic} in the topic, {text} in text, {parquet} in Parquet"
             )
-        verdict = "every offset once in both outputs" if report.clean else "offsets read twice or missing"
+        verdict = (
+            "every offset once in every output, no file replaced"
+            if report.clean
+            else "offsets read twice or missing, or files replaced"
+        )
         self.console.print(f"{'clean' if report.clean else 'NOT CLEAN'}: {verdict}")
         self.console.print(f"savepoints: {report.savepoint_before}, {report.savepoint_after}")
 

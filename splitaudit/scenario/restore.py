@@ -32,10 +32,12 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -165,6 +167,9 @@ class ScenarioRun:
     """One run of a scenario on a stack: its directory, fresh topics, sink, job arguments and step log, and the
     steps every scenario is made of."""
 
+    # The topic configuration the run's input topics are created with (none beyond the broker's defaults).
+    topic_config: ClassVar[Mapping[str, str]] = MappingProxyType({})
+
     def __init__(self, stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, progress: Progress):
         if run_dir.exists():
             raise UsageError(f"{run_dir} already exists; the scenario never reuses a run directory")
@@ -184,7 +189,7 @@ class ScenarioRun:
         bootstrap = stack.kafka.bootstrap
         for topic, partitions in self.topics.items():
             with self.steps.step(f"create topic {topic} ({partitions} partitions)"):
-                kafka_client.create_topic(bootstrap, topic, partitions)
+                kafka_client.create_topic(bootstrap, topic, partitions, self.topic_config)
         self.args = [
             f"--bootstrapServers={bootstrap}",
             f"--topic={','.join(self.topics)}",
@@ -570,9 +575,11 @@ def wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout
          last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 
-def wait_until_settled(flink: FlinkRestClient, job_id: str, rows: Callable[[], int], what: str, timeout: float) -> int:
-    """Wait until a whole checkpoint interval adds no rows to an output (`rows()` counts them; `what` names it);
-    that checkpoint's id.
+def wait_until_settled(
+    flink: FlinkRestClient, job_id: str, rows: Callable[[], int | tuple[int, ...]], what: str, timeout: float
+) -> int:
+    """Wait until a whole checkpoint interval adds no rows to an output (`rows()` counts them, or the rows of
+    several outputs; `what` names it); that checkpoint's id.
 
     Every offset being in the output is not the end of it: a second reader of the same partition (the twin of
     beam#31313) may still be catching up and emit the same offsets again a little later.

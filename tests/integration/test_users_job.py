@@ -1,10 +1,11 @@
 """The users' job (beam_pipelines/java/users-job) through a savepoint restore, stock and patched, for each consumer
-configuration: what it really reads twice, found by matching both outputs (the output topic and the Parquet
-files, neither with Kafka coordinates) back to the input by each record's unique `timestamp`.
+configuration: what it really reads twice, found by matching every output (the output topic, the TextIO JSON
+lines files and the Parquet files, none with Kafka coordinates) back to the input by each record's unique
+`timestamp`; and what the file sinks made of it, from snapshots of their files after the first job and at the end.
 
 Per partition: N records before the savepoint (offsets 0..N-1), M while the job is down (N..N+M-1), K once the
 restored job runs (N+M..N+M+K-1); parallelism 2. Where the stock build's twin reader (beam#31313: a fresh split
-of every partition beside the restored one) starts decides what is read twice:
+of every partition beside the restored one) starts decides what is read twice (the output topic shows it all):
 
 - `none` (no group.id, so Kafka's auto.offset.reset=latest): at the log end at the restore, so the backlog is
   read once (by the restored reader) and every record produced after the restore twice: N+M..N+M+K-1.
@@ -12,8 +13,23 @@ of every partition beside the restored one) starts decides what is read twice:
   committed what its checkpoints covered): the backlog and everything after, N..N+M+K-1.
 - `earliest` (no group, earliest): at 0, every offset: 0..N+M+K-1.
 
-Patched: every offset exactly once, in both outputs. `make test` runs stock and patched with `none`; `make
-users-job` (marker `users_job`) the other configurations and the run with the lineage kit's columns.
+The file sinks window the records by their log-append time (2 s windows; each phase is produced in 4 batches a
+second apart, so the N records span several windows, all closed before the savepoint). A twin reading records of
+those closed windows makes them fire again, and both sinks write the same file names again: each such file is
+replaced, its records show once although read twice (masked duplicates). With `group`, the group's committed
+offsets can be treated between the savepoint and the restore:
+
+- `committed` (left as the job committed them, N): nothing before the savepoint is re-read, no file is replaced;
+  N..N+M+K-1 twice in the file sinks too (plain duplicates);
+- `deleted` (the group deleted: the twin starts at the log start, as with `earliest`): every closed window's
+  files are replaced with the same records, 0..N-1 masked, nothing lost;
+- `mid-window` (set to X, half-way through a partition's offsets a..b in a closed window): that window's files
+  are replaced holding only X..b of each partition: a..X-1 lost; the later closed windows' files replaced whole,
+  X..N-1 masked.
+
+Patched: every offset exactly once, in every output, and no file replaced, whatever happened to the group's
+offsets. `make test` runs stock and patched with `none`, and stock `group` with `mid-window`; `make users-job`
+(marker `users_job`) the other configurations and the run with the lineage kit's columns.
 """
 
 from __future__ import annotations
@@ -21,6 +37,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +50,7 @@ from splitaudit.audit.findings import BY_LINEAGE, DOUBLE_ASSIGNMENT, INFERRED
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.progress import Progress
 from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
-from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport
+from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
 from splitaudit.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
@@ -54,45 +71,106 @@ STOCK_TWIN: dict[str, tuple[str, int | None, tuple[OffsetRange, ...]]] = {
 
 # Why the audit says the duplicates are a second reader's, not a replay: where their run starts against the
 # savepoint's next offset N (at N itself only the jar tells a twin from a replay).
-STOCK_EVIDENCE = {
-    "none": "above it",
-    "group": "there too, and Beam 2.62.0 with beam-runners-flink-1.19, unpatched re-initialises restored splits",
-    "earliest": "below it",
-}
+AT_N = "there too, and Beam 2.62.0 with beam-runners-flink-1.19, unpatched re-initialises restored splits"
+STOCK_EVIDENCE = {"none": "above it", "group": AT_N, "earliest": AT_N}
 
-# The offsets of every partition that the stock build's restored job reads twice, per consumer configuration.
+# The offsets of every partition that the stock build's restored job reads twice (all in the output topic), per
+# consumer configuration; and of those, the ones read before the savepoint, whose windows had closed: in the file
+# sinks once (masked), the rest twice.
 STOCK_READ_TWICE: dict[str, OffsetRange] = {
     "none": (N + M, N + M + K - 1),
     "group": (N, N + M + K - 1),
     "earliest": (0, N + M + K - 1),
 }
+STOCK_MASKED: dict[str, OffsetRange | None] = {"none": None, "group": None, "earliest": (0, N - 1)}
+SINKS = ("text", "parquet")
 
 
-def _run(stack: Stack, tmp_path: Path, variant: str, consumer: str, lineage: bool = False) -> UsersJobReport:
+def _run(
+    stack: Stack, tmp_path: Path, variant: str, consumer: str, lineage: bool = False, group_offsets: str = "committed"
+) -> UsersJobReport:
     settings = UsersJobSettings(
-        consumer=consumer, partitions=PARTITIONS, before=N, down=M, after=K, parallelism=2, lineage=lineage
-    )
+        consumer=consumer, group_offsets=group_offsets, window_seconds=2, partitions=PARTITIONS, before=N, down=M,
+        after=K, parallelism=2, lineage=lineage,
+    )  # fmt: skip
     jar = users_job_jar(variant)
-    return run_users_job_scenario(stack, tmp_path / f"{variant}-{consumer}", jar, variant, Progress(), settings)
+    run_dir = tmp_path / f"{variant}-{consumer}-{group_offsets}"
+    started = time.monotonic()
+    report = run_users_job_scenario(stack, run_dir, jar, variant, Progress(), settings)
+    print(f"{variant} {consumer} {group_offsets}: {time.monotonic() - started:.0f} s")  # shown with -s
+    return report
 
 
 def _truth(report: UsersJobReport) -> list[tuple[object, ...]]:
-    """Per partition and output: phases, rows, offsets read twice, read more often, missing."""
+    """Per partition and output: phases, rows, offsets read twice, read more often, missing, masked, lost."""
     return [
-        (p.partition, p.before, p.down, p.after, name, out.rows, out.read_twice, out.read_more, out.missing)
+        (p.partition, p.before, p.down, p.after, name, out.rows, out.read_twice, out.read_more, out.missing,
+         out.masked_duplicates, out.lost_by_rewrite)
         for p in report.partitions
-        for name, out in (("topic", p.topic), ("parquet", p.parquet))
-    ]
+        for name, out in (("topic", p.topic), ("text", p.text), ("parquet", p.parquet))
+    ]  # fmt: skip
 
 
-def _expected(read_twice: OffsetRange | None) -> list[tuple[object, ...]]:
-    twice = () if read_twice is None else (read_twice,)
-    extra = 0 if read_twice is None else read_twice[1] - read_twice[0] + 1
-    return [
-        (p, (0, N - 1), (N, N + M - 1), (N + M, N + M + K - 1), name, N + M + K + extra, twice, (), ())
-        for p in range(PARTITIONS)
-        for name in ("topic", "parquet")
-    ]
+def _runs(run: OffsetRange | None) -> tuple[OffsetRange, ...]:
+    return () if run is None or run[0] > run[1] else (run,)
+
+
+def _size(run: OffsetRange | None) -> int:
+    return 0 if run is None else run[1] - run[0] + 1
+
+
+def _every(run: OffsetRange | None) -> dict[int, OffsetRange]:
+    """The same offsets of every partition."""
+    return {} if run is None else dict.fromkeys(range(PARTITIONS), run)
+
+
+def _expected(
+    read_twice: dict[int, OffsetRange],
+    masked: dict[int, OffsetRange] | None = None,
+    lost: dict[int, OffsetRange] | None = None,
+) -> list[tuple[object, ...]]:
+    """Every partition's truth when the restored job read `read_twice[p]` of it (all in the output topic), the file
+    sinks hold `masked[p]` of those once, and lost `lost[p]` (offsets before the twin's start in the window it
+    re-read in part); the rest of `read_twice[p]` twice."""
+    rows: list[tuple[object, ...]] = []
+    for p in range(PARTITIONS):
+        gone, hidden, read = (lost or {}).get(p), (masked or {}).get(p), read_twice.get(p)
+        twice_in_files = read if hidden is None or read is None else (hidden[1] + 1, read[1])
+        for name in ("topic", *SINKS):
+            twice = read if name == "topic" else twice_in_files
+            missing = () if name == "topic" else _runs(gone)  # the output topic lost nothing
+            files = ((), ()) if name == "topic" else (_runs(hidden), _runs(gone))
+            rows_in = N + M + K + _size(twice) - (0 if name == "topic" else _size(gone))
+            rows.append(
+                (p, (0, N - 1), (N, N + M - 1), (N + M, N + M + K - 1), name, rows_in,
+                 _runs(twice), (), missing, *files)
+            )  # fmt: skip
+    return rows
+
+
+def _replaced(report: UsersJobReport) -> list[tuple[str, Window | None, int, int]]:
+    """Per file sink, each replaced file: its sink, window, rows before and after."""
+    return [(sink.name, f.window, f.rows_before, f.rows_after) for sink in report.file_sinks for f in sink.replaced]
+
+
+def _window_rows(report: UsersJobReport, window: Window) -> int:
+    """Rows of a closed window's file after the first job (every record of the window, once)."""
+    rows = {f.window: f.rows_before for sink in report.file_sinks for f in sink.replaced}
+    return rows[window]
+
+
+def _assert_file_names(report: UsersJobReport) -> None:
+    """Each replaced file carries its window in Beam's default name: TextIO's `weather<start>-<end>-pane-...` and
+    FileIO's `weather-<start>-<end>-...`."""
+    for sink in report.file_sinks:
+        assert sink.temp_files == ()
+        for file in sink.replaced:
+            assert file.window is not None
+            window = window_text(file.window)
+            expected = f"weather{window}-pane-0-last-00000-of-00001.json" if sink.name == "text" else (
+                f"weather-{window}-00000-of-00001.parquet"
+            )  # fmt: skip
+            assert file.name == expected
 
 
 @pytest.mark.parametrize(
@@ -108,10 +186,19 @@ def _expected(read_twice: OffsetRange | None) -> list[tuple[object, ...]]:
 )
 def test_restore_reads_twice_where_the_twin_starts(stack: Stack, tmp_path: Path, variant: str, consumer: str) -> None:
     report = _run(stack, tmp_path, variant, consumer)
-    expected = _expected(STOCK_READ_TWICE[consumer] if variant == "stock" else None)
+    stock = variant == "stock"
+    expected = _expected(_every(STOCK_READ_TWICE[consumer] if stock else None), _every(STOCK_MASKED[consumer]))
     assert _truth(report) == expected, _truth(report)
-    assert report.unmatched_rows == (0, 0)
+    assert report.unmatched_rows == (0, 0, 0)
     assert report.clean == (variant == "patched")
+    # A twin at the log start (stock `earliest`) re-opens every window closed before the savepoint: each file of
+    # both sinks is replaced by one with the same rows. Nothing else replaces a file.
+    replaced_windows = report.windows_before if stock and consumer == "earliest" else ()
+    assert len(report.windows_before) >= 2
+    assert _replaced(report) == [
+        (name, w, _window_rows(report, w), _window_rows(report, w)) for name in SINKS for w in replaced_windows
+    ]
+    _assert_file_names(report)
 
     # The guard, asked just before the restore (the topic then ended at N + M), predicted exactly that: the
     # twin's start, the part already in the topic read twice, and every record produced after the restore.
@@ -124,12 +211,15 @@ def test_restore_reads_twice_where_the_twin_starts(stack: Stack, tmp_path: Path,
         assert last == N + M + K - 1  # and on to the last record produced after the restore
 
     # The audit of the Parquet output, which has no coordinates: mapped to the input by the record's timestamp,
-    # every offset read twice found, as double assignment inferred from where the run starts and ends.
+    # every offset twice in it found, as double assignment inferred from where the run starts and ends (with
+    # `earliest` the masked duplicates below N are not in the sink twice: the run starts at N).
     code, audit = _audit_identity(stack, report)
     if variant == "patched":
         assert (code, audit["findings"], audit["summary"]["duplicate_records"]) == (0, [], 0)
         return
     first, last = STOCK_READ_TWICE[consumer]
+    masked = STOCK_MASKED[consumer]
+    first = first if masked is None else masked[1] + 1
     found = [(f["kind"], f["partition"], f["count"], f["offset_ranges"], f["classified_by"]) for f in audit["findings"]]
     assert code == 1
     assert found == [(DOUBLE_ASSIGNMENT, p, last - first + 1, [[first, last]], INFERRED) for p in range(PARTITIONS)]
@@ -159,10 +249,10 @@ def _audit_identity(stack: Stack, report: UsersJobReport, *, by_identity: bool =
 @LONG
 def test_lineage_columns_name_the_two_readers(stack: Stack, spark: SparkSession, tmp_path: Path) -> None:
     """The same job with the lineage kit's columns in its Parquet rows: the same offsets read twice, and each of
-    them by two readers of the restored job, one each; everything else by one reader. Spark reads the files (no
+    them by two readers of the restored job, one each; everything else by one reader. Spark reads the files (with
     ':' in their names)."""
     report = _run(stack, tmp_path, "stock", "none", lineage=True)
-    assert _truth(report) == _expected(STOCK_READ_TWICE["none"]), _truth(report)
+    assert _truth(report) == _expected(_every(STOCK_READ_TWICE["none"])), _truth(report)
     assert spark.read.parquet(report.parquet_dir).count() == PARTITIONS * (N + M + 2 * K)
     rows = ds.dataset(report.parquet_dir, format="parquet").to_table()
     assert rows.column_names[-7:] == ["topic", "partition", "offset", "subtask", "reader_id", "attempt", "job_id"]
@@ -184,3 +274,69 @@ def test_lineage_columns_name_the_two_readers(stack: Stack, spark: SparkSession,
     assert code == 1
     assert found == [(DOUBLE_ASSIGNMENT, p, K, [[N + M, N + M + K - 1]], BY_LINEAGE) for p in range(PARTITIONS)]
     assert audit["summary"]["missing_records"] == 0
+
+
+@LONG
+def test_deleted_group_offsets_replace_every_closed_window(stack: Stack, tmp_path: Path) -> None:
+    """The group deleted before the restore: the stock twin starts at the log start and re-reads every record of the
+    closed windows; both sinks write each of those windows' files again with the same records. The output topic
+    holds 0..N-1 twice, the file sinks once (masked), nothing lost; N.. twice everywhere."""
+    report = _run(stack, tmp_path, "stock", "group", group_offsets="deleted")
+    expected = _expected(_every((0, N + M + K - 1)), masked=_every((0, N - 1)))
+    assert _truth(report) == expected, _truth(report)
+    assert len(report.windows_before) >= 2
+    assert _replaced(report) == [
+        (name, w, _window_rows(report, w), _window_rows(report, w)) for name in SINKS for w in report.windows_before
+    ]
+    assert sum(_window_rows(report, w) for w in report.windows_before) == PARTITIONS * N
+    _assert_file_names(report)
+    assert report.unmatched_rows == (0, 0, 0)
+    # The guard, asked after the group was deleted: the twin starts at the log start.
+    twins = [(t.partition, t.start_is, t.twin_start) for t in report.guard.twins]
+    assert twins == [(p, LOG_START, 0) for p in range(PARTITIONS)]
+
+
+def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack: Stack, tmp_path: Path) -> None:
+    """The group's offsets set, before the restore, half-way through each partition's offsets a..b in a window that
+    closed before the savepoint (X = a + (b - a + 1) // 2): the stock twin re-reads X.. of each partition, the
+    window fires again with X..b only and its files are replaced by smaller ones: a..X-1 lost from both sinks,
+    although read once and never by the restored job. The later closed windows' files are replaced whole: X..N-1
+    masked."""
+    report = _run(stack, tmp_path, "stock", "group", group_offsets="mid-window")
+    mids = {m.partition: m for m in report.mid_window}
+    assert sorted(mids) == list(range(PARTITIONS))
+    (window,) = {m.window for m in report.mid_window}  # one window, cut in every partition
+    assert window in report.windows_before[:-1]  # closed before the savepoint, and not the last one
+    for m in mids.values():
+        first, last = m.window_offsets
+        assert 0 <= first < m.offset == first + (last - first + 1) // 2 <= last < N
+    lost = {p: (m.window_offsets[0], m.offset - 1) for p, m in mids.items()}
+    masked = {p: (m.offset, N - 1) for p, m in mids.items()}
+    read_twice = {p: (m.offset, N + M + K - 1) for p, m in mids.items()}
+    assert _truth(report) == _expected(read_twice, masked, lost), _truth(report)
+    assert report.unmatched_rows == (0, 0, 0)
+
+    # The files of the cut window and of every closed window after it are replaced, in both sinks; only the cut
+    # window's lost rows: exactly a..X-1 of each partition.
+    later = [w for w in report.windows_before if w >= window]
+    gone = sum(m.offset - m.window_offsets[0] for m in mids.values())
+    assert _replaced(report) == [
+        (name, w, _window_rows(report, w), _window_rows(report, w) - (gone if w == window else 0))
+        for name in SINKS
+        for w in later
+    ]
+    _assert_file_names(report)
+    # The guard, asked after the offsets were set: the twin starts at them.
+    twins = [(t.partition, t.start_is, t.twin_start, t.read_twice) for t in report.guard.twins]
+    assert twins == [(p, COMMITTED, mids[p].offset, ((mids[p].offset, N + M - 1),)) for p in range(PARTITIONS)]
+
+
+@LONG
+@pytest.mark.parametrize("group_offsets", ["deleted", "mid-window"])
+def test_patched_reads_once_whatever_the_group_offsets(stack: Stack, tmp_path: Path, group_offsets: str) -> None:
+    """Patched, the restored job has no twin: the group's offsets, deleted or cut mid-window, change nothing. No
+    file replaced, every record once in every output."""
+    report = _run(stack, tmp_path, "patched", "group", group_offsets=group_offsets)
+    assert _truth(report) == _expected({}), _truth(report)
+    assert (report.clean, _replaced(report), report.guard.safe) == (True, [], True)
+    assert len(report.mid_window) == (PARTITIONS if group_offsets == "mid-window" else 0)

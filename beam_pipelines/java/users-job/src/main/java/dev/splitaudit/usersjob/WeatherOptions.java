@@ -35,6 +35,12 @@ public interface WeatherOptions extends FlinkPipelineOptions {
 
   void setOutputTopic(String value);
 
+  @Description("Directory the JSON lines files are written to (TextIO, windowed; a local path or any Beam file system URI).")
+  @Validation.Required
+  String getTextDir();
+
+  void setTextDir(String value);
+
   @Description("Directory the Parquet files are written to (a local path or any Beam file system URI).")
   @Validation.Required
   String getParquetDir();
@@ -62,7 +68,7 @@ public interface WeatherOptions extends FlinkPipelineOptions {
 
   void setLineage(boolean value);
 
-  @Description("Length of the Parquet files' fixed windows, in seconds.")
+  @Description("Length of the file sinks' fixed windows (of the records' log-append times), in seconds.")
   @Default.Integer(3)
   int getWindowSeconds();
 

@@ -23,8 +23,8 @@ import org.apache.beam.sdk.Pipeline;
 import org.apache.beam.sdk.coders.SerializableCoder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
 import org.apache.beam.sdk.extensions.avro.coders.AvroCoder;
-import org.apache.beam.sdk.io.Compression;
 import org.apache.beam.sdk.io.FileIO;
+import org.apache.beam.sdk.io.TextIO;
 import org.apache.beam.sdk.io.kafka.KafkaIO;
 import org.apache.beam.sdk.io.parquet.ParquetIO;
 import org.apache.beam.sdk.options.PipelineOptionsFactory;
@@ -33,10 +33,7 @@ import org.apache.beam.sdk.transforms.DoFn;
 import org.apache.beam.sdk.transforms.MapElements;
 import org.apache.beam.sdk.transforms.ParDo;
 import org.apache.beam.sdk.transforms.Values;
-import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.FixedWindows;
-import org.apache.beam.sdk.transforms.windowing.IntervalWindow;
-import org.apache.beam.sdk.transforms.windowing.PaneInfo;
 import org.apache.beam.sdk.transforms.windowing.Window;
 import org.apache.beam.sdk.values.KV;
 import org.apache.beam.sdk.values.PCollection;
@@ -51,20 +48,28 @@ import org.joda.time.Duration;
  * outputs carry no Kafka coordinates and no lineage.
  *
  * <pre>
- *   Read            KafkaIO.read of the input topic (JSON weather records), keys and values as strings; the
- *                   consumer as --consumer says (none, group, earliest)
+ *   Read            KafkaIO.read of the input topic (JSON weather records), keys and values as strings, each
+ *                   record's event time its log-append time; the consumer as --consumer says (none, group,
+ *                   earliest)
  *   Values          the record values (without --lineage)
  *   Lineage         the lineage kit's columns of each record (only with --lineage=true)
  *   ParseWeather    Jackson parses each value and maps it to a WeatherReport (Celsius and Fahrenheit)
  *   FormatJson      one JSON line per report
  *   WriteToKafka    KafkaIO.write of the lines to the output topic (values only)
+ *   WindowJson      fixed windows of --windowSeconds over the lines
+ *   WriteText       TextIO, windowed writes, one shard per window, Beam's default names:
+ *                   weather{start}-{end}-pane-{i}[-last]-00000-of-00001.json in --textDir
  *   ToParquetRecord the report as an Avro record
  *   Window          fixed windows of --windowSeconds
- *   WriteParquet    FileIO + ParquetIO.sink, one file per window, named without ':' (Spark reads them)
+ *   WriteParquet    FileIO + ParquetIO.sink, one shard per window, FileIO's default names:
+ *                   weather-{start}-{end}-00000-of-00001.parquet in --parquetDir
  * </pre>
  *
- * <p>One output per input on each side. Transform names are fixed: Flink operator uids derive from them, so a
- * savepoint of the stock jar restores into the patched jar and back.
+ * <p>One output per input on each side. Event time is the broker's (the input topic must have
+ * message.timestamp.type=LogAppendTime), so a record keeps its window however late it is read: a second reader
+ * of old records (beam#31313's twin) re-opens windows that closed before a savepoint, and both file sinks write
+ * those windows' names again, replacing the files. Transform names are fixed: Flink operator uids derive from
+ * them, so a savepoint of the stock jar restores into the patched jar and back.
  */
 public final class WeatherPipeline {
   static final String CONSUMER_NONE = "none";
@@ -109,26 +114,37 @@ public final class WeatherPipeline {
               .apply("ParseWeather", ParDo.of(new ParseFn()));
     }
     reports.setCoder(SerializableCoder.of(WeatherReport.class));
-    reports
-        .apply("FormatJson", MapElements.into(TypeDescriptors.strings()).via(WeatherReport::toJsonLine))
-        .apply(
+    Duration window = Duration.standardSeconds(options.getWindowSeconds());
+    PCollection<String> lines =
+        reports.apply("FormatJson", MapElements.into(TypeDescriptors.strings()).via(WeatherReport::toJsonLine));
+    lines.apply(
             "WriteToKafka",
             KafkaIO.<Void, String>write()
                 .withBootstrapServers(options.getBootstrapServers())
                 .withTopic(options.getOutputTopic())
                 .withValueSerializer(StringSerializer.class)
                 .values());
+    lines
+        .apply("WindowJson", Window.into(FixedWindows.of(window)))
+        .apply(
+            "WriteText",
+            TextIO.write()
+                .to(options.getTextDir() + "/weather")
+                .withSuffix(".json")
+                .withWindowedWrites()
+                .withNumShards(1));
     Schema schema = WeatherReport.avroSchema(options.getLineage());
     reports
         .apply("ToParquetRecord", ParDo.of(new ToRecordFn(schema.toString())))
         .setCoder(AvroCoder.of(schema))
-        .apply("Window", Window.into(FixedWindows.of(Duration.standardSeconds(options.getWindowSeconds()))))
+        .apply("Window", Window.into(FixedWindows.of(window)))
         .apply(
             "WriteParquet",
             FileIO.<GenericRecord>write()
                 .via(ParquetIO.sink(schema))
                 .to(options.getParquetDir())
-                .withNaming(new WindowFileNaming())
+                .withPrefix("weather")
+                .withSuffix(".parquet")
                 .withNumShards(1));
     pipeline.run();
   }
@@ -140,7 +156,8 @@ public final class WeatherPipeline {
     KafkaIO.Read<String, V> configured =
         read.withBootstrapServers(options.getBootstrapServers())
             .withTopic(options.getInputTopic())
-            .withKeyDeserializer(StringDeserializer.class);
+            .withKeyDeserializer(StringDeserializer.class)
+            .withLogAppendTime();
     switch (consumer) {
       case CONSUMER_NONE:
         // No group.id and no auto.offset.reset: Kafka's default, latest.
@@ -192,23 +209,6 @@ public final class WeatherPipeline {
     @ProcessElement
     public void processElement(@Element WeatherReport report, OutputReceiver<GenericRecord> out) {
       out.output(report.toRecord(schema));
-    }
-  }
-
-  /**
-   * Names each file after its window's bounds in epoch milliseconds, its pane and shard: FileIO's default
-   * naming puts ISO times with ':' in the name, which Hadoop's paths (Spark) refuse.
-   */
-  static final class WindowFileNaming implements FileIO.Write.FileNaming {
-    @Override
-    public String getFilename(
-        BoundedWindow window, PaneInfo pane, int numShards, int shardIndex, Compression compression) {
-      String span =
-          window instanceof IntervalWindow
-              ? ((IntervalWindow) window).start().getMillis() + "-" + ((IntervalWindow) window).end().getMillis()
-              : "global";
-      return String.format(
-          "weather-%s-pane%d-%05d-of-%05d.parquet", span, pane.getIndex(), shardIndex, numShards);
     }
   }
 }
