@@ -35,6 +35,7 @@ offsets. `make test` runs stock and patched with `none`, and stock `group` with 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -46,7 +47,15 @@ import pyarrow.dataset as ds
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.findings import BY_LINEAGE, DOUBLE_ASSIGNMENT, INFERRED
+from splitaudit.audit.findings import (
+    BY_LINEAGE,
+    DOUBLE_ASSIGNMENT,
+    INFERRED,
+    LOST_BY_REWRITE,
+    MASKED_DUPLICATES,
+    REWRITTEN,
+    UNFINALIZED,
+)
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.progress import Progress
 from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
@@ -294,6 +303,10 @@ def test_deleted_group_offsets_replace_every_closed_window(stack: Stack, tmp_pat
     # The guard, asked after the group was deleted: the twin starts at the log start.
     twins = [(t.partition, t.start_is, t.twin_start) for t in report.guard.twins]
     assert twins == [(p, LOG_START, 0) for p in range(PARTITIONS)]
+    # The audit of the text sink as Beam wrote it: every closed window's file rewritten, 0..N-1 masked, none lost.
+    code, audit = _audit_file_sink(stack, report, report.text_dir, "json")
+    assert code == 1
+    _assert_ledger_verdict(report, "text", audit, {}, _every((0, N - 1)), None)
 
 
 def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack: Stack, tmp_path: Path) -> None:
@@ -330,6 +343,102 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     twins = [(t.partition, t.start_is, t.twin_start, t.read_twice) for t in report.guard.twins]
     assert twins == [(p, COMMITTED, mids[p].offset, ((mids[p].offset, N + M - 1),)) for p in range(PARTITIONS)]
 
+    # The audit of both file sinks as Beam wrote them (':' in every name): the ledger names the replaced files, and
+    # the records of their windows read before the savepoint are counted exactly, lost or masked, per partition.
+    unfinished = _leave_unfinalized_bundle(report)
+    audits = {}
+    for sink, sink_format in (("text", "json"), ("parquet", "parquet")):
+        code, audits[sink] = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
+        assert code == 1
+        _assert_ledger_verdict(report, sink, audits[sink], lost, masked, unfinished if sink == "text" else None)
+    # A copy of the text sink with ':' renamed and the temporary folder left out (what a user had to make before):
+    # the same findings of the rows, and no ledger (the names are no longer Beam's).
+    copy = _renamed_copy(Path(report.text_dir), tmp_path / "text-renamed")
+    _, renamed = _audit_file_sink(stack, report, str(copy), "json")
+    assert (renamed["ledger"], _row_findings(renamed)) == ([], _row_findings(audits["text"]))
+    assert {f["kind"] for f in audits["text"]["findings"]} - {f["kind"] for f in renamed["findings"]} == LEDGER_KINDS
+
+
+LEDGER_KINDS = {UNFINALIZED, REWRITTEN, LOST_BY_REWRITE, MASKED_DUPLICATES}
+
+
+def _audit_file_sink(stack: Stack, report: UsersJobReport, sink: str, sink_format: str) -> tuple[int, dict[str, Any]]:
+    """`splitaudit audit` of a file sink as Beam wrote it, by the records' timestamp, restored from the first
+    savepoint with the run's jar, against the input topic."""
+    command = [
+        sys.executable, "-m", "splitaudit", "--json", "audit", "--master", "local[1]",
+        "--sink", sink, "--sink-format", sink_format, "--bootstrap", stack.kafka.bootstrap,
+        "--topic", report.input_topic, "--before", report.savepoint_before, "--savepoint", report.savepoint_after,
+        "--jar", report.jar, "--sink-key", "timestamp", "--source-key", SOURCE_KEY,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, document
+
+
+def _leave_unfinalized_bundle(report: UsersJobReport) -> tuple[str, int]:
+    """What a crash between a bundle's write and its finalize leaves in the text sink: a bundle file in a
+    `.temp-beam-<uuid>` folder (here one of the run's own finished files, copied there once the run was over: the
+    crash cannot be timed on a real job). Its path relative to the sink, and its size."""
+    sink = Path(report.text_dir)
+    source = sorted(p for p in sink.iterdir() if p.is_file())[-1]
+    folder = sink / ".temp-beam-5f1c2a9e-0b6e-4a2f-9f00-1b2c3d4e5f60"
+    folder.mkdir()
+    shutil.copy2(source, folder / "7c1d0e2f-3a4b-4c5d-8e9f-a0b1c2d3e4f5")
+    return f"{folder.name}/7c1d0e2f-3a4b-4c5d-8e9f-a0b1c2d3e4f5", source.stat().st_size
+
+
+def _renamed_copy(sink: Path, target: Path) -> Path:
+    target.mkdir()
+    for path in sink.iterdir():
+        if path.is_file():
+            shutil.copy2(path, target / path.name.replace(":", "_"))
+    return target
+
+
+def _row_findings(audit: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The findings of the sink's rows (not of its file names), as compared between two copies of a sink."""
+    return [
+        (f["kind"], f["partition"], f["count"], f["offset_ranges"], f["classified_by"])
+        for f in audit["findings"]
+        if f["kind"] not in LEDGER_KINDS
+    ]
+
+
+def _assert_ledger_verdict(
+    report: UsersJobReport,
+    sink: str,
+    audit: dict[str, Any],
+    lost: dict[int, OffsetRange],
+    masked: dict[int, OffsetRange],
+    unfinished: tuple[str, int] | None,
+) -> None:
+    """The audit of one file sink against the run's truth: the replaced files marked in the ledger and counted,
+    the lost and masked records of each partition exactly, the plain duplicates as the twin's."""
+    (truth,) = [s for s in report.file_sinks if s.name == sink]
+    rewritten = sorted(f["path"] for f in audit["ledger"] if f["rewritten"])
+    assert rewritten == sorted(f.name for f in truth.replaced)
+    kinds: dict[str, list[tuple[Any, ...]]] = {}
+    for f in audit["findings"]:
+        kinds.setdefault(f["kind"], []).append((f["partition"], f["count"], f["offset_ranges"]))
+    assert kinds.get(REWRITTEN, []) == ([(None, len(truth.replaced), [])] if truth.replaced else [])
+    assert kinds.get(LOST_BY_REWRITE, []) == [(p, _size(run), [list(run)]) for p, run in sorted(lost.items())]
+    assert kinds.get(MASKED_DUPLICATES, []) == [(p, _size(run), [list(run)]) for p, run in sorted(masked.items())]
+    assert kinds.get("missing_records", []) == kinds.get(LOST_BY_REWRITE, [])  # the gaps, and why
+    if report.variant == "stock":  # read twice by the twin after the savepoint, in the sink twice
+        twice = (N, N + M + K - 1)
+        assert kinds[DOUBLE_ASSIGNMENT] == [(p, _size(twice), [list(twice)]) for p in range(PARTITIONS)]
+    else:
+        assert DOUBLE_ASSIGNMENT not in kinds
+    if unfinished is None:
+        assert UNFINALIZED not in kinds
+    else:
+        (finding,) = [f for f in audit["findings"] if f["kind"] == UNFINALIZED]
+        assert (finding["count"], finding["sample"]) == (1, [{"path": unfinished[0], "size": unfinished[1]}])
+    per_window = sum(f["rows"] for f in audit["ledger"])
+    assert per_window == sum(p.text.rows if sink == "text" else p.parquet.rows for p in report.partitions)
+
 
 @LONG
 @pytest.mark.parametrize("group_offsets", ["deleted", "mid-window"])
@@ -340,3 +449,7 @@ def test_patched_reads_once_whatever_the_group_offsets(stack: Stack, tmp_path: P
     assert _truth(report) == _expected({}), _truth(report)
     assert (report.clean, _replaced(report), report.guard.safe) == (True, [], True)
     assert len(report.mid_window) == (PARTITIONS if group_offsets == "mid-window" else 0)
+    # The audit of the text sink as Beam wrote it: no file rewritten, nothing masked or lost, clean.
+    code, audit = _audit_file_sink(stack, report, report.text_dir, "json")
+    assert (code, audit["findings"]) == (0, [])
+    _assert_ledger_verdict(report, "text", audit, {}, {}, None)
