@@ -1,5 +1,5 @@
 """Fuzzing of the savepoint reader: every real savepoint and checkpoint in fixtures/, mutated as a hostile user
-would, read by `inspect_savepoint` under a time and memory limit per case.
+would, read by `inspect_savepoint` and `read_keyed_state` (keyed state too) under a time and memory limit per case.
 
     .venv/bin/python -m tests.fuzz_savepoints --cases 1000000 --workers 2      # the long run (make fuzz)
     .venv/bin/python -m tests.fuzz_savepoints --seconds 60                     # a short run
@@ -47,7 +47,7 @@ from typing import Any
 
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint_view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 STRATEGIES = ("flip", "truncate", "inflate", "path", "special", "class")
@@ -228,16 +228,18 @@ def run_case(case_dir: Path, seed: int, case_seconds: float) -> tuple[str, str, 
     inside = os.path.realpath(case_dir) + os.sep
     real_read = SavepointFiles._read
 
-    def confined_read(self: SavepointFiles, fs: Any, path: str, *rest: Any) -> bytes:
-        data = real_read(self, fs, path, *rest)  # refused reads raise InputError before this line
+    def confined_read(self: SavepointFiles, fs: Any, path: str, *rest: Any, **options: Any) -> bytes:
+        data = real_read(self, fs, path, *rest, **options)  # refused reads raise InputError before this line
         if not os.path.realpath(path).startswith(inside):
             raise ViolationError(f"read outside the savepoint directory: {path}")
         return data
 
-    SavepointFiles._read = confined_read  # type: ignore[method-assign,assignment]
+    SavepointFiles._read = confined_read  # type: ignore[method-assign]
     signal.setitimer(signal.ITIMER_REAL, case_seconds)
     try:
         inspect_savepoint(str(case_dir))
+        for _ in read_keyed_state(str(case_dir)):  # keyed state, one key group at a time
+            pass
         outcome, detail = "ok", ""
     except InputError:
         outcome, detail = "input_error", ""

@@ -64,8 +64,13 @@ class SavepointFiles:
     def read_metadata(self) -> bytes:
         return self._read(self.fs, self.metadata_path, self.metadata_path, None, None, None)
 
-    def read_relative(self, relative_path: str, size: int, referenced_from: str, offset: int) -> tuple[str, bytes]:
-        """A tag-6 handle: a file name inside the savepoint directory, never outside it, `size` bytes long."""
+    def read_relative(
+        self, relative_path: str, size: int, referenced_from: str, offset: int, span: tuple[int, int] | None = None
+    ) -> tuple[str, bytes]:
+        """A tag-6 handle: a file name inside the savepoint directory, never outside it, `size` bytes long.
+
+        With `span` (start, length) only those bytes are read, and nothing is cached: keyed state is read one
+        key group at a time."""
         if not relative_path or posixpath.isabs(relative_path) or "\\" in relative_path or "\0" in relative_path:
             raise InputError(referenced_from, offset, f"relative state path {relative_path!r} is not relative")
         resolved = posixpath.normpath(posixpath.join(self.directory, relative_path))
@@ -75,22 +80,30 @@ class SavepointFiles:
                 offset,
                 f"relative state path {relative_path!r} points outside the savepoint dir",
             )
+        if span is not None:
+            return resolved, self._read(self.fs, resolved, resolved, (0, size), referenced_from, offset, part=span)
         return resolved, self._read(self.fs, resolved, resolved, (0, size), referenced_from, offset)
 
     def read_absolute(
-        self, uri: str, span: tuple[int, int], referenced_from: str, offset: int, whole: bool = True
+        self,
+        uri: str,
+        span: tuple[int, int],
+        referenced_from: str,
+        offset: int,
+        whole: bool = True,
+        part: tuple[int, int] | None = None,
     ) -> tuple[str, bytes]:
         """A tag-2/15 handle: a full path or URI; outside the savepoint dir only with allow_external_state.
 
         `span` is (start, length) of the bytes wanted; `whole` says the handle names the whole file (its size
         must then be exactly the length). Confinement is decided on the text of `uri`: nothing resolves a path
-        the user did not allow.
+        the user did not allow. With `part` (start, length within the file) only those bytes are read, uncached.
         """
         if "\0" in uri:
             raise InputError(referenced_from, offset, f"state path {uri!r} contains a NUL character")
         path = self._own_path(uri)
         if path is not None and self._inside(path):
-            return path, self._read(self.fs, path, path, span, referenced_from, offset, whole)
+            return path, self._read(self.fs, path, path, span, referenced_from, offset, whole, part)
         if not self.allow_external_state:
             raise InputError(
                 referenced_from,
@@ -98,7 +111,7 @@ class SavepointFiles:
                 f"state file {uri!r} lies outside the savepoint directory; pass --allow-external-state to read it",
             )
         fs, resolved = filesystem_of(uri) if _scheme(uri) else (self.fs, posixpath.normpath(uri))
-        return resolved, self._read(fs, resolved, uri, span, referenced_from, offset, whole)
+        return resolved, self._read(fs, resolved, uri, span, referenced_from, offset, whole, part)
 
     def _own_path(self, uri: str) -> str | None:
         """`uri` as a path of this savepoint's own filesystem, without resolving anything; None if it is not one."""
@@ -129,9 +142,13 @@ class SavepointFiles:
         referenced_from: str | None,
         offset: int | None,
         whole: bool = True,
+        part: tuple[int, int] | None = None,
     ) -> bytes:
-        """The bytes of a regular file (`span` = (start, length) of them, or all), bounded and checked."""
+        """The bytes of a regular file (`span` = (start, length) of them, or all), bounded and checked; with
+        `part` only those bytes of the file (which must lie within `span`), read without caching the file."""
         key = f"{type(fs).__name__}:{path}"  # NoneType: the local disk
+        if part is not None and key not in self._cache:
+            return self._read_part(fs, path, shown, span, referenced_from, offset, whole, part)
         if key not in self._cache:
             where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
             kind = "state file" if referenced_from is not None else "file"
@@ -153,6 +170,31 @@ class SavepointFiles:
                 raise InputError(shown, None, f"cannot read {kind}{where}: {summary(ex)}") from None
         data = self._cache[key]
         return data if span is None or whole else data[span[0] : span[0] + span[1]]
+
+    def _read_part(
+        self,
+        fs: pafs.FileSystem | None,
+        path: str,
+        shown: str,
+        span: tuple[int, int] | None,
+        referenced_from: str | None,
+        offset: int | None,
+        whole: bool,
+        part: tuple[int, int],
+    ) -> bytes:
+        where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
+        size = self._regular_file_size(fs, path, shown, "state file", where)
+        if span is not None and whole and span[1] != size:
+            raise InputError(shown, None, f"state file is {size} bytes, its state handle says {span[1]}{where}")
+        low, high = (0, size) if span is None else (span[0], span[0] + span[1])
+        if part[0] < low or part[1] < 0 or part[0] + part[1] > min(high, size):
+            raise InputError(shown, part[0], f"no bytes [{part[0]}, {part[0] + part[1]}) in the state{where}")
+        try:
+            with open(path, "rb") if fs is None else fs.open_input_file(path) as stream:
+                stream.seek(part[0])
+                return _read_bounded(stream, part[1])
+        except (OSError, ValueError) as ex:
+            raise InputError(shown, None, f"cannot read state file{where}: {summary(ex)}") from None
 
     def _regular_file_size(self, fs: pafs.FileSystem | None, path: str, shown: str, kind: str, where: str) -> int:
         """The size of `path` if it is a regular file; anything else (missing, a directory, a FIFO, a socket,

@@ -1,7 +1,8 @@
 """State handles as `MetadataV2V3SerializerBase` writes them (Flink 1.11 - 2.3), one type per handle tag.
 
-Stream handles (tags 0, 1, 2, 3, 6, 15, 16) and the operator-state handles (4, 17) are read into frozen
-dataclasses; keyed-state handles (tags 3, 5, 7-14) are skipped byte-exactly and only their tag is kept;
+Stream handles (tags 0, 1, 2, 3, 6, 15, 16), the operator-state handles (4, 17) and the keyed-state handles
+(3, 7, 12 key-group handles; 5, 11 incremental RocksDB handles) are read into frozen dataclasses; changelog
+handles (8, 9, 10, 13, 14) are stepped over byte-exactly and named by their tag;
 channel-state handles of unaligned checkpoints (`ChannelStateHandleSerializer` V1 for metadata V3-V5 and
 `ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: splitaudit/savepoint/FORMAT.md, "State handles".
 """
@@ -82,11 +83,17 @@ class EmptySegmentFileStateHandle:
 
 @dataclass(frozen=True)
 class KeyGroupsStateHandle:
-    """Tag 3 as a stream handle, `KeyGroupsStateHandle`: key-group offsets into a delegate stream."""
+    """`KeyGroupsStateHandle` (tag 3; 12 with a state handle id) or `KeyGroupsSavepointStateHandle` (tag 7): the
+    `KeyGroupRangeOffsets` (first key group, one offset per key group into the delegate stream, 0 = empty) and
+    the stream. Tag 7 is always Flink's canonical savepoint format; 3/12 hold a heap backend's own format or a
+    full RocksDB snapshot in the canonical one. `delegate_offset` is where the delegate starts in `_metadata`."""
 
     start_key_group: int
     offsets: tuple[int, ...]
     delegate: StreamStateHandle
+    tag: int = 3
+    delegate_offset: int = 0
+    state_handle_id: str | None = None
 
 
 StreamStateHandle = (
@@ -124,10 +131,42 @@ class OperatorStateHandle:
 
 
 @dataclass(frozen=True)
-class SkippedKeyedStateHandle:
-    """A keyed-state handle splitaudit does not decode (sources keep no keyed state); only its tag is kept."""
+class IncrementalRemoteKeyedStateHandle:
+    """Tag 5 / 11 `IncrementalRemoteKeyedStateHandle`: a RocksDB native snapshot (incremental checkpoint, or a
+    NATIVE savepoint), its SST and other files by their local names in RocksDB's directory (`shared`: SST files
+    possibly shared between checkpoints; `private`: MANIFEST, CURRENT, OPTIONS), and `meta_state` holding the
+    `KeyedBackendSerializationProxy` that names the column families."""
 
     tag: int
+    checkpoint_id: int
+    backend_id: str
+    start_key_group: int
+    number_of_key_groups: int
+    meta_state: StreamStateHandle
+    shared: tuple[tuple[str, StreamStateHandle], ...]
+    private: tuple[tuple[str, StreamStateHandle], ...]
+    state_handle_id: str | None
+
+
+# The keyed handles only stepped over: Flink's changelog state backend (FLIP-158).
+CHANGELOG_HANDLE_CLASSES = {
+    CHANGELOG_HANDLE: "ChangelogStateBackendHandleImpl",
+    CHANGELOG_HANDLE_V2: "ChangelogStateBackendHandleImpl",
+    CHANGELOG_BYTE_INCREMENT_HANDLE: "InMemoryChangelogStateHandle",
+    CHANGELOG_FILE_INCREMENT_HANDLE: "ChangelogStateHandleStreamImpl",
+    CHANGELOG_FILE_INCREMENT_HANDLE_V2: "ChangelogStateHandleStreamImpl",
+}
+
+
+@dataclass(frozen=True)
+class UnreadKeyedStateHandle:
+    """A keyed-state handle of the changelog state backend, stepped over: its tag and Flink's class name."""
+
+    tag: int
+    handle_class: str
+
+
+KeyedStateHandle = KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle | UnreadKeyedStateHandle
 
 
 def _check_depth(inp: DataInput, depth: int) -> None:
@@ -155,7 +194,8 @@ def read_stream_handle(inp: DataInput, depth: int = 0) -> StreamStateHandle:
         return RelativeFileStateHandle(relative_path, inp.read_long("RelativeFileStateHandle size"))
     if tag == KEY_GROUPS_HANDLE:
         start, offsets = _read_key_group_range_offsets(inp)
-        return KeyGroupsStateHandle(start, offsets, read_stream_handle(inp, depth + 1))
+        delegate_offset = inp.offset()
+        return KeyGroupsStateHandle(start, offsets, read_stream_handle(inp, depth + 1), tag, delegate_offset)
     if tag == SEGMENT_FILE_HANDLE:
         start_pos = inp.read_long("segment start")
         state_size = inp.read_long("segment size")
@@ -210,33 +250,40 @@ def read_operator_state_handle(inp: DataInput) -> OperatorStateHandle | None:
     return OperatorStateHandle(tag, tuple(states), delegate, delegate_offset, is_empty)
 
 
-def read_keyed_state_handle(inp: DataInput, depth: int = 0) -> SkippedKeyedStateHandle | None:
-    """`deserializeKeyedStateHandle`, read only to step over it; the tag byte is read with `readByte`."""
+def read_keyed_state_handle(inp: DataInput, depth: int = 0) -> KeyedStateHandle | None:
+    """`deserializeKeyedStateHandle`; the tag byte is read with `readByte`."""
     _check_depth(inp, depth)
     at = inp.tell()
     tag = inp.read_unsigned_byte("keyed state handle tag")
     if tag == NULL_HANDLE:
         return None
     if tag in (KEY_GROUPS_HANDLE, KEY_GROUPS_HANDLE_V2, SAVEPOINT_KEY_GROUPS_HANDLE):
-        _read_key_group_range_offsets(inp)
-        read_stream_handle(inp, depth + 1)
-        if tag == KEY_GROUPS_HANDLE_V2:
-            inp.read_utf("state handle id")
-    elif tag in (INCREMENTAL_KEY_GROUPS_HANDLE, INCREMENTAL_KEY_GROUPS_HANDLE_V2):
-        inp.read_long("checkpoint id")
-        inp.read_utf("backend id")
-        inp.read_int("start key group")
-        inp.read_int("number of key groups")
+        start, offsets = _read_key_group_range_offsets(inp)
+        delegate_offset = inp.offset()
+        delegate = read_stream_handle(inp, depth + 1)
+        handle_id = inp.read_utf("state handle id") if tag == KEY_GROUPS_HANDLE_V2 else None
+        return KeyGroupsStateHandle(start, offsets, delegate, tag, delegate_offset, handle_id)
+    if tag in (INCREMENTAL_KEY_GROUPS_HANDLE, INCREMENTAL_KEY_GROUPS_HANDLE_V2):
+        checkpoint_id = inp.read_long("checkpoint id")
+        backend_id = inp.read_utf("backend id")
+        start = inp.read_int("start key group")
+        count = inp.read_int("number of key groups")
         if tag == INCREMENTAL_KEY_GROUPS_HANDLE_V2:
             inp.read_long("checkpointed size")
-        read_stream_handle(inp, depth + 1)  # meta state
+        meta_state = read_stream_handle(inp, depth + 1)
+        files = []
         for what in ("shared", "private"):
-            for _ in range(inp.read_length(f"number of {what} state files", 3)):
-                inp.read_utf("local path")
-                read_stream_handle(inp, depth + 1)
-        if tag == INCREMENTAL_KEY_GROUPS_HANDLE_V2:
-            inp.read_utf("state handle id")
-    elif tag in (CHANGELOG_HANDLE, CHANGELOG_HANDLE_V2):
+            files.append(
+                tuple(
+                    (inp.read_utf("local path"), read_stream_handle(inp, depth + 1))
+                    for _ in range(inp.read_length(f"number of {what} state files", 3))
+                )
+            )
+        handle_id = inp.read_utf("state handle id") if tag == INCREMENTAL_KEY_GROUPS_HANDLE_V2 else None
+        return IncrementalRemoteKeyedStateHandle(
+            tag, checkpoint_id, backend_id, start, count, meta_state, files[0], files[1], handle_id
+        )
+    if tag in (CHANGELOG_HANDLE, CHANGELOG_HANDLE_V2):
         inp.read_int("start key group")
         inp.read_int("number of key groups")
         inp.read_long("checkpointed size")
@@ -269,7 +316,7 @@ def read_keyed_state_handle(inp: DataInput, depth: int = 0) -> SkippedKeyedState
             inp.read_utf("storage identifier")
     else:
         raise inp.error(f"unknown keyed state handle tag {tag}", at)
-    return SkippedKeyedStateHandle(tag)
+    return UnreadKeyedStateHandle(tag, CHANGELOG_HANDLE_CLASSES[tag])
 
 
 def skip_channel_state_handle(inp: DataInput, typed: bool) -> None:

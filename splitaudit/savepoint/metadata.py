@@ -16,8 +16,8 @@ from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
 from splitaudit.savepoint.handles import (
     ByteStreamStateHandle,
+    KeyedStateHandle,
     OperatorStateHandle,
-    SkippedKeyedStateHandle,
     read_keyed_state_handle,
     read_operator_state_handle,
     read_stream_handle,
@@ -48,13 +48,13 @@ class MasterState:
 
 @dataclass(frozen=True)
 class OperatorSubtaskState:
-    """`OperatorSubtaskState` of one running subtask (keyed and channel state are only stepped over)."""
+    """`OperatorSubtaskState` of one running subtask (channel state is only stepped over)."""
 
     subtask: int
     managed_operator_state: OperatorStateHandle | None
     raw_operator_state: OperatorStateHandle | None
-    managed_keyed_state: SkippedKeyedStateHandle | None
-    raw_keyed_state: SkippedKeyedStateHandle | None
+    managed_keyed_state: KeyedStateHandle | None
+    raw_keyed_state: KeyedStateHandle | None
     input_channel_handles: int
     output_channel_handles: int
 

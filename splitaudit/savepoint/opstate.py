@@ -2,7 +2,7 @@
 
 Layout (splitaudit/savepoint/FORMAT.md, "Operator-state stream"): `OperatorBackendSerializationProxy`
 (version 5 in 1.17, 6 from 1.18: a `bool usingStateCompression` follows the version), the
-`StateMetaInfoSnapshot` section (meta-info version 6/7, `StateMetaInfoSnapshotReadersWriters`), then the
+`StateMetaInfoSnapshot` section (meta-info version 6/7, `savepoint/metainfo.py`), then the
 list elements that `PartitionableListState.write` put at the absolute offsets `_metadata` records. With
 compression on, everything after the meta section is xerial Snappy *framed* (`SnappyFramedOutputStream`,
 64 KiB blocks) and each offset is the start of a chunk (1.18 opens a new framed stream per state, 1.19+ one
@@ -16,48 +16,11 @@ from dataclasses import dataclass
 import cramjam
 
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 
 PROXY_VERSIONS = (5, 6)
 SNAPPY_STREAM_IDENTIFIER = b"sNaPpY"
 SNAPPY_MAX_BLOCK = 65536  # the framing format's limit on the uncompressed size of one chunk
-
-# TypeSerializerSnapshots whose body is empty (SimpleTypeSerializerSnapshot subclasses): after them the
-# meta-info section can be read on. Other snapshot bodies are serializer-specific and not length-prefixed.
-_BASE = "org.apache.flink.api.common.typeutils.base."
-EMPTY_BODY_SNAPSHOTS = frozenset(
-    _BASE + name
-    for name in (
-        "array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot",
-        "LongSerializer$LongSerializerSnapshot",
-        "IntSerializer$IntSerializerSnapshot",
-        "StringSerializer$StringSerializerSnapshot",
-        "BooleanSerializer$BooleanSerializerSnapshot",
-        "ShortSerializer$ShortSerializerSnapshot",
-        "ByteSerializer$ByteSerializerSnapshot",
-        "DoubleSerializer$DoubleSerializerSnapshot",
-        "FloatSerializer$FloatSerializerSnapshot",
-    )
-)
-BACKEND_STATE_TYPES = ("KEY_VALUE", "OPERATOR", "BROADCAST", "PRIORITY_QUEUE")
-
-
-@dataclass(frozen=True)
-class SerializerSnapshot:
-    """One `TypeSerializerSnapshot` of a state: which snapshot class wrote it, in which version."""
-
-    key: str  # "VALUE_SERIALIZER", "KEY_SERIALIZER"
-    snapshot_class: str
-    snapshot_version: int
-
-
-@dataclass(frozen=True)
-class StateMetaInfoSnapshot:
-    """`StateMetaInfoSnapshot` (meta-info v6/v7): a state's name, backend type, options and serializers."""
-
-    name: str
-    backend_state_type: str
-    options: tuple[tuple[str, str], ...]
-    serializers: tuple[SerializerSnapshot, ...]
 
 
 @dataclass(frozen=True)
@@ -92,7 +55,7 @@ class OperatorStateStream:
         region = self.stream.sub(end - offset, "state element")
         if not self.header.compressed:
             return region
-        return DataInput(_snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})")
+        return DataInput(snappy_framed(region), f"{self.stream.path} (Snappy, element at {self.stream.base + offset})")
 
     def byte_array_element(self, offset: int) -> DataInput:
         """A `BytePrimitiveArraySerializer` element (`int len, byte[len]`), as `SourceReaderState` stores."""
@@ -116,42 +79,14 @@ def _read_header(stream: DataInput) -> OperatorBackendHeader:
         if count < 0:
             raise stream.error(f"negative number of {what} states {count}", count_at)
         for _ in range(count):
-            state, complete = _read_meta_info(stream)
+            state, complete = read_state_meta_info(stream)
             states.append(state)
             if not complete:
                 return OperatorBackendHeader(version, compressed, tuple(states), False)
     return OperatorBackendHeader(version, compressed, tuple(states), True)
 
 
-def _read_meta_info(stream: DataInput) -> tuple[StateMetaInfoSnapshot, bool]:
-    """`StateMetaInfoSnapshotReadersWriters.CurrentReaderImpl`; False when a snapshot body is unknown."""
-    name = stream.read_utf("state name")
-    type_at = stream.tell()
-    backend_type = stream.read_int("backend state type")
-    if not 0 <= backend_type < len(BACKEND_STATE_TYPES):
-        raise stream.error(f"unknown backend state type {backend_type} of state {name!r}", type_at)
-    options = tuple(
-        (stream.read_utf("option key"), stream.read_utf("option value"))
-        for _ in range(stream.read_length("number of state options", 4))
-    )
-    serializers: list[SerializerSnapshot] = []
-    complete = True
-    for _ in range(stream.read_length("number of state serializers", 10)):
-        key = stream.read_utf("serializer key")
-        proxy_at = stream.tell()
-        proxy_version = stream.read_int("serializer snapshot proxy version")
-        if proxy_version != 2:
-            raise stream.error(f"serializer snapshot proxy version {proxy_version} (expected 2)", proxy_at)
-        snapshot_class = stream.read_utf("serializer snapshot class")
-        serializers.append(SerializerSnapshot(key, snapshot_class, stream.read_int("serializer snapshot version")))
-        if snapshot_class not in EMPTY_BODY_SNAPSHOTS:
-            complete = False
-            break
-    state = StateMetaInfoSnapshot(name, BACKEND_STATE_TYPES[backend_type], options, tuple(serializers))
-    return state, complete
-
-
-def _snappy_framed(region: DataInput) -> bytes:
+def snappy_framed(region: DataInput) -> bytes:
     """Decode xerial/Google Snappy framing: identifier, compressed (0x00) and uncompressed (0x01) chunks.
 
     CRCs are not checked: a flipped byte in compressed data surfaces as a decoding error or as a split that

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.handles import EmptySegmentFileStateHandle, SegmentFileStateHandle
 from splitaudit.savepoint.metadata import read_metadata
-from splitaudit.savepoint_view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 from splitaudit.splits import registry
 from tests.unit.conftest import FIXTURES, normalized, versioned
 
@@ -101,12 +102,62 @@ def _restore_scenario(folder: Path, expected: dict[str, Any]) -> None:
     _same_json(source["source"], expected["source"])
 
 
+def fold_keyed_state(location: str) -> dict[str, dict[str, Any]]:
+    """The keyed state of `KeyedStateFixtureJob`'s snapshot in the shape of its expected.json's `keyed`: per
+    operator id and state, values by key (window contents and timers as sorted lists)."""
+    folded: dict[str, dict[str, Any]] = {}
+    for row in read_keyed_state(location):
+        entry = row.entry
+        states = folded.setdefault(row.operator_id, {})
+        if entry.state.startswith("_timer_state/"):
+            timer = [entry.value, entry.key]
+            if entry.namespace is not None:
+                timer.append([entry.namespace["start"], entry.namespace["end"]])
+            states.setdefault(entry.state, []).append(timer)
+        elif entry.state == "window-contents":
+            window = [entry.namespace["start"], entry.namespace["end"], entry.value]
+            states.setdefault(entry.state, {}).setdefault(entry.key, []).append(window)
+        elif entry.state == "residues":
+            states.setdefault(entry.state, {}).setdefault(entry.key, {})[entry.user_key] = entry.value
+        else:
+            assert entry.namespace is None  # VoidNamespace
+            states.setdefault(entry.state, {})[entry.key] = entry.value
+    for states in folded.values():
+        for name, value in states.items():
+            if isinstance(value, list):
+                value.sort()
+            else:
+                states[name] = {key: sorted(v) if name == "window-contents" else v for key, v in sorted(value.items())}
+            if name == "residues":
+                states[name] = {key: dict(sorted(v.items())) for key, v in states[name].items()}
+    return folded
+
+
+def _keyed(folder: Path, expected: dict[str, Any]) -> None:
+    """`KeyedStateFixtureJob`'s snapshots: every key and value of every keyed state, as the job was fed; a RocksDB
+    native snapshot (handle tag 11) is refused, with exit 2's InputError, before any entry is returned."""
+    snapshot = str(folder / expected["snapshot_dir"])
+    metadata = read_metadata((folder / expected["snapshot_dir"] / "_metadata").read_bytes(), snapshot)
+    assert (metadata.version, metadata.checkpoint_id) == (expected["format_version"], expected["checkpoint_id"])
+    native = expected["job"]["backend"] == "rocksdb" and expected["job"]["mode"] != "savepoint-CANONICAL"
+    if native:
+        with pytest.raises(InputError, match="RocksDB's native format"):
+            next(iter(read_keyed_state(snapshot)))
+        return
+    want = {
+        operator_id: {name: value for name, value in operator["states"].items() if value}
+        for operator_id, operator in expected["keyed"].items()
+    }
+    assert fold_keyed_state(snapshot) == want
+
+
 CHECKS: dict[str, Callable[[Path, dict[str, Any]], None]] = {
     "flink": _inspect,
     "kafka": _inspect,
     "flink-file-merging": _file_merging,
     "beam": _beam_elements,
     "beam_flink_source": _restore_scenario,
+    "keyed": _keyed,
 }
 
 

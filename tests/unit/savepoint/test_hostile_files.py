@@ -43,9 +43,9 @@ def _state_file(snapshot: Path) -> Path:
     opened: list[str] = []
     real = SavepointFiles._read
 
-    def recording(self: SavepointFiles, fs: Any, path: str, *rest: Any) -> bytes:
+    def recording(self: SavepointFiles, fs: Any, path: str, *rest: Any, **options: Any) -> bytes:
         opened.append(path)
-        return real(self, fs, path, *rest)
+        return real(self, fs, path, *rest, **options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SavepointFiles, "_read", recording)

@@ -1,0 +1,353 @@
+"""Keyed state behind a key-group handle: `KeyedBackendSerializationProxy`, then the entries key group by key group.
+
+Two layouts follow the same header (splitaudit/savepoint/FORMAT.md, "Keyed state"):
+
+- **canonical** (`FullSnapshotAsyncWriter`, read back by `FullSnapshotRestoreOperation`): every savepoint of
+  the heap and RocksDB backends (handle tag 7) and full RocksDB snapshots of old releases. At each non-zero
+  key-group offset: `short kvStateId`, then `int len, byte[len] key, int len, byte[len] value` pairs; the top bit
+  of a key's first byte says a `short` follows: the next state's id, or `0xFFFF` at the end of the key group. Keys
+  are RocksDB composite keys (`SerializedCompositeKeyBuilder`: key-group prefix, key, namespace, a map's user key);
+  list values are elements separated by `,` (`ListDelimitedSerializer`), map values `bool isNull, value`;
+  timers are the key (`TimerSerializer` bytes) of a priority-queue state with an empty value.
+- **heap** (`HeapSnapshotStrategy`, read back by `HeapRestoreOperation`): heap checkpoints (tag 3/12). At every
+  key-group offset `int keyGroup`, then per state `short stateId, int n, n x (namespace, key, state)` as the state's
+  own serializers write them (timers: `int n, n x element`).
+
+With compression (`execution.checkpointing.snapshot-compression`) what follows the key-group offset (heap: the
+`int`) is xerial Snappy framed. Key groups are read one at a time, so memory is bounded by one key group. A
+value whose serializer is unknown is kept as its bytes and the serializer snapshot's class; a heap key group, whose
+entries have no lengths, cannot be read past such a value and is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from splitaudit.errors import InputError
+from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
+from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
+from splitaudit.savepoint.opstate import snappy_framed
+from splitaudit.savepoint.streams import StateStream
+from splitaudit.savepoint.typeserializers import (
+    LIST,
+    MAP,
+    Decoder,
+    SerializerSnapshot,
+    decoder,
+    fixed_length,
+    read_serializer_snapshot,
+)
+
+KEYED_PROXY_VERSION = 6  # KeyedBackendSerializationProxy.VERSION, Flink 1.8 to 2.3
+END_OF_KEY_GROUP_MARK = 0xFFFF
+FIRST_BIT_IN_BYTE_MASK = 0x80
+LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
+
+
+@dataclass(frozen=True)
+class Undecoded:
+    """Bytes of a value whose serializer this reader does not know, with the serializer snapshot's class."""
+
+    serializer: str
+    data: bytes
+
+    def to_json(self) -> dict[str, str]:
+        return {"serializer": self.serializer, "bytes": self.data.hex()}
+
+
+@dataclass(frozen=True)
+class KeyedBackendHeader:
+    """`KeyedBackendSerializationProxy`: version, key-group compression, key serializer, the states' meta info.
+
+    `meta_complete` is False when a serializer snapshot this reader cannot step over ended the walk: states from
+    there on have no name here, and their entries are refused.
+    """
+
+    version: int
+    compressed: bool
+    key_serializer: SerializerSnapshot
+    states: tuple[StateMetaInfoSnapshot, ...]
+    meta_complete: bool
+    state_count: int
+
+
+@dataclass(frozen=True)
+class KeyedStateEntry:
+    """One entry of one keyed state: a value, a list, one map entry, or one timer (value = its timestamp).
+
+    `key`, `namespace`, `user_key` and `value` are decoded values (str, int, float, bool, list, dict, None for
+    `VoidNamespace`), or `Undecoded`. When the key's serializer is unknown its bytes run to the end of the composite
+    key (namespace and user key included) and `namespace` is None.
+    """
+
+    state: str
+    key_group: int
+    key: Any
+    namespace: Any
+    user_key: Any
+    value: Any
+
+
+def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
+    """The header at the start of every keyed-state stream (and of RocksDB's meta-data file)."""
+    at = stream.tell()
+    version = stream.read_int("keyed state proxy version")
+    if version != KEYED_PROXY_VERSION:
+        raise stream.error(f"keyed state stream version {version} is not supported (6 = Flink 1.8 to 2.3)", at)
+    compressed = stream.read_bool("key-group compression flag")
+    key_serializer, complete = read_serializer_snapshot(stream, "KEY_SERIALIZER")
+    count_at = stream.tell()
+    count = -1
+    states: list[StateMetaInfoSnapshot] = []
+    if complete:
+        count = stream.read_short("number of keyed states")
+        if count < 0:
+            raise stream.error(f"negative number of keyed states {count}", count_at)
+        for _ in range(count):
+            state, complete = read_state_meta_info(stream)
+            states.append(state)
+            if not complete:
+                break
+    return KeyedBackendHeader(version, compressed, key_serializer, tuple(states), complete, count)
+
+
+class KeyGroupsReader:
+    """The keyed state of one key-group handle: its header, then its entries key group by key group."""
+
+    def __init__(self, handle: KeyGroupsStateHandle, stream: StateStream, max_parallelism: int) -> None:
+        self.handle = handle
+        self.stream = stream
+        self.prefix_bytes = 1 if max_parallelism <= 128 else 2  # computeRequiredBytesInKeyGroupPrefix
+        outside = [offset for offset in handle.offsets if not 0 <= offset < stream.size]
+        if outside:
+            raise InputError(
+                stream.files.metadata_path,
+                stream.handle_offset,
+                f"key-group offset {outside[0]} lies outside the {stream.size}-byte keyed state stream",
+            )
+        ends = sorted({offset for offset in handle.offsets if offset} | {stream.size})
+        self._ends = ends
+        first = ends[0]
+        head = stream.read(0, first, "keyed state header")
+        self.header = read_keyed_backend_header(head)
+        self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
+        self._codecs = [_StateCodec(state, self.header.key_serializer) for state in self.header.states]
+
+    def _layout(self) -> str:
+        """Tag 3/12: a heap checkpoint writes every key group of its range, each starting with its number as an
+        `int`; a canonical stream leaves empty key groups at offset 0 and starts with a state id and a key length.
+        The two can only coincide for a single key group 0, read as canonical."""
+        offsets = self.handle.offsets
+        if all(offsets) and len(offsets) > 1:
+            for index, offset in enumerate(offsets):
+                key_group = self.handle.start_key_group + index
+                if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
+                    return "canonical"
+            return "heap"
+        return "canonical"
+
+    def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
+        """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
+        for index, offset in enumerate(self.handle.offsets):
+            if offset == 0:
+                continue
+            key_group = self.handle.start_key_group + index
+            end = next(e for e in self._ends if e > offset)
+            region = self.stream.read(offset, end - offset, f"key group {key_group}")
+            if self.layout == "heap":
+                entries = self._heap_key_group(region, key_group)
+            else:
+                entries = self._canonical_key_group(self._decompressed(region, key_group), key_group)
+            yield key_group, tuple(entries)
+
+    def _decompressed(self, region: DataInput, key_group: int) -> DataInput:
+        if not self.header.compressed:
+            return region
+        return DataInput(snappy_framed(region), f"{region.path} (Snappy, key group {key_group} at {region.base})")
+
+    def _codec(self, inp: DataInput, at: int) -> _StateCodec:
+        state_id = inp.read_unsigned_short("state id") if at < 0 else at
+        if state_id >= len(self._codecs):
+            known = "" if self.header.meta_complete else " (the meta info could not be read past an unknown serializer)"
+            raise inp.error(f"state id {state_id}: the stream names {len(self._codecs)} states{known}")
+        return self._codecs[state_id]
+
+    def _canonical_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
+        entries: list[KeyedStateEntry] = []
+        codec = self._codec(region, -1)
+        while True:
+            key_at = region.tell()
+            key = bytearray(region.read_length_prefixed("composite key"))
+            value = region.read_length_prefixed("state value")
+            if len(key) < self.prefix_bytes:
+                raise region.error(f"composite key of {len(key)} bytes has no key-group prefix", key_at)
+            follows = key[0] & FIRST_BIT_IN_BYTE_MASK
+            key[0] &= ~FIRST_BIT_IN_BYTE_MASK
+            key_input = DataInput(bytes(key), region.path, region.base + key_at + 4)
+            prefix = int.from_bytes(key_input.read_bytes(self.prefix_bytes, "key-group prefix"), "big")
+            if prefix != key_group:
+                raise region.error(f"an entry of key group {prefix} in key group {key_group}", key_at)
+            value_input = DataInput(value, region.path, region.base + key_at + 8 + len(key))
+            entries.extend(codec.canonical_entries(key_group, key_input, value_input))
+            if follows:
+                next_id = region.read_unsigned_short("next state id")
+                if next_id == END_OF_KEY_GROUP_MARK:
+                    break
+                codec = self._codec(region, next_id)
+        region.expect_end(f"key group {key_group}")
+        return entries
+
+    def _heap_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
+        at = region.tell()
+        if region.read_int("key group number") != key_group:
+            raise region.error(f"key group {key_group} does not start with its number", at)
+        data = region.sub(region.remaining(), "key group")
+        data = self._decompressed(data, key_group)
+        entries: list[KeyedStateEntry] = []
+        while data.remaining():
+            codec = self._codec(data, -1)
+            entries.extend(codec.heap_entries(key_group, data))
+        return entries
+
+
+class _StateCodec:
+    """How one state's keys and values are laid out, from its meta info and the key serializer."""
+
+    def __init__(self, state: StateMetaInfoSnapshot, key_serializer: SerializerSnapshot) -> None:
+        self.state = state
+        self.key_serializer = key_serializer
+        self.key = decoder(key_serializer)
+        self.value_serializer = state.serializer("VALUE_SERIALIZER")
+        self.namespace_serializer = state.serializer("NAMESPACE_SERIALIZER")
+        self.type = state.option("KEYED_STATE_TYPE") or state.backend_state_type
+        self.namespace = None if self.namespace_serializer is None else decoder(self.namespace_serializer)
+        self.value = None if self.value_serializer is None else decoder(self.value_serializer)
+        # SerializedCompositeKeyBuilder writes key and namespace lengths only when both are variable-sized.
+        key_variable = self.key is None or fixed_length(key_serializer) is None
+        namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
+        self.ambiguous = key_variable and namespace_variable
+        self.element: Decoder | None = None
+        self.user_key: Decoder | None = None
+        self.user_value: Decoder | None = None
+        nested = () if self.value_serializer is None else self.value_serializer.nested
+        if self.type == "LIST" and self.value_serializer is not None and self.value_serializer.snapshot_class == LIST:
+            self.element = decoder(nested[0]) if nested else None
+        if self.type == "MAP" and self.value_serializer is not None and self.value_serializer.snapshot_class == MAP:
+            self.user_key = decoder(nested[0]) if len(nested) == 2 else None
+            self.user_value = decoder(nested[1]) if len(nested) == 2 else None
+
+    def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
+        return "unknown" if snapshot is None else snapshot.snapshot_class
+
+    def canonical_entries(self, key_group: int, key: DataInput, value: DataInput) -> list[KeyedStateEntry]:
+        name = self.state.name
+        if self.state.backend_state_type == "PRIORITY_QUEUE":
+            if value.remaining():
+                raise value.error(f"timer of state {name!r} has a {value.remaining()}-byte value (expected none)")
+            if self.value is None:
+                raw = Undecoded(self._serializer_class(self.value_serializer), key.read_bytes(key.remaining()))
+                return [KeyedStateEntry(name, key_group, raw, None, None, None)]
+            timer = self.value(key)
+            key.expect_end(f"timer of state {name!r}")
+            return [KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])]
+        if self.key is None:
+            raw_key = Undecoded(self.key_serializer.snapshot_class, key.read_bytes(key.remaining()))
+            return [KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))]
+        key_start = key.tell()
+        decoded_key = self.key(key)
+        if self.ambiguous:
+            _expect_variable_int(key, key.tell() - key_start, "key length")
+        namespace_start = key.tell()
+        namespace: Any
+        if self.namespace is None:
+            namespace = Undecoded(self._serializer_class(self.namespace_serializer), key.read_bytes(key.remaining()))
+            return [KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))]
+        namespace = self.namespace(key)
+        if self.ambiguous:
+            _expect_variable_int(key, key.tell() - namespace_start, "namespace length")
+        user_key: Any = None
+        if self.type == "MAP":
+            user_key = self._user_key(key)
+        key.expect_end(f"composite key of state {name!r}")
+        return [KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))]
+
+    def _user_key(self, key: DataInput) -> Any:
+        if self.user_key is None:
+            nested = () if self.value_serializer is None else self.value_serializer.nested
+            return Undecoded(self._serializer_class(nested[0] if nested else None), key.read_bytes(key.remaining()))
+        return self.user_key(key)
+
+    def _canonical_value(self, value: DataInput) -> Any:
+        """A value as the canonical format stores it: plain, `,`-delimited list elements, or `isNull` + value."""
+        name = self.state.name
+        if self.type == "LIST":
+            if self.element is None:
+                return self._undecoded(value)
+            elements = []
+            while True:
+                elements.append(self.element(value))
+                if not value.remaining():
+                    return elements
+                at = value.tell()
+                if value.read_unsigned_byte("list delimiter") != LIST_DELIMITER:
+                    raise value.error(f"list state {name!r}: elements not separated by ','", at)
+        if self.type == "MAP":
+            if self.user_value is None:
+                return self._undecoded(value, MAP)
+            result = None if value.read_bool("map value null flag") else self.user_value(value)
+            value.expect_end(f"map value of state {name!r}")
+            return result
+        if self.value is None:
+            return self._undecoded(value)
+        result = self.value(value)
+        value.expect_end(f"value of state {name!r}")
+        return result
+
+    def _undecoded(self, value: DataInput, container: str | None = None) -> Undecoded:
+        serializer = self._serializer_class(self.value_serializer)
+        if container is not None and self.value_serializer is not None and len(self.value_serializer.nested) == 2:
+            serializer = self.value_serializer.nested[1].snapshot_class
+        return Undecoded(serializer, value.read_bytes(value.remaining()))
+
+    def heap_entries(self, key_group: int, data: DataInput) -> list[KeyedStateEntry]:
+        """`int n`, then n x (namespace, key, state) — or n timers — as the serializers write them."""
+        name = self.state.name
+        count = data.read_length(f"number of entries of state {name!r}")
+        if self.state.backend_state_type == "PRIORITY_QUEUE":
+            if self.value is None:
+                raise data.error(
+                    f"timers of state {name!r}: serializer {self._serializer_class(self.value_serializer)} unknown"
+                )
+            timers = [self.value(data) for _ in range(count)]
+            return [KeyedStateEntry(name, key_group, t["key"], t["namespace"], None, t["timestamp"]) for t in timers]
+        read_key, read_namespace, read_value = self.key, self.namespace, self.value
+        if read_key is None or read_namespace is None or read_value is None:
+            if not count:
+                return []
+            raise data.error(f"state {name!r}: a serializer is unknown, and heap snapshot entries have no lengths")
+        entries: list[KeyedStateEntry] = []
+        for _ in range(count):
+            namespace = read_namespace(data)
+            key = read_key(data)
+            value = read_value(data)
+            if self.type == "MAP":
+                entries.extend(KeyedStateEntry(name, key_group, key, namespace, k, v) for k, v in value)
+            else:
+                entries.append(KeyedStateEntry(name, key_group, key, namespace, None, value))
+        return entries
+
+
+def _expect_variable_int(key: DataInput, value: int, what: str) -> None:
+    """`CompositeKeySerializationUtils.writeVariableIntBytes`: the low byte first, until nothing is left."""
+    expected = bytearray()
+    while True:
+        expected.append(value & 0xFF)
+        value >>= 8
+        if not value:
+            break
+    at = key.tell()
+    if key.read_bytes(len(expected), what) != bytes(expected):
+        raise key.error(f"{what} in the composite key does not match the bytes before it", at)

@@ -1,0 +1,223 @@
+"""`TypeSerializerSnapshot`s as Flink writes them, and the values of the serializers this reader can decode.
+
+A snapshot in a meta-info section is `TypeSerializerSnapshotSerializationUtil.writeSerializerSnapshot`:
+`int 2` (the proxy version), then `TypeSerializerSnapshot.writeVersionedSnapshot`: `UTF snapshotClass, int
+snapshotVersion` and a body that is *not* length-prefixed. Bodies read here: the empty one of every
+`SimpleTypeSerializerSnapshot` (Flink's basic types, `VoidNamespaceSerializer`, `TimeWindow.Serializer`), and
+`CompositeTypeSerializerSnapshot`'s (`ListSerializerSnapshot`, `MapSerializerSnapshot`, `TimerSerializerSnapshot`:
+`int 911108, int outerVersion, outer snapshot, NestedSerializersSnapshotDelegate` = `int 1333245, int 1, int n, n
+x writeVersionedSnapshot`). Any other body stops the walk: nothing after it is guessed at.
+
+Values: `decoder(snapshot)` gives the function that reads one value the way the snapshot's serializer writes it
+(`StringValue.writeString`, `DataOutput.writeLong`, `ListSerializer`, `MapSerializer`, `TimerSerializer`, ...), or
+None for a serializer this reader does not know; its values are then kept as bytes with the snapshot class.
+Layouts: splitaudit/savepoint/FORMAT.md, "Keyed state".
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from splitaudit.primitives.datainput import DataInput
+
+SERIALIZER_SNAPSHOT_PROXY_VERSION = 2
+COMPOSITE_SNAPSHOT_MAGIC = 911108  # CompositeTypeSerializerSnapshot.MAGIC_NUMBER
+NESTED_SNAPSHOTS_MAGIC = 1333245  # NestedSerializersSnapshotDelegate.MAGIC_NUMBER
+NESTED_SNAPSHOTS_VERSION = 1
+MAX_NESTED = 64  # snapshots nest a few levels deep in real jobs
+
+_BASE = "org.apache.flink.api.common.typeutils.base."
+STRING = _BASE + "StringSerializer$StringSerializerSnapshot"
+LONG = _BASE + "LongSerializer$LongSerializerSnapshot"
+INT = _BASE + "IntSerializer$IntSerializerSnapshot"
+SHORT = _BASE + "ShortSerializer$ShortSerializerSnapshot"
+BYTE = _BASE + "ByteSerializer$ByteSerializerSnapshot"
+BOOLEAN = _BASE + "BooleanSerializer$BooleanSerializerSnapshot"
+DOUBLE = _BASE + "DoubleSerializer$DoubleSerializerSnapshot"
+FLOAT = _BASE + "FloatSerializer$FloatSerializerSnapshot"
+BYTE_ARRAY = _BASE + "array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot"
+LIST = _BASE + "ListSerializerSnapshot"
+MAP = _BASE + "MapSerializerSnapshot"
+VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
+TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
+TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
+
+# SimpleTypeSerializerSnapshot subclasses: their body is empty.
+EMPTY_BODY_SNAPSHOTS = frozenset(
+    {STRING, LONG, INT, SHORT, BYTE, BOOLEAN, DOUBLE, FLOAT, BYTE_ARRAY, VOID_NAMESPACE, TIME_WINDOW}
+)
+# CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
+COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER})
+
+# TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
+FIXED_LENGTHS = {
+    LONG: 8,
+    INT: 4,
+    SHORT: 2,
+    BYTE: 1,
+    BOOLEAN: 1,
+    DOUBLE: 8,
+    FLOAT: 4,
+    VOID_NAMESPACE: 0,
+    TIME_WINDOW: 16,
+}
+
+_DOUBLE = struct.Struct(">d")
+_FLOAT = struct.Struct(">f")
+HIGH_BIT = 0x80  # StringValue's variable-length encoding: 7 bits per byte, low bits first
+
+
+@dataclass(frozen=True)
+class SerializerSnapshot:
+    """One `TypeSerializerSnapshot`: its class, version and (composite serializers) nested snapshots.
+
+    `key` is the meta-info key it was stored under (`KEY_SERIALIZER`, `NAMESPACE_SERIALIZER`, `VALUE_SERIALIZER`),
+    "" for a nested snapshot.
+    """
+
+    key: str
+    snapshot_class: str
+    snapshot_version: int
+    nested: tuple[SerializerSnapshot, ...] = ()
+
+
+def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
+    """`writeSerializerSnapshot`'s bytes; False when the body is one this reader cannot step over (the stream
+    is then left right after the snapshot's version, where the unknown body starts)."""
+    at = stream.tell()
+    proxy_version = stream.read_int("serializer snapshot proxy version")
+    if proxy_version != SERIALIZER_SNAPSHOT_PROXY_VERSION:
+        raise stream.error(f"serializer snapshot proxy version {proxy_version} (expected 2)", at)
+    return _read_versioned_snapshot(stream, key, 0)
+
+
+def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[SerializerSnapshot, bool]:
+    """`TypeSerializerSnapshot.writeVersionedSnapshot`: `UTF class, int version, body`."""
+    if depth > MAX_NESTED:
+        raise stream.error(f"serializer snapshots nested more than {MAX_NESTED} deep")
+    snapshot_class = stream.read_utf("serializer snapshot class")
+    version = stream.read_int("serializer snapshot version")
+    if snapshot_class in EMPTY_BODY_SNAPSHOTS:
+        return SerializerSnapshot(key, snapshot_class, version), True
+    if snapshot_class not in COMPOSITE_SNAPSHOTS:
+        return SerializerSnapshot(key, snapshot_class, version), False
+    at = stream.tell()
+    if stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
+        raise stream.error(f"{snapshot_class}: bad CompositeTypeSerializerSnapshot magic number", at)
+    stream.read_int("outer snapshot version")
+    at = stream.tell()
+    if stream.read_int("nested serializer snapshots magic") != NESTED_SNAPSHOTS_MAGIC:
+        raise stream.error(f"{snapshot_class}: bad NestedSerializersSnapshotDelegate magic number", at)
+    at = stream.tell()
+    if (version_read := stream.read_int("nested serializer snapshots version")) != NESTED_SNAPSHOTS_VERSION:
+        raise stream.error(f"{snapshot_class}: nested serializer snapshots version {version_read} (expected 1)", at)
+    nested = []
+    for _ in range(stream.read_length("number of nested serializer snapshots", 6)):
+        child, complete = _read_versioned_snapshot(stream, "", depth + 1)
+        nested.append(child)
+        if not complete:
+            return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), False
+    return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), True
+
+
+Decoder = Callable[[DataInput], Any]
+
+
+def fixed_length(snapshot: SerializerSnapshot) -> int | None:
+    """`TypeSerializer.getLength()` of a known fixed-length serializer; None for variable or unknown ones."""
+    return FIXED_LENGTHS.get(snapshot.snapshot_class)
+
+
+def decoder(snapshot: SerializerSnapshot) -> Decoder | None:
+    """The function reading one value as this snapshot's serializer writes it, or None if it is unknown."""
+    simple = _SIMPLE.get(snapshot.snapshot_class)
+    if simple is not None:
+        return simple
+    children: list[Decoder] = []
+    for child in snapshot.nested:
+        child_decoder = decoder(child)
+        if child_decoder is None:
+            return None
+        children.append(child_decoder)
+    if snapshot.snapshot_class == LIST and len(children) == 1:
+        element = children[0]
+        return lambda inp: [element(inp) for _ in range(inp.read_length("list size"))]
+    if snapshot.snapshot_class == MAP and len(children) == 2:
+        map_key, map_value = children
+        return lambda inp: _read_map(inp, map_key, map_value)
+    if snapshot.snapshot_class == TIMER and len(children) == 2:
+        timer_key, timer_namespace = children
+        return lambda inp: _read_timer(inp, timer_key, timer_namespace)
+    return None
+
+
+def read_string_value(inp: DataInput) -> str | None:
+    """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint."""
+    at = inp.tell()
+    length = _read_varint(inp, "string length") - 1
+    if length < 0:
+        return None
+    if length > inp.remaining():  # every character takes at least one byte
+        raise inp.error(f"string of {length} characters, only {inp.remaining()} bytes left", at)
+    units = [_read_varint(inp, "string character") for _ in range(length)]
+    if any(unit > 0xFFFF for unit in units):
+        raise inp.error("string character beyond UTF-16", at)
+    return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+
+
+def _read_varint(inp: DataInput, what: str) -> int:
+    value, shift = 0, 0
+    while True:
+        byte = inp.read_unsigned_byte(what)
+        value |= (byte & 0x7F) << shift
+        if byte < HIGH_BIT:
+            return value
+        shift += 7
+        if shift > 28:
+            raise inp.error(f"{what}: variable-length int longer than 5 bytes")
+
+
+def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
+    """`MapSerializer`: `int size`, then per entry the key, `bool isNull` and (unless null) the value; as
+    `[key, value]` pairs, since keys need not be strings."""
+    entries: list[list[Any]] = []
+    for _ in range(inp.read_length("map size")):
+        entry_key = key(inp)
+        entries.append([entry_key, None if inp.read_bool("map value null flag") else value(inp)])
+    return entries
+
+
+def _read_timer(inp: DataInput, key: Decoder, namespace: Decoder) -> dict[str, Any]:
+    """`TimerSerializer`: the timestamp with its sign bit flipped (so bytes sort as numbers), key, namespace."""
+    timestamp = inp.read_long("timer timestamp") ^ -(1 << 63)
+    return {"timestamp": timestamp, "key": key(inp), "namespace": namespace(inp)}
+
+
+def _read_void_namespace(inp: DataInput) -> None:
+    """`VoidNamespaceSerializer` writes one byte, 0, to make progress in the stream."""
+    at = inp.tell()
+    if inp.read_unsigned_byte("VoidNamespace") != 0:
+        raise inp.error("VoidNamespace byte is not 0", at)
+
+
+def _read_time_window(inp: DataInput) -> dict[str, int]:
+    """`TimeWindow.Serializer`: `long start, long end`."""
+    return {"start": inp.read_long("window start"), "end": inp.read_long("window end")}
+
+
+_SIMPLE: dict[str, Decoder] = {
+    STRING: read_string_value,
+    LONG: lambda inp: inp.read_long("long value"),
+    INT: lambda inp: inp.read_int("int value"),
+    SHORT: lambda inp: inp.read_short("short value"),
+    BYTE: lambda inp: int.from_bytes(inp.read_bytes(1, "byte value"), "big", signed=True),
+    BOOLEAN: lambda inp: inp.read_bool("boolean value"),
+    DOUBLE: lambda inp: _DOUBLE.unpack(inp.read_bytes(8, "double value"))[0],
+    FLOAT: lambda inp: _FLOAT.unpack(inp.read_bytes(4, "float value"))[0],
+    BYTE_ARRAY: lambda inp: inp.read_length_prefixed("byte array value").hex(),
+    VOID_NAMESPACE: _read_void_namespace,
+    TIME_WINDOW: _read_time_window,
+}

@@ -1,0 +1,104 @@
+"""The keyed-state reader on the real fixtures of fixtures/keyed/: the header it reads, the layout it picks, and
+bad bytes refused as InputError with the file and the byte offset (the full contents: tests/unit/test_fixtures.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.handles import KeyGroupsStateHandle
+from splitaudit.savepoint.keyed import KeyGroupsReader
+from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
+from splitaudit.savepoint.typeserializers import LONG, MAP, STRING
+from splitaudit.savepoint_view import keyed_reader, read_keyed_state
+from tests.unit.conftest import FIXTURES
+
+KEYED = FIXTURES / "keyed"
+
+
+def _snapshot(case: str) -> Path:
+    [snapshot] = [p for p in (KEYED / f"1.19.3-{case}").iterdir() if p.is_dir()]
+    return snapshot
+
+
+def _tally_readers(snapshot: Path) -> list[KeyGroupsReader]:
+    files = SavepointFiles(str(snapshot))
+    metadata = read_metadata(files.read_metadata(), files.metadata_path)
+    [tally] = [op for op in metadata.operators if op.operator_id == operator_id_from_uid("tally")]
+    readers = []
+    for subtask in tally.subtask_states:
+        assert subtask.managed_keyed_state is not None
+        readers.append(keyed_reader(subtask.managed_keyed_state, files, tally.max_parallelism))
+    return readers
+
+
+@pytest.mark.parametrize(
+    ("case", "tag", "layout", "compressed"),
+    [
+        ("heap-savepoint-canonical-inline", 7, "canonical", False),
+        ("heap-savepoint-canonical-files-snappy", 7, "canonical", True),
+        ("rocksdb-savepoint-canonical-files", 7, "canonical", False),
+        ("heap-checkpoint-files", 12, "heap", False),
+        ("heap-checkpoint-inline-snappy", 12, "heap", True),
+    ],
+)
+def test_header_and_layout(case: str, tag: int, layout: str, compressed: bool) -> None:
+    for subtask, reader in enumerate(_tally_readers(_snapshot(case))):
+        assert reader.handle.tag == tag
+        assert (reader.handle.start_key_group, len(reader.handle.offsets)) == (64 * subtask, 64)
+        assert reader.layout == layout
+        header = reader.header
+        assert (header.version, header.compressed, header.meta_complete) == (6, compressed, True)
+        assert header.key_serializer.snapshot_class == STRING
+        states = {state.name: state for state in header.states}
+        assert sorted(states) == [
+            "_timer_state/event_user-timers",
+            "_timer_state/processing_user-timers",
+            "count",
+            "residues",
+            "values",
+        ]
+        assert states["count"].option("KEYED_STATE_TYPE") == "VALUE"
+        value = states["count"].serializer("VALUE_SERIALIZER")
+        assert value is not None
+        assert value.snapshot_class == LONG
+        residues = states["residues"].serializer("VALUE_SERIALIZER")
+        assert residues is not None
+        assert residues.snapshot_class == MAP
+        assert [n.snapshot_class for n in residues.nested] == [STRING, LONG]
+
+
+def test_key_groups_hold_their_own_keys_only() -> None:
+    # 24 keys over 128 key groups: subtask 0 holds key groups 0-63, subtask 1 64-127.
+    for subtask, reader in enumerate(_tally_readers(_snapshot("rocksdb-savepoint-canonical-files"))):
+        groups = [key_group for key_group, _ in reader.key_groups()]
+        assert groups
+        assert all(64 * subtask <= group < 64 * (subtask + 1) for group in groups)
+
+
+def test_a_corrupt_key_group_is_refused_with_file_and_offset(tmp_path: Path) -> None:
+    snapshot = tmp_path / "sp"
+    shutil.copytree(_snapshot("rocksdb-savepoint-canonical-files"), snapshot)
+    [reader, _] = _tally_readers(snapshot)
+    handle = reader.handle
+    assert isinstance(handle, KeyGroupsStateHandle)
+    first = min(offset for offset in handle.offsets if offset)
+    state_file = snapshot / handle.delegate.relative_path  # type: ignore[union-attr]
+    data = bytearray(state_file.read_bytes())
+    data[first + 2 : first + 6] = (1 << 30).to_bytes(4, "big")  # the first key's length
+    state_file.write_bytes(bytes(data))
+    with pytest.raises(InputError) as raised:
+        list(read_keyed_state(str(snapshot)))
+    assert raised.value.path == str(state_file)
+    assert raised.value.offset == first + 2
+    assert "composite key" in raised.value.message
+
+
+def test_a_rocksdb_native_snapshot_is_refused_naming_what_is_needed() -> None:
+    with pytest.raises(InputError, match="canonical savepoint") as raised:
+        list(read_keyed_state(str(_snapshot("rocksdb-savepoint-native"))))
+    assert "IncrementalRemoteKeyedStateHandle, tag 11" in raised.value.message
