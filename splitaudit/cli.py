@@ -792,13 +792,6 @@ MAX_FILE_SIZE = click.option(
 )
 
 
-def _naming_template(template: str) -> NamingTemplate:
-    try:
-        return NamingTemplate.custom(template)
-    except ValueError as ex:
-        raise click.UsageError(f"--sink-naming: {ex}") from None
-
-
 def _identity(sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
     """How --sink-key, --source-key and --match-payload map the sink to source records; None: by its columns."""
     if match_payload:
@@ -1084,7 +1077,7 @@ def guard(
     def action(context: Context) -> int:
         from splitaudit.guard.predict import run_guard
 
-        naming = None if sink_naming is None else _naming_template(sink_naming)
+        naming = None if sink_naming is None else NamingTemplate.custom(sink_naming)
         report = run_guard(
             savepoint, jar, bootstrap, parallelism, context.progress, max_file_size, sink=sink, sink_naming=naming
         )

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from splitaudit.errors import UsageError
+
 # joda's Instant.toString(): ISO 8601 in UTC with milliseconds (a custom template may also give epoch millis).
 _INSTANT = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
 _SHARDS = r"(?P<shard>\d{5,})-of-(?P<shards>\d{5,})"
@@ -101,16 +103,16 @@ class NamingTemplate:
                 pattern.append(re.escape(part))
             elif part in _PLACEHOLDERS:
                 if part != "*" and f"(?P<{part}>" in "".join(pattern):
-                    raise ValueError(f"{{{part}}} appears twice in the naming template {template!r}")
+                    raise UsageError(f"{{{part}}} appears twice in the --sink-naming template {template!r}")
                 pattern.append(_PLACEHOLDERS[part])
             else:
                 known = ", ".join(f"{{{name}}}" for name in _PLACEHOLDERS)
-                raise ValueError(f"the naming template {template!r} names {{{part}}}; it may name {known}")
+                raise UsageError(f"the --sink-naming template {template!r} names {{{part}}}; it may name {known}")
         named = {part for index, part in enumerate(parts) if index % 2}
         if not ({"shard", "shards"} <= named or {"start", "end"} <= named):
-            raise ValueError(
-                f"the naming template {template!r} names neither {{shard}} and {{shards}} nor {{start}} and {{end}}: "
-                "it would say nothing of a file"
+            raise UsageError(
+                f"the --sink-naming template {template!r} names neither {{shard}} and {{shards}} nor {{start}} and "
+                "{end}: it would say nothing of a file"
             )
         return cls(f"--sink-naming {template}", (("custom", re.compile("".join(pattern), re.DOTALL)),))
 

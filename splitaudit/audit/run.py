@@ -120,12 +120,7 @@ def _ledger(request: AuditRequest) -> Ledger:
 
 
 def _naming(request: AuditRequest) -> NamingTemplate:
-    if request.sink_naming is None:
-        return NamingTemplate.beam_defaults()
-    try:
-        return NamingTemplate.custom(request.sink_naming)
-    except ValueError as ex:
-        raise UsageError(f"--sink-naming: {ex}") from None
+    return NamingTemplate.beam_defaults() if request.sink_naming is None else NamingTemplate.custom(request.sink_naming)
 
 
 def _judge_rewrites(
@@ -173,9 +168,17 @@ def _last_read(
     for topic in sorted({t for t, _ in resume}):
         later |= offsets_for_time(bootstrap, topic, int(written_at * 1000))
         ends |= {tp: o.end for tp, o in partition_offsets(bootstrap, topic).items()}
-    behind = {tp: offset for tp, offset in resume.items() if offset < (later.get(tp) or ends.get(tp, offset))}
+    behind = {tp: offset for tp, offset in resume.items() if offset < _first_after(tp, later, ends, offset)}
     times = record_times(bootstrap, [(t, p, offset - 1) for (t, p), offset in behind.items() if offset > 0])
     return {tp: (times.get((*tp, behind[tp] - 1), 0) if tp in behind else None) for tp in resume}
+
+
+def _first_after(
+    tp: tuple[str, int], later: dict[tuple[str, int], int | None], ends: dict[tuple[str, int], int], default: int
+) -> int:
+    """The first offset appended at or after the savepoint's time: the log end when none is."""
+    first = later.get(tp)
+    return ends.get(tp, default) if first is None else first
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 import pytest
 
 from splitaudit.audit.beam_names import NamingTemplate, WindowedName, instant_text
+from splitaudit.errors import UsageError
 
 DEFAULTS = NamingTemplate.beam_defaults()
 START, END = 1795607420000, 1795607430000  # 2026-11-25T11:50:20.000Z, 2026-11-25T11:50:30.000Z
@@ -64,7 +65,7 @@ def test_custom_template_with_epoch_millis() -> None:
     ],
 )
 def test_bad_templates_are_refused(template: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(UsageError, match=message):
         NamingTemplate.custom(template)
 
 
