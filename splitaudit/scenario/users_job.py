@@ -472,8 +472,9 @@ def run_users_job_scenario(
     mid_window = run.treat_group_offsets(before)
     phases["down"] = run.produce_each(settings.down, " while the job is down")
     # What the guard says the restore will do, judged now, as a user would before restoring: the test compares
-    # its twin starts with what the restored job then reads twice.
-    guard = run_guard(savepoint_before, jar, stack.kafka.bootstrap, None, progress)
+    # its twin starts with what the restored job then reads twice, and the window files it names with those the
+    # restored job then replaces.
+    guard = run_guard(savepoint_before, jar, stack.kafka.bootstrap, None, progress, sink=str(run.text.directory))
     job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
     # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
     # outputs and a checkpoint completed after it.

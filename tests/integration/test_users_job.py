@@ -47,6 +47,7 @@ import pyarrow.dataset as ds
 import pytest
 from pyspark.sql import SparkSession
 
+from splitaudit.audit.beam_names import instant_text
 from splitaudit.audit.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
@@ -57,6 +58,7 @@ from splitaudit.audit.findings import (
     UNFINALIZED,
 )
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
+from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress
 from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
 from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
@@ -339,9 +341,18 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
         for w in later
     ]
     _assert_file_names(report)
-    # The guard, asked after the offsets were set: the twin starts at them.
+    # The guard, asked after the offsets were set: the twin starts at them, re-reading X..N-1 of each partition,
+    # read before the savepoint; with the text sink it names the window files that will be written again (the cut
+    # window's and every later closed one's) and the window re-read from inside (the cut one).
     twins = [(t.partition, t.start_is, t.twin_start, t.read_twice) for t in report.guard.twins]
     assert twins == [(p, COMMITTED, mids[p].offset, ((mids[p].offset, N + M - 1),)) for p in range(PARTITIONS)]
+    closed = [f for f in report.guard.findings if f.kind == REREADS_CLOSED_WINDOWS]
+    assert [(f.partition, f.count, f.offset_ranges) for f in closed] == [
+        (p, N - mids[p].offset, ((mids[p].offset, N - 1),)) for p in range(PARTITIONS)
+    ]
+    for finding in closed:
+        assert f"{len(later)} files of {len(later)} windows ({instant_text(later[0][0])}.." in finding.detail
+        assert f"re-read from inside: {instant_text(window[0])}..{instant_text(window[1])}" in finding.detail
 
     # The audit of both file sinks as Beam wrote them (':' in every name): the ledger names the replaced files, and
     # the records of their windows read before the savepoint are counted exactly, lost or masked, per partition.
