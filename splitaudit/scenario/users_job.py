@@ -148,7 +148,7 @@ def mid_window_offsets(
 
 
 @dataclass(frozen=True)
-class SinkFile:
+class FileSnapshot:
     """One finalized file of a file sink at one moment: what tells a rewritten file from the one before it."""
 
     name: str
@@ -182,12 +182,14 @@ class FileSink:
             return sum(pq.ParquetFile(path).metadata.num_rows for path in self.finalized())
         return sum(len(self.identities(path)) for path in self.finalized())
 
-    def snapshot(self) -> dict[str, SinkFile]:
+    def snapshot(self) -> dict[str, FileSnapshot]:
         """Every finalized file, by name."""
         files = {}
         for path in self.finalized():
-            stat = path.stat()
-            files[path.name] = SinkFile(path.name, stat.st_ino, stat.st_mtime_ns, stat.st_size, self.identities(path))
+            status = path.stat()
+            files[path.name] = FileSnapshot(
+                path.name, status.st_ino, status.st_mtime_ns, status.st_size, self.identities(path)
+            )
         return files
 
     def temp_files(self) -> tuple[TempFile, ...]:
@@ -335,7 +337,7 @@ class UsersJobRun(ScenarioRun):
             return chosen
 
     def truth(
-        self, phases: dict[str, dict[int, OffsetRange | None]], first: Mapping[str, Mapping[str, SinkFile]]
+        self, phases: dict[str, dict[int, OffsetRange | None]], first: Mapping[str, Mapping[str, FileSnapshot]]
     ) -> tuple[tuple[PartitionTruth, ...], tuple[int, int, int], tuple[Window, ...], tuple[FileSinkTruth, ...]]:
         """Match every output back to the input by each record's `timestamp`: per partition; the output records
         that match no input record (topic, text, Parquet); the windows of the records produced before the
@@ -408,8 +410,8 @@ class UsersJobRun(ScenarioRun):
     def _sink_truth(
         self,
         sink: FileSink,
-        first: Mapping[str, SinkFile],
-        last: Mapping[str, SinkFile],
+        first: Mapping[str, FileSnapshot],
+        last: Mapping[str, FileSnapshot],
         identity: Mapping[str, tuple[int, int]],
         times: Mapping[tuple[int, int], int],
     ) -> FileSinkTruth:
