@@ -66,9 +66,9 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     findings: list[Finding] = []
     notes: list[str] = []
     ledger = None
-    if request.sink and request.sink_format != "kafka":
+    if request.sink and request.sink_format != "kafka" and not _is_local_file(request.sink):
         with progress.step(f"read the file names of {request.sink}"):
-            ledger = _ledger(request)
+            ledger = ledger_of(list_tree(request.sink), _naming(request))
             findings += check_ledger(ledger)
     if request.sink:
         spark = _spark(request, progress)
@@ -110,13 +110,9 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files)
 
 
-def _ledger(request: AuditRequest) -> Ledger:
-    """The file sink's ledger from a listing of its directory (names, sizes, times; no file is opened)."""
-    assert request.sink is not None
-    naming = _naming(request)
-    if len(urlparse(request.sink).scheme) <= 1 and Path(request.sink).is_file():
-        return ledger_of((), naming)
-    return ledger_of(list_tree(request.sink), naming)
+def _is_local_file(path: str) -> bool:
+    """A local path naming one file (a sink of one file has no ledger to read)."""
+    return len(urlparse(path).scheme) <= 1 and Path(path).is_file()
 
 
 def _naming(request: AuditRequest) -> NamingTemplate:

@@ -423,3 +423,36 @@ def test_without_job_id_generations_are_attempts(
         (REPLAY, 2): (WARNING, 10, ((390, 399),)),
     }
     assert all("no job_id column" in f.detail for f in result.findings if f.kind == DOUBLE_ASSIGNMENT)
+
+
+def test_avro_sink_with_beam_window_names(tmp_path: Path) -> None:
+    """An Avro sink named as AvroIO's windowed writes name it (':' in the window), read through the Avro data source
+    `splitaudit setup` installs: offset 7 of partition 0 twice, offsets 3..4 of partition 1 absent."""
+    import fastavro
+
+    schema = {
+        "type": "record",
+        "name": "Reading",
+        "fields": [
+            {"name": "topic", "type": "string"},
+            {"name": "partition", "type": "int"},
+            {"name": "offset", "type": "long"},
+        ],
+    }
+    sink = tmp_path / "avro"
+    sink.mkdir()
+    windows = {
+        "2026-11-25T11:50:20.000Z-2026-11-25T11:50:30.000Z": [(0, o) for o in range(0, 8)] + [(1, 0), (1, 1), (1, 2)],
+        "2026-11-25T11:50:30.000Z-2026-11-25T11:50:40.000Z": [(0, 7), (0, 8), (0, 9), (1, 5), (1, 6)],
+    }
+    for window, records in windows.items():
+        with (sink / f"readings{window}-pane-0-last-00000-of-00001.avro").open("wb") as out:
+            rows = [{"topic": "t", "partition": p, "offset": o} for p, o in records]
+            fastavro.writer(out, schema, rows, codec="deflate")
+    audit = _cli("--json", "audit", "--sink", str(sink), "--sink-format", "avro", "--master", "local[1]")
+    assert audit.returncode == 1, audit.stderr
+    document = json.loads(audit.stdout)
+    found = [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in document["findings"]]
+    assert found == [(MISSING, 1, 2, [[3, 4]]), (DUPLICATE, 0, 1, [[7, 7]])]
+    ledger = [(f["window_start"], f["rows"]) for f in document["ledger"]]
+    assert ledger == [(1795607420000, 11), (1795607430000, 5)]
