@@ -52,9 +52,11 @@ def test_guard_refuses_stock_and_lets_patched_through_also_on_a_grown_topic(stac
     assert stock["jar"]["rereads_restored_splits"] is True
     # The savepoint's read: a group, auto.offset.reset=earliest, commitOffsetsInFinalize; this broker holds no
     # offsets of that group, so each twin starts at the log start and reads all 8,000 offsets a second time.
+    # Offsets 0..4999 were read before the savepoint (its next offset is 5000): their windows, closed at the
+    # savepoint, fire again in a job windowing by Kafka time.
     assert _rows(stock) == [("restore_rereads_partition", "error", p, 8000, [[0, 7999]]) for p in range(4)] + [
         ("lag", "info", p, 3000, [[5000, 7999]]) for p in range(4)
-    ]
+    ] + [("rereads_closed_windows", "warning", p, 5000, [[0, 4999]]) for p in range(4)]
     assert [(t["twin_start"], t["start_is"], t["decided_by"]) for t in stock["twins"]] == [
         (0, "log_start", "auto_offset_reset") for _ in range(4)
     ]
