@@ -1227,7 +1227,9 @@ def inspect(
     or file: URI. Reads Flink 1.11-2.3 metadata (versions 3-6, tolerates 7) and decodes, per source subtask,
     the splits it held: Flink NumberSequenceSource, Flink KafkaSource, Beam FlinkSourceSplit (KafkaIO) and
     Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of each
-    source coordinator is decoded the same way. Nothing is written; no Java class is ever loaded.
+    source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on
+    the portable runner) is read from keyed state: one beam_kafka_sdf split per partition, its restriction
+    [from, to) and the subtask and key group holding it. Nothing is written; no Java class is ever loaded.
 
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
     savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.

@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
+from splitaudit.audit.assignment import PartitionList, check_assignment
 from splitaudit.audit.findings import INFO
+from splitaudit.audit.rewind import check_rewind
+from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
 from splitaudit.guard.predict import RESCALE, run_guard
 from splitaudit.home import portable_jars
@@ -85,14 +88,33 @@ def test_deprecated_read_restored_at_same_and_higher_parallelism(
     assert _wrapper_splits(report.savepoint_after) == [(0, 0, 1_000), (0, 2, 1_000), (1, 1, 1_000), (1, 3, 1_000)]
 
 
+def _sdf_restrictions(savepoint: str) -> list[tuple[int, int, int]]:
+    """(partition, from, to) of the residual each partition's pending timer resumes, from the savepoint's keyed
+    state (the splittable DoFn's `sdf_checkpoint` values; splitaudit/splits/beam_sdf.py)."""
+    document: dict[str, Any] = inspect_savepoint(savepoint).to_json()
+    held = []
+    for operator in document["operators"]:
+        for split in (operator.get("source") or {}).get("reader_splits", []):
+            assert split["type"] == "beam_kafka_sdf"
+            restriction = split["split"]["restriction"]
+            held.append((split["split"]["partition"], restriction["from"], restriction["to"]))
+    return sorted(held)
+
+
+LONG_MAX = (1 << 63) - 1  # ReadFromKafkaDoFn's restriction end without a stop
+
+
 @pytest.mark.python_portable
 def test_sdf_read_restored_at_same_parallelism(stack: Stack, tmp_path: Path) -> None:
     report = _run(stack, tmp_path, "sdf", 2)
     assert _counts(report) == CLEAN
-    # The splittable DoFn keeps its Kafka positions as residuals in the keyed state of the stage that runs it
-    # (`sdf_checkpoint:<bundle>:<n>`), which the reader steps over: it finds no source operator.
-    document = inspect_savepoint(report.savepoint_before).to_json()
-    assert [operator["source"] for operator in document["operators"]] == [None] * 4
+    # The splittable DoFn keeps its Kafka positions as residuals in the keyed state of the stage that runs it:
+    # each partition's next offset is what the job had read, 500 before the restore and 1,000 after.
+    assert _sdf_restrictions(report.savepoint_before) == [(partition, 500, LONG_MAX) for partition in range(4)]
+    assert _sdf_restrictions(report.savepoint_after) == [(partition, 1_000, LONG_MAX) for partition in range(4)]
+    listed = PartitionList(frozenset((report.topics[0], p) for p in range(4)), "--partitions 4")
+    assert check_assignment(savepoint_tables(report.savepoint_after), listed).findings == ()
+    assert check_rewind(savepoint_tables(report.savepoint_before), savepoint_tables(report.savepoint_after)) == ()
 
 
 @pytest.mark.python_portable
