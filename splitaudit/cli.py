@@ -1068,7 +1068,9 @@ def guard(
       re-read from inside). --sink DIR names the window files that will be written again.
     With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state is list
       state Flink hands out whole, no split dropped (info); on the FlinkSource path a jar with the fix hands
-      the splits out again (info).
+      the splits out again (info). A portable pipeline's splittable-DoFn read (keyed state) moves its
+      residuals with their key groups (info), but a change to or from parallelism 1 changes the id of the
+      uid-less Impulse it starts from, and Flink refuses the restore (error).
 
     Prints the findings and one line a CI step can read ("splitaudit-guard: safe …" or "splitaudit-guard:
     UNSAFE errors=N kinds=…"). Exit 0 safe, 1 unsafe, 2 bad input.

@@ -89,6 +89,7 @@ class OperatorView:
     parallelism: int
     max_parallelism: int
     source: SourceState | None
+    state_names: tuple[str, ...] = ()  # its managed operator states' names, for the guard (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,6 +149,7 @@ def inspect_savepoint(
                 operator.parallelism,
                 operator.max_parallelism,
                 _source_state(operator, files) or _sdf_source_state(operator, files),
+                _operator_state_names(operator),
             )
         )
     properties = metadata.properties
@@ -159,6 +161,17 @@ def inspect_savepoint(
         savepoint_format=None if properties is None else properties.savepoint_format,
         operators=tuple(operators),
     )
+
+
+def _operator_state_names(operator: OperatorState) -> tuple[str, ...]:
+    """The names of the managed operator states any subtask of `operator` holds, sorted."""
+    names = {
+        state.name
+        for subtask in operator.subtask_states
+        if subtask.managed_operator_state is not None
+        for state in subtask.managed_operator_state.states
+    }
+    return tuple(sorted(names))
 
 
 def _kind_from_directory(directory: str) -> str | None:

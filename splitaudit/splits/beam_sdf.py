@@ -39,6 +39,9 @@ from splitaudit.splits.model import PartitionRow
 SDF_CHECKPOINT_PREFIX = "sdf_checkpoint:"  # StateAndTimerBundleCheckpointHandler.SDF_PREFIX + ":"
 LONG_MAX = (1 << 63) - 1
 PROCESSING_TIME = "PROCESSING_TIME"  # TimeDomain of the timer that resumes a residual
+# The operator list state of the Impulse a portable pipeline's reads start from (Beam's ImpulseSourceFunction on
+# the portable Flink runner): seen in the fixtures' savepoints, on an operator of parallelism 1 with no uid.
+IMPULSE_STATE = "impulse-emitted"
 
 # KafkaSourceDescriptor's schema fields (@SchemaFieldName), in no particular order: Beam 2.62.0 does not fix it.
 KAFKA_SOURCE_DESCRIPTOR_FIELDS = (
