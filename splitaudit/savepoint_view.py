@@ -3,8 +3,8 @@
 For every operator: id, uid, name, parallelism, and — for sources — each subtask's reader splits (FLIP-27
 `SourceReaderState`, or Beam's legacy `_default_` wrapper state) and the enumerator checkpoint held by the
 operator coordinator; for the stage running KafkaIO's splittable DoFn on Beam's portable runner, its residuals,
-read from keyed state with Beam's coders plugged into the keyed reader (`beam_coder_decoder`). `to_json` is the `inspect --json` document; the containers it reads are described in
-splitaudit/savepoint/FORMAT.md.
+read from keyed state with Beam's coders plugged into the keyed reader (`beam_coder_decoder`). `to_json` is the
+`inspect --json` document; the containers it reads are described in splitaudit/savepoint/FORMAT.md.
 """
 
 from __future__ import annotations
