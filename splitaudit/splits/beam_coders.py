@@ -66,13 +66,6 @@ class CoderSpec:
     java_class: str
     components: tuple[CoderSpec, ...] = ()
 
-    def describe(self) -> str:
-        """`KvCoder(VarLongCoder, DoubleCoder)`: the short class names, as Beam's `toString` nests them."""
-        name = self.java_class.rsplit(".", 1)[-1]
-        if not self.components:
-            return name
-        return f"{name}({', '.join(component.describe() for component in self.components)})"
-
 
 @dataclass(frozen=True)
 class EncodedBytes:
@@ -182,9 +175,12 @@ def _payload_coder(payload: bytes) -> CoderSpec | tuple[str, int]:
     `sdf_checkpoint` state of a job repeats the same serializer."""
     try:
         raw = snappy_java_stream(DataInput(payload, ""), MAX_SERIALIZER_BYTES)
-        serializer = read_java_object(DataInput(raw, ""), "the Java-serialized CoderTypeSerializer")
     except InputError as ex:
         return ex.message, ex.offset or 0
+    try:
+        serializer = read_java_object(DataInput(raw, ""), "the Java-serialized CoderTypeSerializer")
+    except InputError as ex:  # an offset in the decompressed bytes: reported at the payload, and named
+        return f"{ex.message} at byte {ex.offset} of the decompressed serializer", 0
     if class_name(serializer) != CODER_TYPE_SERIALIZER:
         return f"serializer snapshot holds {class_name(serializer)}, not a CoderTypeSerializer", 0
     return _coder_spec(getattr(serializer, "coder", None), 0)
