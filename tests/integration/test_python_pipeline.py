@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import INFO
+from splitaudit.audit.findings import INFO, UNASSIGNED
 from splitaudit.audit.rewind import check_rewind
 from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
@@ -115,6 +115,28 @@ def test_sdf_read_restored_at_same_parallelism(stack: Stack, tmp_path: Path) -> 
     listed = PartitionList(frozenset((report.topics[0], p) for p in range(4)), "--partitions 4")
     assert check_assignment(savepoint_tables(report.savepoint_after), listed).findings == ()
     assert check_rewind(savepoint_tables(report.savepoint_before), savepoint_tables(report.savepoint_after)) == ()
+
+
+@pytest.mark.python_portable
+def test_sdf_read_never_reads_partitions_added_while_the_job_was_down(stack: Stack, tmp_path: Path) -> None:
+    # KafkaIO's splittable DoFn (no dynamic read) lists the topic's partitions once, from the Impulse's one
+    # element; the restored Impulse does not emit again (its `impulse-emitted` state), so partitions added while
+    # the job was down get no descriptor: no residual holds them and nothing reads them.
+    settings = ScenarioSettings(
+        partitions=4, records=SETTINGS_RECORDS, parallelism=2, restore_parallelism=2, added_partitions=2
+    )
+    report = run_portable_scenario(stack, tmp_path / "run", Progress(), settings, PortableSettings(read="sdf"))
+    produced = {p.partition: p.expected_records for p in report.partitions}
+    assert sorted(produced) == list(range(6))
+    # The four old partitions resume at what was produced to them; the two new ones hold nothing.
+    assert _sdf_restrictions(report.savepoint_after) == [(p, produced[p], LONG_MAX) for p in range(4)]
+    assert [(p.partition, p.sink_rows, p.missing_offsets) for p in report.partitions if p.partition >= 4] == [
+        (4, 0, produced[4]),
+        (5, 0, produced[5]),
+    ]
+    listed = PartitionList(frozenset((report.topics[0], p) for p in range(6)), "--partitions 6")
+    findings = check_assignment(savepoint_tables(report.savepoint_after), listed).findings
+    assert [(f.kind, f.partition) for f in findings] == [(UNASSIGNED, 4), (UNASSIGNED, 5)]
 
 
 @pytest.mark.python_portable
