@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import INFO, UNASSIGNED
+from splitaudit.audit.findings import ERROR, INFO, UNASSIGNED
 from splitaudit.audit.rewind import check_rewind
 from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
-from splitaudit.guard.predict import RESCALE, run_guard
+from splitaudit.guard.predict import RESCALE, RESTORE_REFUSED_IMPULSE, run_guard
 from splitaudit.home import portable_jars
 from splitaudit.progress import Progress
 from splitaudit.savepoint_view import inspect_savepoint
@@ -145,5 +145,14 @@ def test_sdf_read_restore_at_lower_parallelism_is_refused(stack: Stack, tmp_path
     # from (FlinkStreamingPortablePipelineTranslator.translateImpulse): Flink derives that operator's id from the
     # job graph, and at parallelism 1 the Impulse (parallelism 1, state `impulse-emitted`) chains with the stages
     # after it, so its id changes: the first job's state has no operator to go to, and Flink refuses the restore.
-    with pytest.raises(ExternalError, match="Cannot map checkpoint/savepoint state for operator"):
+    with pytest.raises(ExternalError, match="Cannot map checkpoint/savepoint state for operator") as refused:
         _run(stack, tmp_path, "sdf", 1)
+    # The guard, given the first job's savepoint and the job server jar, said so before the restore was tried,
+    # naming the operator Flink could not map.
+    [savepoint] = (tmp_path / "run" / "savepoints").glob("savepoint-*")
+    guard = run_guard(str(savepoint), portable_jars()["job-server"], None, 1, Progress())
+    assert [(f.kind, f.severity, f.count) for f in guard.findings] == [(RESTORE_REFUSED_IMPULSE, ERROR, 4)]
+    [impulse] = [op.operator_id for op in inspect_savepoint(str(savepoint)).operators if op.parallelism == 1]
+    assert f"Impulse without a uid ({impulse}" in guard.findings[0].detail
+    assert impulse in str(refused.value)
+    assert not guard.safe
