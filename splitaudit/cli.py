@@ -1068,7 +1068,9 @@ def guard(
       re-read from inside). --sink DIR names the window files that will be written again.
     With --parallelism N different from the savepoint's: Beam's legacy UnboundedSourceWrapper state is list
       state Flink hands out whole, no split dropped (info); on the FlinkSource path a jar with the fix hands
-      the splits out again (info).
+      the splits out again (info). A portable pipeline's splittable-DoFn read (keyed state) moves its
+      residuals with their key groups (info), but a change to or from parallelism 1 changes the id of the
+      uid-less Impulse it starts from, and Flink refuses the restore (error).
 
     Prints the findings and one line a CI step can read ("splitaudit-guard: safe …" or "splitaudit-guard:
     UNSAFE errors=N kinds=…"). Exit 0 safe, 1 unsafe, 2 bad input.
@@ -1227,7 +1229,9 @@ def inspect(
     or file: URI. Reads Flink 1.11-2.3 metadata (versions 3-6, tolerates 7) and decodes, per source subtask,
     the splits it held: Flink NumberSequenceSource, Flink KafkaSource, Beam FlinkSourceSplit (KafkaIO) and
     Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of each
-    source coordinator is decoded the same way. Nothing is written; no Java class is ever loaded.
+    source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on
+    the portable runner) is read from keyed state: one beam_kafka_sdf split per partition, its restriction
+    [from, to) and the subtask and key group holding it. Nothing is written; no Java class is ever loaded.
 
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
     savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.

@@ -2,8 +2,9 @@
 
 For every operator: id, uid, name, parallelism, and — for sources — each subtask's reader splits (FLIP-27
 `SourceReaderState`, or Beam's legacy `_default_` wrapper state) and the enumerator checkpoint held by the
-operator coordinator. `to_json` is the `inspect --json` document; the containers it reads are described in
-splitaudit/savepoint/FORMAT.md.
+operator coordinator; for the stage running KafkaIO's splittable DoFn on Beam's portable runner, its residuals,
+read from keyed state with Beam's coders plugged into the keyed reader (`beam_coder_decoder`). `to_json` is the
+`inspect --json` document; the containers it reads are described in splitaudit/savepoint/FORMAT.md.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from splitaudit.savepoint.handles import (
     EmptySegmentFileStateHandle,
     IncrementalRemoteKeyedStateHandle,
     KeyedStateHandle,
+    KeyGroupsStateHandle,
     OperatorStateHandle,
     UnreadKeyedStateHandle,
 )
@@ -29,7 +31,8 @@ from splitaudit.savepoint.keyed import KeyedStateEntry, KeyGroupsReader
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
 from splitaudit.savepoint.streams import open_state_stream
-from splitaudit.splits import registry
+from splitaudit.savepoint.typeserializers import BEAM_CODER_SNAPSHOT, Decoder, SerializerSnapshot
+from splitaudit.splits import beam_coders, beam_sdf, registry
 from splitaudit.splits.model import EnumeratorState, SplitState
 
 
@@ -87,6 +90,7 @@ class OperatorView:
     parallelism: int
     max_parallelism: int
     source: SourceState | None
+    state_names: tuple[str, ...] = ()  # its managed operator states' names, for the guard (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,7 +149,8 @@ def inspect_savepoint(
                 operator.name,
                 operator.parallelism,
                 operator.max_parallelism,
-                _source_state(operator, files),
+                _source_state(operator, files) or _sdf_source_state(operator, files),
+                _operator_state_names(operator),
             )
         )
     properties = metadata.properties
@@ -157,6 +162,17 @@ def inspect_savepoint(
         savepoint_format=None if properties is None else properties.savepoint_format,
         operators=tuple(operators),
     )
+
+
+def _operator_state_names(operator: OperatorState) -> tuple[str, ...]:
+    """The names of the managed operator states any subtask of `operator` holds, sorted."""
+    names = {
+        state.name
+        for subtask in operator.subtask_states
+        if subtask.managed_operator_state is not None
+        for state in subtask.managed_operator_state.states
+    }
+    return tuple(sorted(names))
 
 
 def _kind_from_directory(directory: str) -> str | None:
@@ -209,6 +225,38 @@ def _source_state(operator: OperatorState, files: SavepointFiles) -> SourceState
             registry.decode_enumerator(coordinator.serializer_version, payload, reader_types),
         )
     return SourceState(tuple(splits), enumerator) if is_source else None
+
+
+def _sdf_source_state(operator: OperatorState, files: SavepointFiles) -> SourceState | None:
+    """KafkaIO's splittable-DoFn read, when the operator's keyed state holds Beam's `sdf_checkpoint` residuals:
+    one reader split per Kafka partition (splitaudit/splits/beam_sdf.py). Keyed state this reader cannot read
+    (RocksDB's native format) is not looked into here; `read_keyed_state` says why."""
+    checkpoints: list[beam_sdf.SdfCheckpoint] = []
+    timers: dict[tuple[str, int], set[str]] = {}
+    for subtask in operator.subtask_states:
+        handle = subtask.managed_keyed_state
+        if not isinstance(handle, KeyGroupsStateHandle):
+            continue
+        reader = keyed_reader(handle, files, operator.max_parallelism)
+        if not any(beam_sdf.is_sdf_checkpoint_state(state.name) for state in reader.header.states):
+            continue
+        for key_group, entries in reader.key_groups():
+            for entry in entries:
+                if beam_sdf.is_sdf_checkpoint_state(entry.state):
+                    checkpoints.append(
+                        beam_sdf.read_sdf_checkpoint(entry.state, subtask.subtask, key_group, entry.value)
+                    )
+                elif (timer := beam_sdf.residual_timer(entry.key, entry.namespace)) is not None:
+                    partition, timer_id = timer
+                    timers.setdefault(partition, set()).add(timer_id)
+    if not checkpoints:
+        return None
+    residuals = beam_sdf.kafka_sdf_residuals(checkpoints, timers)
+    splits = tuple(
+        ReaderSplit(residual.resumed.subtask if residual.resumed else residual.superseded[0].subtask, None, residual)
+        for residual in residuals
+    )
+    return SourceState(splits, None)
 
 
 def _beam_wrapper_evidence(stream: OperatorStateStream, name: str) -> bool:
@@ -291,4 +339,13 @@ def keyed_reader(handle: KeyedStateHandle, files: SavepointFiles, max_parallelis
             "take a canonical savepoint of the job and read that",
         )
     stream = open_state_stream(handle.delegate, files, handle.delegate_offset, "keyed state")
-    return KeyGroupsReader(handle, stream, max_parallelism)
+    return KeyGroupsReader(handle, stream, max_parallelism, beam_coder_decoder)
+
+
+def beam_coder_decoder(snapshot: SerializerSnapshot) -> Decoder | None:
+    """The values of a Beam `CoderTypeSerializer` (its coder read from the snapshot as data), for the keyed
+    reader; None for any other serializer Flink does not define."""
+    if snapshot.snapshot_class != BEAM_CODER_SNAPSHOT:
+        return None
+    coder = beam_coders.read_coder_type_serializer(snapshot.payload, snapshot.payload_path, snapshot.payload_offset)
+    return beam_coders.coder_decoder(coder)

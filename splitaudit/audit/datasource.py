@@ -1,11 +1,13 @@
-"""The Spark data source `flink_savepoint`: a savepoint's operators, reader splits or enumerator state as a table.
+"""The Spark data source `flink_savepoint`: a savepoint's operators, reader splits, enumerator or keyed state as a
+table.
 
     spark.read.format("flink_savepoint").option("table", "splits").load("/savepoints/savepoint-1a2b3c-…")
 
-Options: `table` (`splits`, the default; `operators`; `enumerator`), `uid` (comma-separated operator uids: name
-the operators of Flink 1.x files, which store only ids, and keep only those), `allowExternalState` (`true` to
-also read state files outside the savepoint directory). Columns are `tables.SCHEMAS`. The savepoint is read
-once, in one Python worker, by the pure-Python reader: it is small next to any sink.
+Options: `table` (`splits`, the default; `operators`; `enumerator`; `keyed`: every keyed-state entry), `uid`
+(comma-separated operator uids: name the operators of Flink 1.x files, which store only ids, and keep only
+those), `allowExternalState` (`true` to also read state files outside the savepoint directory). Columns are
+`tables.SCHEMAS`. The savepoint is read once, in one Python worker, by the pure-Python reader: it is small next
+to any sink (the `keyed` table is streamed in batches, one key group in memory at a time).
 
 Installing splitaudit registers it: Spark imports every top-level module named `pyspark_*` that has a
 `DefaultSource` when a session first looks a format up, and the package ships `pyspark_flink_savepoint`. So
@@ -23,7 +25,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from splitaudit.audit.tables import SCHEMAS, TABLES, savepoint_table
+from splitaudit.audit.tables import SCHEMAS, TABLES, keyed_batches, savepoint_table
 from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import absolute_location
 from splitaudit.savepoint_view import inspect_savepoint
@@ -59,8 +61,12 @@ class FlinkSavepointReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         uids = [uid.strip() for uid in self.options.get("uid", "").split(",") if uid.strip()]
         allow_external = self.options.get("allowExternalState", "false").lower() == "true"
+        table = _table(self.options)
+        if table == "keyed":
+            yield from keyed_batches(self.location, uids, allow_external)
+            return
         view = inspect_savepoint(self.location, uids, allow_external)
-        yield from savepoint_table(view, _table(self.options)).to_batches()
+        yield from savepoint_table(view, table).to_batches()
 
 
 def register(spark: SparkSession) -> None:

@@ -1,6 +1,6 @@
 """A savepoint's `operators`, `splits` and `enumerator` tables as plain rows (dicts): what the checks read on
-the driver and what `audit/tables.py` types for pyarrow and Spark. Pure Python, so a savepoint-only audit,
-`diff` and `guard` start without pyarrow.
+the driver and what `audit/tables.py` types for pyarrow and Spark; and its `keyed` table, every keyed-state
+entry. Pure Python, so a savepoint-only audit, `diff` and `guard` start without pyarrow.
 
 Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in
 `splitaudit/splits/model.py`); this module only lays them out.
@@ -8,9 +8,11 @@ Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorSt
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
-from splitaudit.savepoint_view import OperatorView, SavepointView
+from splitaudit.savepoint_view import KeyedStateRow, OperatorView, SavepointView
 
 
 def concrete_offset(offset: int | None) -> int | None:
@@ -64,3 +66,29 @@ def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
         "checkpoint_id": view.checkpoint_id,
         "kind": view.kind,
     }
+
+
+def keyed_rows(entries: Iterator[KeyedStateRow]) -> Iterator[dict[str, Any]]:
+    """One row per keyed-state entry: key, namespace, user key and value as JSON text (their types differ state
+    by state; bytes a serializer this reader does not know wrote are `{"serializer", "bytes"}`), null when
+    absent (`VoidNamespace`, no user key)."""
+    for row in entries:
+        entry = row.entry
+        yield {
+            "operator_id": row.operator_id,
+            "operator_uid": row.uid,
+            "subtask": row.subtask,
+            "state": entry.state,
+            "key_group": entry.key_group,
+            "key": _json_text(entry.key),
+            "namespace": _json_text(entry.namespace),
+            "user_key": _json_text(entry.user_key),
+            "value": _json_text(entry.value),
+        }
+
+
+def _json_text(value: Any) -> str | None:
+    """A decoded value as compact JSON; decoded objects (Beam's values, undecoded bytes) by their `to_json`."""
+    if value is None:
+        return None
+    return json.dumps(value, separators=(",", ":"), default=lambda item: item.to_json())

@@ -4,6 +4,8 @@
 - `splits`: one row per (reader split, topic partition): the partitions each source subtask held.
 - `enumerator`: one row per (split or partition, topic partition) the enumerator checkpoint names, with its
   status: `pending` (not yet handed to a reader; such a partition must not also be held by one) or `assigned`.
+- `keyed`: one row per keyed-state entry (operator, subtask, state, key group, then key, namespace, user key and
+  value as JSON text), read key group by key group (`keyed_batches`), not from the inspected view.
 
 Offsets are Kafka's *next* offset to read. Negative values are Flink's symbolic offsets kept as they are
 (-2 earliest, -1 latest, -3 committed); a Kafka stopping offset of Long.MIN_VALUE (unbounded) becomes null.
@@ -14,10 +16,16 @@ Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorSt
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
 import pyarrow as pa
 
-from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
-from splitaudit.savepoint_view import SavepointView
+from splitaudit.audit.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.savepoint_view import SavepointView, read_keyed_state
+
+KEYED_BATCH_ROWS = 10_000  # rows per Arrow batch of the keyed table: memory stays flat as the state grows
 
 _SNAPSHOT = [
     pa.field("checkpoint_id", pa.int64(), nullable=False),
@@ -58,11 +66,36 @@ SCHEMAS: dict[str, pa.Schema] = {
             *_SNAPSHOT,
         ]
     ),
+    "keyed": pa.schema(
+        [
+            pa.field("operator_id", pa.string(), nullable=False),
+            pa.field("operator_uid", pa.string()),
+            pa.field("subtask", pa.int32(), nullable=False),
+            pa.field("state", pa.string(), nullable=False),
+            pa.field("key_group", pa.int32(), nullable=False),
+            pa.field("key", pa.string()),
+            pa.field("namespace", pa.string()),
+            pa.field("user_key", pa.string()),
+            pa.field("value", pa.string()),
+        ]
+    ),
 }
 TABLES = tuple(SCHEMAS)
 
 
 def savepoint_table(view: SavepointView, table: str) -> pa.Table:
-    """One of `TABLES` of the savepoint, typed by `SCHEMAS`."""
+    """The `operators`, `splits` or `enumerator` table of the savepoint, typed by `SCHEMAS`."""
     rows = {"operators": operator_rows, "splits": split_rows, "enumerator": enumerator_rows}[table](view)
     return pa.Table.from_pylist(rows, schema=SCHEMAS[table])
+
+
+def keyed_batches(
+    location: str,
+    uids: Iterable[str] = (),
+    allow_external_state: bool = False,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> Iterator[pa.RecordBatch]:
+    """The `keyed` table of the savepoint at `location`, KEYED_BATCH_ROWS rows at a time."""
+    rows = keyed_rows(read_keyed_state(location, uids, allow_external_state, max_file_size))
+    while batch := list(islice(rows, KEYED_BATCH_ROWS)):
+        yield pa.RecordBatch.from_pylist(batch, schema=SCHEMAS["keyed"])

@@ -39,6 +39,7 @@ from splitaudit.patch.jar import JarFacts, read_jar_facts
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, list_tree
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint
+from splitaudit.splits import beam_sdf
 from splitaudit.splits.beam import KafkaIORead, kafka_read_spec
 from splitaudit.splits.model import PENDING
 
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 RESTORE_REREADS = "restore_rereads_partition"  # an unfixed FlinkSource reads every restored split twice
 RESCALE = "rescale"  # a parallelism change the jar handles
 RESCALE_LOSES_PENDING = "rescale_loses_pending_split"  # pending for a reader a lower parallelism does not have
+RESTORE_REFUSED_IMPULSE = "restore_refused_unmapped_impulse"  # a portable pipeline's Impulse changes its id
 DISCOVERED_ON_RESTORE = "partition_discovered_on_restore"  # not in the savepoint; the jar's enumerator adds it
 # Warnings on consumer settings that lose data on a restart without state (beam#21742), and on commits that
 # never happen.
@@ -58,6 +60,7 @@ COMMIT_NEVER_FINALIZED = "commit_offsets_never_finalized"  # commitOffsetsInFina
 
 FLINK_SOURCE_FAMILY = "beam_flink_source"
 UNBOUNDED_WRAPPER_FAMILY = "beam_unbounded_wrapper"
+SDF_FAMILY = beam_sdf.KafkaSdfResidual.type
 PATCH_REMEDY = "run `splitaudit patch-jar JAR --out PATCHED.jar` and restore with PATCHED.jar"
 
 
@@ -107,7 +110,9 @@ def run_guard(
     with progress.step("judge the restore"):
         assignment = check_assignment(tables, listed)
         offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
-        findings = judge(facts, sources, assignment.findings, offset_findings, offsets, parallelism, start_offsets)
+        findings = judge(
+            facts, sources, assignment.findings, offset_findings, offsets, parallelism, start_offsets, impulses(view)
+        )
         twins = twin_starts(facts, sources, offsets, start_offsets)
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
@@ -136,6 +141,16 @@ def _groups_reading(sources: Sequence[SourceFacts], topic: str) -> set[str]:
         if source.spec is not None and any(held.topic == topic for held in source.partitions)
     }
     return {group for group in groups if group is not None}
+
+
+def impulses(view: SavepointView) -> tuple[str, ...]:
+    """The ids of the Impulses a portable pipeline's reads start from: operators of parallelism 1 with no uid that
+    hold Beam's `impulse-emitted` operator state."""
+    return tuple(
+        op.operator_id
+        for op in view.operators
+        if op.parallelism == 1 and op.uid is None and beam_sdf.IMPULSE_STATE in op.state_names
+    )
 
 
 def kafka_specs(view: SavepointView) -> dict[str, KafkaIORead]:
@@ -188,8 +203,10 @@ def judge(
     kafka: Mapping[tuple[str, int], PartitionOffsets],
     parallelism: int | None,
     start_offsets: Mapping[tuple[str, int], int | None] | None = None,
+    impulse_ids: Sequence[str] = (),
 ) -> tuple[Finding, ...]:
-    """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged).
+    """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged); `impulse_ids`
+    the uid-less Impulses of a portable pipeline (`impulses`).
 
     - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
       FlinkSource lacks the fix: its twin reader's start (`twin_starts`) in the detail, and as count and offset
@@ -206,7 +223,10 @@ def judge(
       idles), and on the FLIP-27 path of a jar with the fix, whose enumerator hands the restored splits out
       again; an unfixed jar is already an error. At a lower parallelism, a jar with only the upstream fix
       never assigns a split pending in the enumerator for a reader index the restored job does not have:
-      `rescale_loses_pending_split` (error), per partition of such a split.
+      `rescale_loses_pending_split` (error), per partition of such a split. A splittable-DoFn read's residuals
+      (keyed state) move with their key groups (`rescale`, info), unless the parallelism change chains or
+      unchains the uid-less Impulse the read starts from: its id changes and Flink refuses the restore
+      (`restore_refused_unmapped_impulse`, error).
     """
     findings: list[Finding] = []
     for source in sources:
@@ -214,7 +234,7 @@ def judge(
             findings += [_reread(jar, source, twin) for twin in _twins(jar, source, kafka, start_offsets or {})]
         findings += _config_warnings(jar, source, kafka)
         if parallelism is not None and parallelism != source.parallelism:
-            findings += _rescale(jar, source, parallelism)
+            findings += _rescale(jar, source, parallelism, impulse_ids)
     for finding in assignment:
         if finding.kind == UNASSIGNED:
             findings.append(_unassigned(jar, finding))
@@ -336,8 +356,10 @@ def _config_warnings(
     return warnings
 
 
-def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:
+def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int, impulse_ids: Sequence[str]) -> list[Finding]:
     change = f"source {source.operator}: parallelism {source.parallelism} in the savepoint, {parallelism} on restore"
+    if SDF_FAMILY in source.families:
+        return [_sdf_rescale(source, parallelism, impulse_ids, change)]
     if UNBOUNDED_WRAPPER_FAMILY in source.families:
         # Beam 2.62.0, apache/beam runners/flink/src/main/java/org/apache/beam/runners/flink/translation/
         # wrappers/streaming/io/UnboundedSourceWrapper.java: the constructor fixes the splits once,
@@ -362,6 +384,40 @@ def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Findi
         rescale = Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)
         return [rescale, *_lost_pending(jar, source, parallelism)]
     return []
+
+
+def _sdf_rescale(source: SourceFacts, parallelism: int, impulse_ids: Sequence[str], change: str) -> Finding:
+    """A splittable-DoFn read restored at another parallelism.
+
+    Its residuals are keyed state: Flink gives every key group, and with it each residual and its timer, to the
+    subtask that owns it at the new parallelism, so none is dropped. But the read starts from an Impulse that
+    Beam's portable translator gives no uid (Beam 2.62.0, apache/beam runners/flink/src/main/java/org/apache/
+    beam/runners/flink/FlinkStreamingPortablePipelineTranslator.java, `translateImpulse`), so Flink derives its
+    id from the job graph, and that hash counts the outputs the operator chains with (apache/flink
+    flink-streaming-java/src/main/java/org/apache/flink/streaming/api/graph/StreamGraphHasherV2.java). The
+    Impulse runs at parallelism 1 and chains with the stage after it only when that stage runs at 1 too: a
+    change across 1 changes the Impulse's id, and Flink refuses the restore (seen on the real run at 2 -> 1:
+    tests/integration/test_python_pipeline.py).
+    """
+    count = len(source.partitions)
+    if impulse_ids and (parallelism == 1) != (source.parallelism == 1):
+        chains = "chains with" if parallelism == 1 else "no longer chains with"
+        keep = "1" if source.parallelism == 1 else "2 or more"
+        detail = (
+            f"{change}: the read starts from an Impulse without a uid ({', '.join(impulse_ids)}: Beam's portable "
+            f"translator sets none, so Flink derives its id from the job graph); at parallelism {parallelism} it "
+            f"{chains} the stage after it, its id changes, and Flink refuses the restore (Cannot map "
+            "checkpoint/savepoint state for operator … to the new program); with --allowNonRestoredState its "
+            f"`{beam_sdf.IMPULSE_STATE}` state is dropped and it emits again (beam#30903). Restore at parallelism "
+            f"{keep}"
+        )
+        return Finding(RESTORE_REFUSED_IMPULSE, ERROR, None, None, count, detail=detail)
+    detail = (
+        f"{change}: the splittable DoFn's residuals are keyed state; Flink hands each key group, with its "
+        "residuals and their timers, to the subtask that owns it at the new parallelism, so every partition "
+        "resumes where the savepoint holds it"
+    )
+    return Finding(RESCALE, INFO, None, None, count, detail=detail)
 
 
 def _lost_pending(jar: JarFacts, source: SourceFacts, parallelism: int) -> list[Finding]:

@@ -116,6 +116,18 @@ class DataInput:
         value: int = _LONG.unpack(self._take(8, what))[0]
         return value
 
+    def read_varint(self, what: str, max_bytes: int) -> int:
+        """An unsigned LEB128 varint of at most `max_bytes` bytes: 7 bits per byte, low bits first, the high bit
+        set on every byte but the last (Flink's `StringValue` lengths, Beam's `VarInt`)."""
+        at = self._pos
+        value = 0
+        for index in range(max_bytes):
+            byte = self.read_unsigned_byte(what)
+            value |= (byte & 0x7F) << (7 * index)
+            if byte < 0x80:
+                return value
+        raise self.error(f"{what}: variable-length integer longer than {max_bytes} bytes", at)
+
     def read_length(self, what: str, element_size: int = 1) -> int:
         """An `int` count of elements that must fit in what is left (each at least `element_size` bytes)."""
         at = self._pos

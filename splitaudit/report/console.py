@@ -409,9 +409,9 @@ class ConsoleOutput(Output):
 
 
 def _compact(document: dict[str, Any]) -> str:
-    """One line of `key=value` for a table cell; nested values as compact JSON."""
+    """One line of `key=value` for a table cell; nested values as JSON with spaces, so a long one wraps."""
     return ", ".join(
-        f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(',', ':'))}"
+        f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(', ', ': '))}"
         for key, value in document.items()
     )
 

@@ -27,14 +27,15 @@ from typing import Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.snappy import snappy_framed
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
-from splitaudit.savepoint.opstate import snappy_framed
 from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint.typeserializers import (
     LIST,
     MAP,
     Decoder,
+    Resolver,
     SerializerSnapshot,
     decoder,
     fixed_length,
@@ -115,9 +116,14 @@ def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
 
 
 class KeyGroupsReader:
-    """The keyed state of one key-group handle: its header, then its entries key group by key group."""
+    """The keyed state of one key-group handle: its header, then its entries key group by key group.
 
-    def __init__(self, handle: KeyGroupsStateHandle, stream: StateStream, max_parallelism: int) -> None:
+    `resolve` decodes the values of serializers Flink does not define (Beam's coders); without it they are kept
+    as `Undecoded` bytes."""
+
+    def __init__(
+        self, handle: KeyGroupsStateHandle, stream: StateStream, max_parallelism: int, resolve: Resolver | None = None
+    ) -> None:
         self.handle = handle
         self.stream = stream
         self.prefix_bytes = 1 if max_parallelism <= 128 else 2  # computeRequiredBytesInKeyGroupPrefix
@@ -134,7 +140,7 @@ class KeyGroupsReader:
         head = stream.read(0, first, "keyed state header")
         self.header = read_keyed_backend_header(head)
         self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
-        self._codecs = [_StateCodec(state, self.header.key_serializer) for state in self.header.states]
+        self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
 
     def _layout(self) -> str:
         """Tag 3/12: a heap checkpoint writes every key group of its range, each starting with its number as an
@@ -216,15 +222,17 @@ class KeyGroupsReader:
 class _StateCodec:
     """How one state's keys and values are laid out, from its meta info and the key serializer."""
 
-    def __init__(self, state: StateMetaInfoSnapshot, key_serializer: SerializerSnapshot) -> None:
+    def __init__(
+        self, state: StateMetaInfoSnapshot, key_serializer: SerializerSnapshot, resolve: Resolver | None
+    ) -> None:
         self.state = state
         self.key_serializer = key_serializer
-        self.key = decoder(key_serializer)
+        self.key = decoder(key_serializer, resolve)
         self.value_serializer = state.serializer("VALUE_SERIALIZER")
         self.namespace_serializer = state.serializer("NAMESPACE_SERIALIZER")
         self.type = state.option("KEYED_STATE_TYPE") or state.backend_state_type
-        self.namespace = None if self.namespace_serializer is None else decoder(self.namespace_serializer)
-        self.value = None if self.value_serializer is None else decoder(self.value_serializer)
+        self.namespace = None if self.namespace_serializer is None else decoder(self.namespace_serializer, resolve)
+        self.value = None if self.value_serializer is None else decoder(self.value_serializer, resolve)
         # SerializedCompositeKeyBuilder writes key and namespace lengths only when both are variable-sized.
         key_variable = self.key is None or fixed_length(key_serializer) is None
         namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
@@ -234,10 +242,10 @@ class _StateCodec:
         self.user_value: Decoder | None = None
         nested = () if self.value_serializer is None else self.value_serializer.nested
         if self.type == "LIST" and self.value_serializer is not None and self.value_serializer.snapshot_class == LIST:
-            self.element = decoder(nested[0]) if nested else None
+            self.element = decoder(nested[0], resolve) if nested else None
         if self.type == "MAP" and self.value_serializer is not None and self.value_serializer.snapshot_class == MAP:
-            self.user_key = decoder(nested[0]) if len(nested) == 2 else None
-            self.user_value = decoder(nested[1]) if len(nested) == 2 else None
+            self.user_key = decoder(nested[0], resolve) if len(nested) == 2 else None
+            self.user_value = decoder(nested[1], resolve) if len(nested) == 2 else None
 
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
         return "unknown" if snapshot is None else snapshot.snapshot_class

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cramjam
-
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.snappy import snappy_framed
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 
 PROXY_VERSIONS = (5, 6)
-SNAPPY_STREAM_IDENTIFIER = b"sNaPpY"
-SNAPPY_MAX_BLOCK = 65536  # the framing format's limit on the uncompressed size of one chunk
 
 
 @dataclass(frozen=True)
@@ -84,48 +81,3 @@ def _read_header(stream: DataInput) -> OperatorBackendHeader:
             if not complete:
                 return OperatorBackendHeader(version, compressed, tuple(states), False)
     return OperatorBackendHeader(version, compressed, tuple(states), True)
-
-
-def snappy_framed(region: DataInput) -> bytes:
-    """Decode xerial/Google Snappy framing: identifier, compressed (0x00) and uncompressed (0x01) chunks.
-
-    CRCs are not checked: a flipped byte in compressed data surfaces as a decoding error or as a split that
-    fails its own length checks.
-    """
-    out = bytearray()
-    while region.remaining():
-        at = region.tell()
-        kind = region.read_unsigned_byte("Snappy chunk type")
-        length = int.from_bytes(region.read_bytes(3, "Snappy chunk length"), "little")
-        body = region.sub(length, "Snappy chunk")
-        if kind == 0xFF:
-            if body.read_bytes(body.remaining(), "Snappy identifier") != SNAPPY_STREAM_IDENTIFIER:
-                raise region.error("bad Snappy stream identifier", at)
-        elif kind in (0x00, 0x01):
-            body.skip(4, "Snappy chunk checksum")
-            data = body.read_bytes(body.remaining(), "Snappy chunk data")
-            out += _snappy_raw(data, region, at) if kind == 0x00 else data
-        elif kind <= 0x7F:
-            raise region.error(f"unskippable Snappy chunk type {kind:#04x}", at)
-        # 0x80-0xFE: skippable (padding and reserved) chunks.
-    return bytes(out)
-
-
-def _snappy_raw(data: bytes, region: DataInput, at: int) -> bytes:
-    """One raw Snappy block; its declared size (a varint preamble) is checked before decompressing."""
-    size, shift, i = 0, 0, 0
-    while True:
-        if i >= len(data) or i > 4:
-            raise region.error("bad Snappy block preamble", at)
-        byte = data[i]
-        size |= (byte & 0x7F) << shift
-        shift += 7
-        i += 1
-        if not byte & 0x80:
-            break
-    if size > SNAPPY_MAX_BLOCK:
-        raise region.error(f"Snappy block declares {size} bytes, more than the {SNAPPY_MAX_BLOCK} allowed", at)
-    try:
-        return bytes(cramjam.snappy.decompress_raw(data))
-    except cramjam.DecompressionError as ex:
-        raise region.error(f"corrupt Snappy block ({ex})", at) from None

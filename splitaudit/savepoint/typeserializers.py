@@ -44,6 +44,9 @@ MAP = _BASE + "MapSerializerSnapshot"
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
 TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
 TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
+# Beam's CoderTypeSerializer snapshot (Flink 1.19 runner): `int len, byte[len]` = the serializer, Java-serialized
+# by Beam's SerializableUtils (Snappy-compressed), its Coder inside. Kept as bytes: the Beam layer reads the coder.
+BEAM_CODER_SNAPSHOT = "org.apache.beam.runners.flink.translation.types.UnversionedTypeSerializerSnapshot"
 
 # SimpleTypeSerializerSnapshot subclasses: their body is empty.
 EMPTY_BODY_SNAPSHOTS = frozenset(
@@ -67,7 +70,7 @@ FIXED_LENGTHS = {
 
 _DOUBLE = struct.Struct(">d")
 _FLOAT = struct.Struct(">f")
-HIGH_BIT = 0x80  # StringValue's variable-length encoding: 7 bits per byte, low bits first
+STRING_VALUE_VARINT_BYTES = 5  # StringValue's variable-length ints: 7 bits per byte, low bits first
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class SerializerSnapshot:
     snapshot_class: str
     snapshot_version: int
     nested: tuple[SerializerSnapshot, ...] = ()
+    payload: bytes = b""  # a length-prefixed body kept whole (BEAM_CODER_SNAPSHOT) ...
+    payload_path: str = ""  # ... and the file and absolute offset it was read from, for errors
+    payload_offset: int = 0
 
 
 def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
@@ -102,6 +108,10 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     version = stream.read_int("serializer snapshot version")
     if snapshot_class in EMPTY_BODY_SNAPSHOTS:
         return SerializerSnapshot(key, snapshot_class, version), True
+    if snapshot_class == BEAM_CODER_SNAPSHOT:
+        at = stream.offset() + 4  # after the length
+        payload = stream.read_length_prefixed("Beam CoderTypeSerializer snapshot")
+        return SerializerSnapshot(key, snapshot_class, version, (), payload, stream.path, at), True
     if snapshot_class not in COMPOSITE_SNAPSHOTS:
         return SerializerSnapshot(key, snapshot_class, version), False
     at = stream.tell()
@@ -124,6 +134,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
 
 
 Decoder = Callable[[DataInput], Any]
+# Decoders a layer above supplies for snapshots Flink does not define (Beam's coders): None when it has none.
+Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
 
 
 def fixed_length(snapshot: SerializerSnapshot) -> int | None:
@@ -131,14 +143,18 @@ def fixed_length(snapshot: SerializerSnapshot) -> int | None:
     return FIXED_LENGTHS.get(snapshot.snapshot_class)
 
 
-def decoder(snapshot: SerializerSnapshot) -> Decoder | None:
-    """The function reading one value as this snapshot's serializer writes it, or None if it is unknown."""
+def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> Decoder | None:
+    """The function reading one value as this snapshot's serializer writes it, or None if it is unknown.
+
+    `resolve` is asked for the snapshots Flink does not define (a Beam `CoderTypeSerializer`'s)."""
     simple = _SIMPLE.get(snapshot.snapshot_class)
     if simple is not None:
         return simple
+    if snapshot.snapshot_class not in COMPOSITE_SNAPSHOTS:
+        return None if resolve is None else resolve(snapshot)
     children: list[Decoder] = []
     for child in snapshot.nested:
-        child_decoder = decoder(child)
+        child_decoder = decoder(child, resolve)
         if child_decoder is None:
             return None
         children.append(child_decoder)
@@ -157,27 +173,15 @@ def decoder(snapshot: SerializerSnapshot) -> Decoder | None:
 def read_string_value(inp: DataInput) -> str | None:
     """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint."""
     at = inp.tell()
-    length = _read_varint(inp, "string length") - 1
+    length = inp.read_varint("string length", STRING_VALUE_VARINT_BYTES) - 1
     if length < 0:
         return None
     if length > inp.remaining():  # every character takes at least one byte
         raise inp.error(f"string of {length} characters, only {inp.remaining()} bytes left", at)
-    units = [_read_varint(inp, "string character") for _ in range(length)]
+    units = [inp.read_varint("string character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
     if any(unit > 0xFFFF for unit in units):
         raise inp.error("string character beyond UTF-16", at)
     return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
-
-
-def _read_varint(inp: DataInput, what: str) -> int:
-    value, shift = 0, 0
-    while True:
-        byte = inp.read_unsigned_byte(what)
-        value |= (byte & 0x7F) << shift
-        if byte < HIGH_BIT:
-            return value
-        shift += 7
-        if shift > 28:
-            raise inp.error(f"{what}: variable-length int longer than 5 bytes")
 
 
 def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:

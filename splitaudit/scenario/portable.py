@@ -10,7 +10,7 @@ run in; Docker is not available here). Then, as the Java scenario does:
 2. submit the pipeline through the job server at parallelism 2; wait until all N are in the sink and a
    checkpoint completed after them;
 3. stop with a savepoint (Flink REST: the job server only submits);
-4. produce N more;
+4. add partitions to the topic when the settings say so (`added_partitions`), then produce N more;
 5. submit again with the savepoint (`--savepoint_path`, Beam's FlinkPipelineOptions) at the restore
    parallelism (the same, lower or higher), proven through REST;
 6. wait until the sink holds every offset (or until it stops growing: a restore may lose partitions), and
@@ -152,6 +152,8 @@ def run_portable_scenario(
         first = _submit(run, services, portable, "first", settings.parallelism, None)
         run.wait_for_first_batch(first)
         savepoint_before = _stop_with_savepoint(run, first)
+        if settings.added_partitions:
+            run.grow_topics(settings.added_partitions)
         run.produce(settings.records)
         after = _submit(run, services, portable, "restored", settings.parallelism_after, savepoint_before)
         since = time.monotonic()

@@ -32,6 +32,7 @@ class FlinkCluster:
     slots: int = 4
     version: str = FLINK_VERSION
     object_store: ObjectStore | None = None
+    state_backend: str = "hashmap"  # the jobs' default keyed state backend (`state.backend.type`)
 
     @property
     def rest_url(self) -> str:
@@ -233,7 +234,7 @@ class FlinkCluster:
             "io.tmp.dirs": str(self.tmp_dir),
             "web.tmpdir": str(self.tmp_dir / "web"),
             "web.upload.dir": str(self.tmp_dir / "upload"),
-            "state.backend" if legacy else "state.backend.type": "hashmap",
+            "state.backend" if legacy else "state.backend.type": self.state_backend,
             "state.checkpoints.dir": self.checkpoints_uri,
             "state.savepoints.dir": self.savepoints_uri,
             "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",

@@ -30,13 +30,15 @@ class Stack:
     `flink_version` is the Flink release `up` starts (one `splitaudit setup` installed); a stack found again
     from its stack.json runs the release recorded there. `object_store` makes `up` start S3Proxy too
     (`<workdir>/s3`) and Flink keep its checkpoints and savepoints there; `spark_workers` > 0 makes it start a
-    Spark standalone cluster with that many workers (`<workdir>/spark`). Both are recorded in stack.json.
+    Spark standalone cluster with that many workers (`<workdir>/spark`). Both are recorded in stack.json, as is
+    `state_backend`, the cluster's default keyed state backend (`hashmap` or `rocksdb`).
     """
 
     workdir: Path
     flink_version: str = FLINK_VERSION
     object_store: bool = False
     spark_workers: int = 0
+    state_backend: str = "hashmap"
 
     @property
     def state_file(self) -> Path:
@@ -62,6 +64,7 @@ class Stack:
             state["flink"]["rpc_port"],
             version=state["flink"].get("version", FLINK_VERSION),
             object_store=self.store,
+            state_backend=state["flink"].get("state_backend", "hashmap"),
         )
         return kafka, flink
 
@@ -114,6 +117,7 @@ class Stack:
                 "rest_port": process.free_port(),
                 "rpc_port": process.free_port(),
                 "version": self.flink_version,
+                "state_backend": self.state_backend,
             },
         }
         if self.object_store:

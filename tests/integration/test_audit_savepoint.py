@@ -62,8 +62,26 @@ def test_the_data_source_serves_the_three_tables_without_registration(spark: Spa
     ]
 
 
+SDF = FIXTURES / "beam_sdf"
+SDF_TOPIC = "py-sdf-p2to2-546894f9"  # fixtures/beam_sdf/*/expected.json
+
+
+def test_the_data_source_serves_sdf_positions_and_keyed_state(spark: SparkSession) -> None:
+    [after] = (str(p) for p in (SDF / "heap_after").glob("savepoint-*"))
+    splits = spark.read.format("flink_savepoint").load(after)
+    rows = splits.orderBy("partition").select("split_type", "topic", "partition", "next_offset", "stopping_offset")
+    # [1000, Long.MAX_VALUE) per partition (expected.json): an unbounded restriction has no stopping offset.
+    assert [tuple(r) for r in rows.collect()] == [("beam_kafka_sdf", SDF_TOPIC, p, 1000, None) for p in range(4)]
+    keyed = spark.read.format("flink_savepoint").option("table", "keyed").load(after)
+    assert keyed.schema == from_arrow_schema(SCHEMAS["keyed"])
+    counts = keyed.where("state like 'sdf_checkpoint:%'").groupBy("key_group").count().orderBy("key_group")
+    # Every sdf_checkpoint value the handler left behind, by the key group of its partition's key (p2: 22,
+    # p3: 24, p1: 75, p0: 121; tests/unit/splits/test_beam_sdf.py): 7, 6, 6 and 7 values.
+    assert [tuple(r) for r in counts.collect()] == [(22, 7), (24, 6), (75, 6), (121, 7)]
+
+
 def test_the_data_source_rejects_an_unknown_table(spark: SparkSession) -> None:
-    with pytest.raises(Exception, match="option table must be one of operators, splits, enumerator, not 'x'"):
+    with pytest.raises(Exception, match="option table must be one of operators, splits, enumerator, keyed, not 'x'"):
         spark.read.format("flink_savepoint").option("table", "x").load(STOCK_BEFORE).collect()
 
 

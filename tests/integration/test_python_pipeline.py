@@ -16,9 +16,12 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.findings import INFO
+from splitaudit.audit.assignment import PartitionList, check_assignment
+from splitaudit.audit.findings import ERROR, INFO, UNASSIGNED
+from splitaudit.audit.rewind import check_rewind
+from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
-from splitaudit.guard.predict import RESCALE, run_guard
+from splitaudit.guard.predict import RESCALE, RESTORE_REFUSED_IMPULSE, run_guard
 from splitaudit.home import portable_jars
 from splitaudit.progress import Progress
 from splitaudit.savepoint_view import inspect_savepoint
@@ -85,14 +88,55 @@ def test_deprecated_read_restored_at_same_and_higher_parallelism(
     assert _wrapper_splits(report.savepoint_after) == [(0, 0, 1_000), (0, 2, 1_000), (1, 1, 1_000), (1, 3, 1_000)]
 
 
+def _sdf_restrictions(savepoint: str) -> list[tuple[int, int, int]]:
+    """(partition, from, to) of the residual each partition's pending timer resumes, from the savepoint's keyed
+    state (the splittable DoFn's `sdf_checkpoint` values; splitaudit/splits/beam_sdf.py)."""
+    document: dict[str, Any] = inspect_savepoint(savepoint).to_json()
+    held = []
+    for operator in document["operators"]:
+        for split in (operator.get("source") or {}).get("reader_splits", []):
+            assert split["type"] == "beam_kafka_sdf"
+            restriction = split["split"]["restriction"]
+            held.append((split["split"]["partition"], restriction["from"], restriction["to"]))
+    return sorted(held)
+
+
+LONG_MAX = (1 << 63) - 1  # ReadFromKafkaDoFn's restriction end without a stop
+
+
 @pytest.mark.python_portable
 def test_sdf_read_restored_at_same_parallelism(stack: Stack, tmp_path: Path) -> None:
     report = _run(stack, tmp_path, "sdf", 2)
     assert _counts(report) == CLEAN
-    # The splittable DoFn keeps its Kafka positions as residuals in the keyed state of the stage that runs it
-    # (`sdf_checkpoint:<bundle>:<n>`), which the reader steps over: it finds no source operator.
-    document = inspect_savepoint(report.savepoint_before).to_json()
-    assert [operator["source"] for operator in document["operators"]] == [None] * 4
+    # The splittable DoFn keeps its Kafka positions as residuals in the keyed state of the stage that runs it:
+    # each partition's next offset is what the job had read, 500 before the restore and 1,000 after.
+    assert _sdf_restrictions(report.savepoint_before) == [(partition, 500, LONG_MAX) for partition in range(4)]
+    assert _sdf_restrictions(report.savepoint_after) == [(partition, 1_000, LONG_MAX) for partition in range(4)]
+    listed = PartitionList(frozenset((report.topics[0], p) for p in range(4)), "--partitions 4")
+    assert check_assignment(savepoint_tables(report.savepoint_after), listed).findings == ()
+    assert check_rewind(savepoint_tables(report.savepoint_before), savepoint_tables(report.savepoint_after)) == ()
+
+
+@pytest.mark.python_portable
+def test_sdf_read_never_reads_partitions_added_while_the_job_was_down(stack: Stack, tmp_path: Path) -> None:
+    # KafkaIO's splittable DoFn (no dynamic read) lists the topic's partitions once, from the Impulse's one
+    # element; the restored Impulse does not emit again (its `impulse-emitted` state), so partitions added while
+    # the job was down get no descriptor: no residual holds them and nothing reads them.
+    settings = ScenarioSettings(
+        partitions=4, records=SETTINGS_RECORDS, parallelism=2, restore_parallelism=2, added_partitions=2
+    )
+    report = run_portable_scenario(stack, tmp_path / "run", Progress(), settings, PortableSettings(read="sdf"))
+    produced = {p.partition: p.expected_records for p in report.partitions}
+    assert sorted(produced) == list(range(6))
+    # The four old partitions resume at what was produced to them; the two new ones hold nothing.
+    assert _sdf_restrictions(report.savepoint_after) == [(p, produced[p], LONG_MAX) for p in range(4)]
+    assert [(p.partition, p.sink_rows, p.missing_offsets) for p in report.partitions if p.partition >= 4] == [
+        (4, 0, produced[4]),
+        (5, 0, produced[5]),
+    ]
+    listed = PartitionList(frozenset((report.topics[0], p) for p in range(6)), "--partitions 6")
+    findings = check_assignment(savepoint_tables(report.savepoint_after), listed).findings
+    assert [(f.kind, f.partition) for f in findings] == [(UNASSIGNED, 4), (UNASSIGNED, 5)]
 
 
 @pytest.mark.python_portable
@@ -101,5 +145,14 @@ def test_sdf_read_restore_at_lower_parallelism_is_refused(stack: Stack, tmp_path
     # from (FlinkStreamingPortablePipelineTranslator.translateImpulse): Flink derives that operator's id from the
     # job graph, and at parallelism 1 the Impulse (parallelism 1, state `impulse-emitted`) chains with the stages
     # after it, so its id changes: the first job's state has no operator to go to, and Flink refuses the restore.
-    with pytest.raises(ExternalError, match="Cannot map checkpoint/savepoint state for operator"):
+    with pytest.raises(ExternalError, match="Cannot map checkpoint/savepoint state for operator") as refused:
         _run(stack, tmp_path, "sdf", 1)
+    # The guard, given the first job's savepoint and the job server jar, said so before the restore was tried,
+    # naming the operator Flink could not map.
+    [savepoint] = (tmp_path / "run" / "savepoints").glob("savepoint-*")
+    guard = run_guard(str(savepoint), portable_jars()["job-server"], None, 1, Progress())
+    assert [(f.kind, f.severity, f.count) for f in guard.findings] == [(RESTORE_REFUSED_IMPULSE, ERROR, 4)]
+    [impulse] = [op.operator_id for op in inspect_savepoint(str(savepoint)).operators if op.parallelism == 1]
+    assert f"Impulse without a uid ({impulse}" in guard.findings[0].detail
+    assert impulse in str(refused.value)
+    assert not guard.safe

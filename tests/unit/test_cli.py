@@ -119,3 +119,24 @@ def test_demo_with_added_partitions_needs_the_upstream_fix_jar_before_any_stack_
     assert result.exit_code == 3, result.output
     assert f"{tmp_path / 'absent' / 'stock.jar'} is missing; run `splitaudit setup --matrix`" in result.output
     assert not (run_dir / "stack").exists()
+
+
+SDF = Path(__file__).parents[2] / "fixtures" / "beam_sdf"
+
+
+def test_inspect_audit_and_diff_of_the_sdf_savepoints() -> None:
+    [before] = (str(p) for p in (SDF / "heap_before").glob("savepoint-*"))
+    [after] = (str(p) for p in (SDF / "heap_after").glob("savepoint-*"))
+    shown = CliRunner().invoke(main, ["inspect", after], terminal_width=200)
+    assert shown.exit_code == 0
+    assert shown.output.count("│ beam_kafka_sdf │") == 4  # one row per partition
+    assert all(f"partition={p}," in shown.output for p in range(4))
+    # Forward (before, then after): every partition moved from 500 to 1000, held once.
+    audit = ["audit", "--savepoint", after, "--before", before, "--partitions", "4"]
+    assert CliRunner().invoke(main, audit).exit_code == 0
+    assert CliRunner().invoke(main, ["diff", before, after]).exit_code == 0
+    # Backwards: every partition rewound by 500 offsets (error, exit 1).
+    rewound = CliRunner().invoke(main, ["--json", "diff", after, before])
+    assert rewound.exit_code == 1
+    findings = json.loads(rewound.stdout)["findings"]
+    assert [(f["kind"], f["partition"], f["count"]) for f in findings] == [("rewind", p, 500) for p in range(4)]

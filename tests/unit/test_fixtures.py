@@ -102,6 +102,24 @@ def _restore_scenario(folder: Path, expected: dict[str, Any]) -> None:
     _same_json(source["source"], expected["source"])
 
 
+def _sdf_restore(folder: Path, expected: dict[str, Any]) -> None:
+    """A savepoint of the Python pipeline's splittable-DoFn read: one resumed residual per partition, with the
+    restriction the sink witnessed ([next offset, Long.MAX_VALUE)), held by the one operator with keyed state."""
+    [snapshot] = folder.glob("savepoint-*")
+    view = inspect_savepoint(str(snapshot)).to_json()
+    assert (view["kind"], view["savepoint_format"]) == (expected["kind"], expected["savepoint_format"])
+    [source] = [operator for operator in view["operators"] if operator["source"] is not None]
+    assert source["parallelism"] == expected["parallelism"]
+    assert source["source"]["enumerator"] is None
+    splits = source["source"]["reader_splits"]
+    assert {split["type"] for split in splits} == {"beam_kafka_sdf"}
+    restrictions = [
+        {"topic": s["split"]["topic"], "partition": s["split"]["partition"], **s["split"]["restriction"]}
+        for s in splits
+    ]
+    _same_json(restrictions, expected["restrictions"])
+
+
 def fold_keyed_state(location: str) -> dict[str, dict[str, Any]]:
     """The keyed state of `KeyedStateFixtureJob`'s snapshot in the shape of its expected.json's `keyed`: per
     operator id and state, values by key (window contents and timers as sorted lists)."""
@@ -158,6 +176,7 @@ CHECKS: dict[str, Callable[[Path, dict[str, Any]], None]] = {
     "beam": _beam_elements,
     "beam_flink_source": _restore_scenario,
     "keyed": _keyed,
+    "beam_sdf": _sdf_restore,
 }
 
 

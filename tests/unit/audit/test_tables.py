@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
-from splitaudit.audit.tables import SCHEMAS, savepoint_table
+from splitaudit.audit.tables import SCHEMAS, keyed_batches, savepoint_table
 from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import FIXTURES, FlinkFixture, flink_fixtures
 
@@ -110,8 +110,8 @@ def test_tables_of_every_fixture_hold_its_expected_rows(case: FlinkFixture) -> N
     assert _sorted([(r["operator_id"], r["subtask"], r["status"], _split_columns(r)) for r in enumerator]) == (
         _sorted(want_enumerator)
     )
-    for table, schema in SCHEMAS.items():
-        assert savepoint_table(view, table).schema == schema
+    for table in ("operators", "splits", "enumerator"):
+        assert savepoint_table(view, table).schema == SCHEMAS[table]
 
 
 @pytest.mark.parametrize("folder", RESTORE, ids=lambda p: p.name)
@@ -147,4 +147,43 @@ def test_exact_rows_of_a_kafka_v3_enumerator() -> None:
     topic = case.expected["job"]["topic"]
     assert sorted((r["subtask"], r["status"], _split_columns(r)) for r in enumerator_rows(view)) == [
         (None, "assigned", ("kafka", f"{topic}-{p}", topic, p, -2, None)) for p in range(4)
+    ]
+
+
+KEYED = FIXTURES / "keyed" / "1.19.3-heap-savepoint-canonical-inline"
+
+
+def test_the_keyed_table_holds_every_count_the_job_was_fed() -> None:
+    expected = json.loads((KEYED / "expected.json").read_text())
+    batches = list(keyed_batches(str(KEYED / expected["snapshot_dir"])))
+    assert all(batch.schema == SCHEMAS["keyed"] for batch in batches)
+    rows = [row for batch in batches for row in batch.to_pylist()]
+    for operator_id, operator in expected["keyed"].items():
+        counts = {
+            json.loads(row["key"]): json.loads(row["value"])
+            for row in rows
+            if row["operator_id"] == operator_id and row["state"] == "count"
+        }
+        assert counts == operator["states"].get("count", {})
+    # 600 values over 24 keys: 25 each (KeyedStateFixtureJob).
+    assert sorted({json.loads(row["value"]) for row in rows if row["state"] == "count"}) == [25]
+    assert {row["namespace"] for row in rows if row["state"] == "count"} == {None}  # VoidNamespace
+
+
+def test_the_keyed_table_of_an_sdf_savepoint_holds_beam_values() -> None:
+    [snapshot] = (FIXTURES / "beam_sdf" / "heap_before").glob("savepoint-*")
+    rows = [row for batch in keyed_batches(str(snapshot)) for row in batch.to_pylist()]
+    residuals = [row for row in rows if row["state"].startswith("sdf_checkpoint:")]
+    assert len(residuals) == 20  # 5 values for each of the 4 partitions (tests/unit/splits/test_beam_sdf.py)
+    for row in residuals:
+        value = json.loads(row["value"])
+        # OffsetRange.Coder of [500, Long.MAX_VALUE): VarLong 500, then 9 bytes of VarLong 2^63-1.
+        assert value["value"]["key"]["value"]["key"] == "f403ffffffffffffffff7f"
+        assert json.loads(row["namespace"]) == "//"  # the global window's StateNamespace
+    timers = [row for row in rows if row["state"] == "_timer_state/processing_beam-timer"]
+    assert sorted(json.loads(row["namespace"])["timer_id"] for row in timers) == [
+        "sdf_checkpoint:5:0",
+        "sdf_checkpoint:5:0",
+        "sdf_checkpoint:5:1",
+        "sdf_checkpoint:5:1",
     ]

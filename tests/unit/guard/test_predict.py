@@ -7,15 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from splitaudit.audit.assignment import check_assignment
 from splitaudit.audit.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
-from splitaudit.audit.savepoint_tables import SavepointTables
+from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.predict import (
     DISCOVERED_ON_RESTORE,
     RESCALE,
     RESCALE_LOSES_PENDING,
     RESTORE_REREADS,
+    impulses,
     judge,
+    kafka_specs,
     source_facts,
     twin_starts,
 )
@@ -29,6 +32,7 @@ from splitaudit.patch.jar import (
     JarFacts,
     read_jar_facts,
 )
+from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.splits.beam import ConsumerConfig, KafkaIORead
 from splitaudit.splits.model import PENDING
 
@@ -267,3 +271,35 @@ def test_a_missing_or_broken_jar_is_bad_input_before_the_savepoint_is_read(tmp_p
         # Progress lines first (the step that failed), then the error in one line.
         assert result.stderr.strip().splitlines()[-1] == f"error: {jar}: {message}"
         assert "Traceback" not in result.stderr
+
+
+SDF_SAVEPOINT = next((Path(__file__).parents[3] / "fixtures" / "beam_sdf" / "heap_before").glob("savepoint-*"))
+SDF_STAGE, SDF_IMPULSE = "86c03fec004227a66caab6e4b0579673", "bc764cd8ddf7a0cff126f51c16239658"
+# The Python pipeline's jar is Beam's Flink job server: Beam 2.62.0, no FlinkSource in its path.
+JOB_SERVER = JarFacts("job-server.jar", "2.62.0", "beam-runners-flink-1.19", False, False, False, False, False)
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "expected"),
+    [
+        (2, []),
+        (3, [("rescale", INFO, 4)]),  # the Impulse stays unchained: the residuals move with their key groups
+        (1, [("restore_refused_unmapped_impulse", ERROR, 4)]),  # Flink refused this restore on the real run
+    ],
+)
+def test_a_portable_pipelines_sdf_restore_is_judged_from_its_savepoint(
+    parallelism: int, expected: list[tuple[str, str, int]]
+) -> None:
+    view = inspect_savepoint(str(SDF_SAVEPOINT))
+    assert impulses(view) == (SDF_IMPULSE,)  # parallelism 1, `impulse-emitted` state, no uid
+    tables = tables_of(view)
+    sources = source_facts(tables, kafka_specs(view))
+    assert [(s.operator, s.parallelism, s.families) for s in sources] == [(SDF_STAGE, 2, ("beam_kafka_sdf",))]
+    # fixtures/beam_sdf/heap_before/expected.json: every partition resumes at 500.
+    assert [(h.partition, h.next_offset) for h in sources[0].partitions] == [(p, 500) for p in range(4)]
+    check = check_assignment(tables)
+    findings = judge(JOB_SERVER, sources, check.findings, (), {}, parallelism, None, impulses(view))
+    assert [(f.kind, f.severity, f.count) for f in findings] == expected
+    if parallelism == 1:
+        assert f"Impulse without a uid ({SDF_IMPULSE}" in findings[0].detail
+        assert findings[0].detail.endswith("Restore at parallelism 2 or more")
