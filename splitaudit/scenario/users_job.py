@@ -454,6 +454,9 @@ def run_users_job_scenario(
     check_settings(settings)
     run = UsersJobRun(stack, run_dir, f"users-{variant}-{settings.consumer}", settings, progress)
     each = settings.partitions
+    # Each job of this 164 MB jar leaves its classes in the TaskManager's metaspace: two fit, more did not.
+    with run.steps.step("restart the TaskManager (a fresh metaspace for the scenario's two jobs)"):
+        stack.flink.restart_taskmanager()
     phases: dict[str, dict[int, OffsetRange | None]] = {}
     if settings.consumer == "none":
         # A consumer without a group starts at the log end: records produced before its readers are placed
