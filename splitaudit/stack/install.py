@@ -146,7 +146,7 @@ def components(matrix: bool = False) -> list[Component]:
             BEAM_VERSION,
             PIPELINE_JARS["patched"],
             lambda: _tree_hash(*reactor),
-            lambda p, log: _maven(
+            lambda p, log: _reactor(
                 p,
                 log,
                 reactor[0],
@@ -185,7 +185,7 @@ def components(matrix: bool = False) -> list[Component]:
             ",".join(MATRIX_FLINK),
             pipeline_jars(UPSTREAM_FIX_VERSION)["stock"],
             lambda: _tree_hash(*reactor),
-            lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
+            lambda p, log: _reactor(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
         ),
     ]
 
@@ -354,6 +354,17 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
         [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}",
     )
+
+
+def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
+    """Maven on the reactor of beam_pipelines/java, whose enumerator patch applies its diffs to Beam's sources with
+    the `patch` program."""
+    if shutil.which("patch") is None:
+        raise ExternalError(
+            "`patch` is not on PATH; the enumerator patch's build applies its diffs with it "
+            "(Debian: apt-get install patch)"
+        )
+    _maven(progress, log, pom, *goals)
 
 
 def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
