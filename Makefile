@@ -43,8 +43,10 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The unit tests that need only the Python environment (a fresh checkout: nothing built), with a 10 s fuzz of the
+# savepoint reader; `make test` runs them all, the `needs_build` ones and the 100 s fuzz included.
 unit: $(VENV)/.installed
-	$(BIN)/pytest -m "not integration"
+	FUZZ_SECONDS=10 $(BIN)/pytest -m "not integration and not needs_build"
 
 integration: setup chromium
 	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job"

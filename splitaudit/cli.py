@@ -19,7 +19,7 @@ import click
 
 from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
-from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError, missing_extra
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.logs import log_libraries_to
@@ -62,6 +62,10 @@ def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_l
         sys.exit(ex.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except ModuleNotFoundError as ex:
+        missing = missing_extra(ex)
+        context.output.exception(missing or ex, context.debug)
+        sys.exit(EXIT_ENVIRONMENT if missing else 70)
     except Exception as ex:
         context.output.exception(ex, context.debug)
         sys.exit(70)  # EX_SOFTWARE: a bug in splitaudit, never bad input
@@ -95,9 +99,11 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
 def setup(ctx: click.Context, matrix: bool) -> None:
     """Install the stack: the Flink distribution, the Kafka broker jars and the job jars.
 
-    Everything goes to the stack home (the checkout's .stack/, or $SPLITAUDIT_STACK_HOME), from PyPI and Maven
-    Central. Components already installed from the same inputs are left alone, so a second run downloads
-    nothing and works offline.
+    Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/), from PyPI and Maven
+    Central; the enumerator patch's jars go into the package (splitaudit/patch/classes/). Components already
+    installed from the same inputs are left alone, so a second run downloads nothing and works offline. Setup
+    builds from a checkout of splitaudit's repository (`make setup`); an installed wheel already carries the
+    patch's classes and needs no stack for inspect, guard, watch, audit and patch-jar.
     """
 
     def action(context: Context) -> None:

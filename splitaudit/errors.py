@@ -44,6 +44,33 @@ class ExternalError(SplitauditError):
     exit_code = EXIT_ENVIRONMENT
 
 
+# The optional dependencies (pyproject's extras) by top-level module: what a command without them is told to install.
+_EXTRA_OF_MODULE = {
+    "pyspark": "spark",
+    "pyarrow": "spark",
+    "pandas": "spark",
+    "numpy": "spark",
+    "confluent_kafka": "kafka",
+    "psutil": "stack",
+    "apache_beam": "beam",
+}
+
+
+def missing_extra(ex: ModuleNotFoundError) -> ExternalError | None:
+    """The error for a command run without the optional dependency it imports (splitaudit installed without the
+    extra that brings it), or None when the missing module is no optional dependency's (a bug)."""
+    module = (ex.name or "").partition(".")[0]
+    extra = _EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return None
+    error = ExternalError(
+        f"this command needs {module}, which splitaudit's extra [{extra}] installs: "
+        f"pip install 'splitaudit[{extra}]' (or uv pip install 'splitaudit[{extra}]')"
+    )
+    error.__cause__ = ex  # --debug shows where it was imported
+    return error
+
+
 def summary(ex: BaseException) -> str:
     """One line saying what went wrong in `ex`: the first line of its text, or its type when it has none.
 

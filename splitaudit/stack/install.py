@@ -26,6 +26,7 @@ from splitaudit.home import (
     JAVA_ROOT,
     KAFKA_VERSION,
     MATRIX_FLINK,
+    PATCH_VARIANTS,
     PIPELINE_JARS,
     PYTHON_PIPELINE_ROOT,
     S3PROXY_VERSION,
@@ -33,11 +34,14 @@ from splitaudit.home import (
     SPARK_KAFKA_VERSION,
     UPSTREAM_FIX_VERSION,
     beam_python_home,
+    built_patch_jar,
     flink_home,
     flink_plugins,
+    in_checkout,
     jobs_dir,
     kafka_libs,
     maven_repo,
+    patch_classes,
     patch_repo,
     pipeline_jars,
     portable_jars,
@@ -155,6 +159,14 @@ def components(matrix: bool = False) -> list[Component]:
                 f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
             ),
         ),
+        # The patch's jars as package data of splitaudit.patch (`patch-jar` reads them there; the wheel carries them).
+        Component(
+            "patch-classes",
+            BEAM_VERSION,
+            patch_classes(),
+            lambda: _tree_hash(*reactor),
+            lambda p, log: _copy_patch_classes(patch_classes()),
+        ),
         # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
         # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
         # before), and the Python SDK's own environment.
@@ -203,6 +215,12 @@ def _older_flink(version: str) -> Component:
 
 def setup(progress: Progress, matrix: bool = False) -> SetupReport:
     """Install what is missing or stale; report every component (with `matrix`, the matrix's too)."""
+    if not in_checkout():
+        raise ExternalError(
+            "`splitaudit setup` builds the stack from a checkout of splitaudit's repository (its Maven poms and the "
+            "patch's diffs), and this installation is not one: clone the repository and run `make setup` there. "
+            "inspect, guard, watch, audit and patch-jar need no stack."
+        )
     home = stack_home()
     (home / "stamps").mkdir(parents=True, exist_ok=True)
     (home / "logs").mkdir(parents=True, exist_ok=True)
@@ -354,6 +372,17 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
         [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}",
     )
+
+
+def _copy_patch_classes(folder: Path) -> None:
+    """Copy the jar of every patch variant the reactor built into `folder`, replacing what it held."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for flink_runner, beam_version in PATCH_VARIANTS:
+        built = built_patch_jar(flink_runner, beam_version)
+        if not built.is_file():
+            raise ExternalError(f"the reactor did not build {built}")
+        shutil.copy2(built, folder / built.name)
 
 
 def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
