@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Exit codes are a contract (README.md, "Commands"): 0 clean, 1 findings of severity error, 2 bad input or usage.
+# Exit codes are a contract (docs/commands.md): 0 clean, 1 findings of severity error, 2 bad input or usage.
 # 3 extends it for a failure of the environment: a server that did not start, a download that failed.
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
