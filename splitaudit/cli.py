@@ -1183,7 +1183,6 @@ def watch(
 @UIDS
 @ALLOW_EXTERNAL_STATE
 @MAX_FILE_SIZE
-@SPARK_MASTER
 @click.pass_context
 def diff(
     ctx: click.Context,
@@ -1192,20 +1191,20 @@ def diff(
     uids: tuple[str, ...],
     allow_external_state: bool,
     max_file_size: int,
-    master: str,
 ) -> None:
     """Compare two savepoints of one job: SP0 the earlier, SP1 the later.
 
     Reports, per source operator and (topic, partition): a next offset that went backwards (rewind: the
     offsets between are read again; error), a partition SP1 no longer holds (dropped: error), and one only
-    SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input.
+    SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input. The savepoints are read in
+    pure Python: no Spark starts.
     """
     options = SavepointOptions(uids, allow_external_state, max_file_size)
 
     def action(context: Context) -> int:
-        from splitaudit.audit.run import run_diff  # imports pyspark: only when auditing
+        from splitaudit.audit.run import run_diff
 
-        findings = run_diff(before, after, options, master, context.progress)
+        findings = run_diff(before, after, options, context.progress)
         context.output.findings(findings)
         return findings.exit_code
 
