@@ -1234,6 +1234,9 @@ def inspect(
     Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of each
     source coordinator is decoded the same way. Nothing is written; no Java class is ever loaded.
 
+    The console shows one row per (subtask, split, topic, partition) with its next and stopping offsets, and the
+    enumerator's splits the same way; every split's full state is in --json.
+
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
     savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.
     Only regular files are read, each at most --max-file-size and, for a state file, exactly as large as its
