@@ -100,10 +100,10 @@ def setup(ctx: click.Context, matrix: bool) -> None:
     """Install the stack: the Flink distribution, the Kafka broker jars and the job jars.
 
     Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/), from PyPI and Maven
-    Central; the enumerator patch's jars go into the package (splitaudit/patch/classes/). Components already
-    installed from the same inputs are left alone, so a second run downloads nothing and works offline. Setup
-    builds from a checkout of splitaudit's repository (`make setup`); an installed wheel already carries the
-    patch's classes and needs no stack for inspect, guard, watch, audit and patch-jar.
+    Central; the enumerator patch's jars go into the package itself (package data of splitaudit.patch).
+    Components already installed from the same inputs are left alone, so a second run downloads nothing and
+    works offline. Setup builds from a checkout of splitaudit's repository (`make setup`); an installed wheel
+    already carries the patch's classes and needs no stack for inspect, guard, watch, audit and patch-jar.
     """
 
     def action(context: Context) -> None:
