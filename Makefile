@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale discovery python-portable users-job
+.PHONY: setup demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -43,8 +43,15 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The docs site (mkdocs.yml, docs/): strict, so a broken link or a missing page fails; the CLI reference is
+# generated from click. Into .site/ (git-ignored).
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The unit tests that need only the Python environment (a fresh checkout: nothing built), with a 10 s fuzz of the
+# savepoint reader; `make test` runs them all, the `needs_build` ones and the 100 s fuzz included.
 unit: $(VENV)/.installed
-	$(BIN)/pytest -m "not integration"
+	FUZZ_SECONDS=10 $(BIN)/pytest -m "not integration and not needs_build"
 
 integration: setup chromium
 	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job"
@@ -87,5 +94,5 @@ python-portable: setup
 users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
 
-test: setup lint chromium
+test: setup lint docs chromium
 	$(BIN)/pytest

@@ -5,7 +5,7 @@ process in the stack's pid files twice a second, and prints one JSON document:
 
     .venv/bin/python benchmarks/stack_footprint.py [--workdir DIR]
 
-Setup's first-run time is measured on a fresh clone instead (see README, "Measured"), since a first run
+Setup's first-run time is measured on a fresh clone instead (docs/getting-started.md), since a first run
 downloads and this script should not delete anyone's .stack/.
 """
 

@@ -19,7 +19,7 @@ import click
 
 from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
-from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError
+from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError, missing_extra
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.logs import log_libraries_to
@@ -62,6 +62,10 @@ def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_l
         sys.exit(ex.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except ModuleNotFoundError as ex:
+        missing = missing_extra(ex)
+        context.output.exception(missing or ex, context.debug)
+        sys.exit(EXIT_ENVIRONMENT if missing else 70)
     except Exception as ex:
         context.output.exception(ex, context.debug)
         sys.exit(70)  # EX_SOFTWARE: a bug in splitaudit, never bad input
@@ -95,9 +99,11 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
 def setup(ctx: click.Context, matrix: bool) -> None:
     """Install the stack: the Flink distribution, the Kafka broker jars and the job jars.
 
-    Everything goes to the stack home (the checkout's .stack/, or $SPLITAUDIT_STACK_HOME), from PyPI and Maven
-    Central. Components already installed from the same inputs are left alone, so a second run downloads
-    nothing and works offline.
+    Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/), from PyPI and Maven
+    Central; the enumerator patch's jars go into the package itself (package data of splitaudit.patch).
+    Components already installed from the same inputs are left alone, so a second run downloads nothing and
+    works offline. Setup builds from a checkout of splitaudit's repository (`make setup`); an installed wheel
+    already carries the patch's classes and needs no stack for inspect, guard, watch, audit and patch-jar.
     """
 
     def action(context: Context) -> None:
@@ -1179,7 +1185,6 @@ def watch(
 @UIDS
 @ALLOW_EXTERNAL_STATE
 @MAX_FILE_SIZE
-@SPARK_MASTER
 @click.pass_context
 def diff(
     ctx: click.Context,
@@ -1188,20 +1193,20 @@ def diff(
     uids: tuple[str, ...],
     allow_external_state: bool,
     max_file_size: int,
-    master: str,
 ) -> None:
     """Compare two savepoints of one job: SP0 the earlier, SP1 the later.
 
     Reports, per source operator and (topic, partition): a next offset that went backwards (rewind: the
     offsets between are read again; error), a partition SP1 no longer holds (dropped: error), and one only
-    SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input.
+    SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input. The savepoints are read in
+    pure Python: no Spark starts.
     """
     options = SavepointOptions(uids, allow_external_state, max_file_size)
 
     def action(context: Context) -> int:
-        from splitaudit.audit.run import run_diff  # imports pyspark: only when auditing
+        from splitaudit.audit.run import run_diff
 
-        findings = run_diff(before, after, options, master, context.progress)
+        findings = run_diff(before, after, options, context.progress)
         context.output.findings(findings)
         return findings.exit_code
 
@@ -1232,6 +1237,9 @@ def inspect(
     source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on
     the portable runner) is read from keyed state: one beam_kafka_sdf split per partition, its restriction
     [from, to) and the subtask and key group holding it. Nothing is written; no Java class is ever loaded.
+
+    The console shows one row per (subtask, split, topic, partition) with its next and stopping offsets, and the
+    enumerator's splits the same way; every split's full state is in --json.
 
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
     savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Exit codes are a contract (README.md, "Commands"): 0 clean, 1 findings of severity error, 2 bad input or usage.
+# Exit codes are a contract (docs/commands.md): 0 clean, 1 findings of severity error, 2 bad input or usage.
 # 3 extends it for a failure of the environment: a server that did not start, a download that failed.
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -42,6 +42,33 @@ class ExternalError(SplitauditError):
     """Something outside the input failed: a download, a server start, a remote call."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+# The optional dependencies (pyproject's extras) by top-level module: what a command without them is told to install.
+_EXTRA_OF_MODULE = {
+    "pyspark": "spark",
+    "pyarrow": "spark",
+    "pandas": "spark",
+    "numpy": "spark",
+    "confluent_kafka": "kafka",
+    "psutil": "stack",
+    "apache_beam": "beam",
+}
+
+
+def missing_extra(ex: ModuleNotFoundError) -> ExternalError | None:
+    """The error for a command run without the optional dependency it imports (splitaudit installed without the
+    extra that brings it), or None when the missing module is no optional dependency's (a bug)."""
+    module = (ex.name or "").partition(".")[0]
+    extra = _EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return None
+    error = ExternalError(
+        f"this command needs {module}, which splitaudit's extra [{extra}] installs: "
+        f"pip install 'splitaudit[{extra}]' (or uv pip install 'splitaudit[{extra}]')"
+    )
+    error.__cause__ = ex  # --debug shows where it was imported
+    return error
 
 
 def summary(ex: BaseException) -> str:

@@ -1,11 +1,14 @@
-"""Where the installed stack lives (.stack/) and which versions of each component it holds.
+"""Where the installed stack lives and which versions of each component it holds.
 
-Everything `splitaudit setup` installs goes under one git-ignored folder, the stack home: the repository's
-`.stack/` for a checkout, or `$SPLITAUDIT_STACK_HOME` when set.
+Everything `splitaudit setup` installs goes under one folder, the stack home: `$SPLITAUDIT_HOME` when set; else
+the checkout's git-ignored `.stack/` when splitaudit runs from a checkout of its repository; else a per-user data
+folder (`$XDG_DATA_HOME/splitaudit`, by default `~/.local/share/splitaudit`), never the installed package's own
+folder. The enumerator patch's classes are not in the stack home: they are package data (`patch_classes`).
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import os
 from pathlib import Path
@@ -53,9 +56,17 @@ def users_job_jars() -> dict[str, Path]:
     return {variant: target / f"users-job-{variant}.jar" for variant in ("stock", "patched")}
 
 
-def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
-    """The enumerator-patch jar the reactor builds for one Beam release and runner artifact (the classes `patch-jar`
-    puts into a job jar).
+# The enumerator patch's variants, as (runner artifact, Beam release): one module of the reactor each.
+PATCH_VARIANTS = (
+    ("beam-runners-flink-1.16", "2.54.0"),
+    ("beam-runners-flink-1.16", "2.56.0"),
+    ("beam-runners-flink-1.16", "2.59.0"),
+    ("beam-runners-flink-1.19", "2.62.0"),
+)
+
+
+def built_patch_jar(flink_runner: str, beam_version: str) -> Path:
+    """The enumerator-patch jar the reactor builds for one Beam release and runner artifact.
 
     `flink_runner` is the runner's artifact id, e.g. `beam-runners-flink-1.19`; the module is
     `enumerator-patch/flink-<flink>-beam-<beam_version>/`, its artifact `dev.splitaudit:<flink_runner>-patch`.
@@ -65,15 +76,38 @@ def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
     return module / "target" / f"{flink_runner}-patch-{beam_version}.jar"
 
 
+def patch_classes() -> Path:
+    """The folder of the patch's jars that `patch-jar` puts into job jars: package data of `splitaudit.patch`, so
+    the wheel carries them (`classes/`, filled from the reactor's build by `splitaudit setup` in a checkout)."""
+    return Path(str(importlib.resources.files("splitaudit.patch"))) / "classes"
+
+
+def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
+    """The patch's jar for one Beam release and runner artifact, as `patch-jar` reads it (package data)."""
+    return patch_classes() / built_patch_jar(flink_runner, beam_version).name
+
+
 def reference_runners() -> Path:
     """Released `beam-runners-flink-*` jars the reactor copies for the patch tests (not on any classpath)."""
     return JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners"
 
 
+def in_checkout() -> bool:
+    """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the poms and
+    sources `splitaudit setup` builds from; an installed wheel does not."""
+    return (JAVA_ROOT / "pom.xml").is_file() and (REPO_ROOT / "pyproject.toml").is_file()
+
+
 def stack_home() -> Path:
-    """The folder holding downloads, the Flink distribution, the Kafka jars and the Maven repository."""
-    configured = os.environ.get("SPLITAUDIT_STACK_HOME")
-    return Path(configured).resolve() if configured else REPO_ROOT / ".stack"
+    """The folder holding downloads, the Flink distribution, the Kafka jars and the Maven repository:
+    `$SPLITAUDIT_HOME`, else the checkout's `.stack/`, else the per-user data folder."""
+    configured = os.environ.get("SPLITAUDIT_HOME")
+    if configured:
+        return Path(configured).resolve()
+    if in_checkout():
+        return REPO_ROOT / ".stack"
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data).resolve() / "splitaudit"
 
 
 def flink_home(version: str = FLINK_VERSION) -> Path:

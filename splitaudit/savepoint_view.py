@@ -302,7 +302,7 @@ def read_keyed_state(
 
     Key-group handles (canonical savepoints, heap checkpoints) are read; a RocksDB native snapshot (incremental
     checkpoints, full RocksDB checkpoints of Flink 1.15+, NATIVE savepoints) is refused with exit 2, never read
-    in part (README.md, "Keyed state"); so are the changelog backend's handles."""
+    in part (docs/inspect.md, "Keyed state"); so are the changelog backend's handles."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}

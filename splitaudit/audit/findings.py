@@ -1,6 +1,6 @@
 """The findings model: what every check returns and every renderer (console, JSON, HTML) shows.
 
-JSON shape (the `audit` contract in README.md): `{"summary": {duplicate_records, missing_records,
+JSON shape (the `audit` contract in docs/audit.md): `{"summary": {duplicate_records, missing_records,
 double_assigned_partitions, missing_partitions, rewound_partitions}, "findings": [{kind, severity, topic,
 partition, …}], "coverage": […], "notes": […], "assignment": [{operator, subtasks, partitions_from,
 partitions: [{topic, partition, status, holders}]}], "ledger": [{path, family, window_start, window_end, pane,

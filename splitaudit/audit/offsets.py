@@ -1,5 +1,5 @@
 """The Kafka offset checks: the topic's own offsets against the job's restore point, its committed group offsets
-and what its sink processed (README.md, "With the Kafka cluster").
+and what its sink processed (docs/audit.md, "With the Kafka cluster").
 
 All offsets are *next* offsets: a savepoint's split offset and a group's committed offset are the next offset to
 read, a sink's processed next offset is its highest offset + 1, a partition's end offset is one past its last

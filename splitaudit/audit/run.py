@@ -257,7 +257,7 @@ class KafkaSource:
         )
 
 
-def run_diff(before: str, after: str, options: SavepointOptions, master: str, progress: Progress) -> Findings:
+def run_diff(before: str, after: str, options: SavepointOptions, progress: Progress) -> Findings:
     """`diff SP0 SP1`: rewinds, dropped and new partitions between two savepoints of one job."""
     for path in (before, after):
         _check_exists(path, "savepoint")

@@ -355,12 +355,13 @@ def _patched_classes(target: PatchTarget) -> dict[str, bytes]:
     """The patched build's classes for `target`, checked to be the fixed ones."""
     if not target.patch_jar.is_file():
         raise ExternalError(
-            f"the patched classes are not built ({target.patch_jar} is missing): run `splitaudit setup`"
+            f"the patched classes are missing ({target.patch_jar}): in a checkout, run `make setup`; an installed "
+            "splitaudit carries them in its wheel, so reinstall it"
         )
     with zipfile.ZipFile(target.patch_jar) as patch:
         missing = sorted(set(PATCHED_CLASSES + ADDED_CLASSES) - set(patch.namelist()))
         if missing:
-            raise ExternalError(f"{target.patch_jar} lacks {', '.join(missing)}: run `splitaudit setup` again")
+            raise ExternalError(f"{target.patch_jar} lacks {', '.join(missing)}: in a checkout, run `make setup` again")
         classes = {name: patch.read(name) for name in PATCHED_CLASSES + ADDED_CLASSES}
     if (
         FIXED_CONSTRUCTOR_DESCRIPTOR not in classes[ENUMERATOR_CLASS]

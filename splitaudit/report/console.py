@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from splitaudit.audit.findings import (
     Findings,
     SinkFile,
 )
+from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
 from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.guard.twin import start_time_text
@@ -369,10 +369,13 @@ class ConsoleOutput(Output):
             f"{view.path}: {kind}, checkpoint {view.checkpoint_id}, metadata version {view.format_version}, "
             f"{len(view.operators)} operators"
         )
-        operators = Table(title="operators")
+        operators = Table(title="operators", caption="par.: parallelism; max: max parallelism")
         operators.add_column("id", no_wrap=True)
-        for column in ("uid", "name", "parallelism", "max parallelism", "source"):
-            operators.add_column(column)
+        for column in ("uid", "name"):
+            operators.add_column(column, overflow="fold")
+        operators.add_column("par.", justify="right")
+        operators.add_column("max", justify="right")
+        operators.add_column("source", overflow="fold")
         for op in view.operators:
             source = "-"
             if op.source is not None:
@@ -381,39 +384,64 @@ class ConsoleOutput(Output):
                     types = sorted({*types, op.source.enumerator.state.type})
                 source = f"{len(op.source.reader_splits)} splits ({', '.join(types) or 'none'})"
             operators.add_row(
-                op.operator_id,
-                op.uid or "-",
-                op.name or "-",
-                str(op.parallelism),
-                str(op.max_parallelism),
-                source,
+                op.operator_id, _cell(op.uid), _cell(op.name), str(op.parallelism), str(op.max_parallelism), source
             )
         self.console.print(operators)
+        tables = tables_of(view)
         for op in view.operators:
             if op.source is None:
                 continue
-            splits = Table(title=f"source {op.uid or op.operator_id}: reader splits")
-            for column in ("subtask", "type", "split"):
-                splits.add_column(column)
-            for split in op.source.reader_splits:
-                splits.add_row(str(split.subtask), split.state.type, _compact(split.state.to_json()))
-            self.console.print(splits)
+            name = op.uid or op.operator_id
+            rows = [r for r in tables.splits if r["operator_id"] == op.operator_id]
+            self.console.print(_split_table(f"source {name}: reader splits", rows))
             enumerator = op.source.enumerator
             if enumerator is not None:
-                self.console.print(
-                    f"enumerator ({enumerator.state.type}, "
-                    f"serializer version {enumerator.serializer_version}): "
-                    f"{_compact(enumerator.state.to_json())}",
-                    markup=False,
+                pending = [r for r in tables.enumerator if r["operator_id"] == op.operator_id]
+                title = (
+                    f"source {name}: enumerator ({enumerator.state.type}, serializer version "
+                    f"{enumerator.serializer_version})"
                 )
+                if pending:
+                    self.console.print(_split_table(title, pending, status=True))
+                else:
+                    self.console.print(Text(printable(f"{title}: nothing pending")))
+        self.console.print(Text("every split's full state: splitaudit --json inspect", "dim"))
 
 
-def _compact(document: dict[str, Any]) -> str:
-    """One line of `key=value` for a table cell; nested values as JSON with spaces, so a long one wraps."""
-    return ", ".join(
-        f"{key}={value if isinstance(value, str | int) else json.dumps(value, separators=(', ', ': '))}"
-        for key, value in document.items()
-    )
+def _split_table(title: str, rows: Sequence[dict[str, Any]], status: bool = False) -> Table:
+    """One row per (subtask, split, topic, partition): where each partition is read from, in plain columns that fit
+    80 columns (a long topic name folds); names from the savepoint are shown as text, never as markup."""
+    types = sorted({str(r["split_type"]) for r in rows})
+    table = Table(title=Text(printable(f"{title}, {', '.join(types)} splits")), title_justify="left")
+    table.add_column("subtask", justify="right")
+    if status:
+        table.add_column("status")
+    if len(types) > 1:
+        table.add_column("type", overflow="fold")
+    # Flink's KafkaSource names a split `<topic>-<partition>`: a column of it would say nothing more.
+    split_ids = any(r["split_id"] != f"{r['topic']}-{r['partition']}" for r in rows)
+    if split_ids:
+        table.add_column("split", overflow="fold")
+    table.add_column("topic", overflow="fold")
+    table.add_column("part.", justify="right")
+    table.add_column("next offset", justify="right")
+    table.add_column("stop", justify="right")
+    for r in rows:
+        cells = [_cell(r["subtask"])]
+        if status:
+            cells.append(_cell(r["status"]))
+        if len(types) > 1:
+            cells.append(_cell(r["split_type"]))
+        if split_ids:
+            cells.append(_cell(r["split_id"]))
+        cells += [_cell(r[key]) for key in ("topic", "partition", "next_offset")]
+        cells.append(_cell(r["stopping_offset"]))
+        table.add_row(*cells)
+    return table
+
+
+def _cell(value: object) -> Text:
+    return Text("-" if value is None else printable(str(value)))
 
 
 def _steps_table(title: str, steps: Sequence[TimedStep]) -> Table:

@@ -26,6 +26,7 @@ from splitaudit.home import (
     JAVA_ROOT,
     KAFKA_VERSION,
     MATRIX_FLINK,
+    PATCH_VARIANTS,
     PIPELINE_JARS,
     PYTHON_PIPELINE_ROOT,
     S3PROXY_VERSION,
@@ -33,11 +34,14 @@ from splitaudit.home import (
     SPARK_KAFKA_VERSION,
     UPSTREAM_FIX_VERSION,
     beam_python_home,
+    built_patch_jar,
     flink_home,
     flink_plugins,
+    in_checkout,
     jobs_dir,
     kafka_libs,
     maven_repo,
+    patch_classes,
     patch_repo,
     pipeline_jars,
     portable_jars,
@@ -146,7 +150,7 @@ def components(matrix: bool = False) -> list[Component]:
             BEAM_VERSION,
             PIPELINE_JARS["patched"],
             lambda: _tree_hash(*reactor),
-            lambda p, log: _maven(
+            lambda p, log: _reactor(
                 p,
                 log,
                 reactor[0],
@@ -154,6 +158,14 @@ def components(matrix: bool = False) -> list[Component]:
                 "-DskipTests",
                 f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
             ),
+        ),
+        # The patch's jars as package data of splitaudit.patch (`patch-jar` reads them there; the wheel carries them).
+        Component(
+            "patch-classes",
+            BEAM_VERSION,
+            patch_classes(),
+            lambda: _tree_hash(*reactor),
+            lambda p, log: _copy_patch_classes(patch_classes()),
         ),
         # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
         # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
@@ -185,7 +197,7 @@ def components(matrix: bool = False) -> list[Component]:
             ",".join(MATRIX_FLINK),
             pipeline_jars(UPSTREAM_FIX_VERSION)["stock"],
             lambda: _tree_hash(*reactor),
-            lambda p, log: _maven(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
+            lambda p, log: _reactor(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
         ),
     ]
 
@@ -203,6 +215,12 @@ def _older_flink(version: str) -> Component:
 
 def setup(progress: Progress, matrix: bool = False) -> SetupReport:
     """Install what is missing or stale; report every component (with `matrix`, the matrix's too)."""
+    if not in_checkout():
+        raise ExternalError(
+            "`splitaudit setup` builds the stack from a checkout of splitaudit's repository (its Maven poms and the "
+            "patch's diffs), and this installation is not one: clone the repository and run `make setup` there. "
+            "inspect, guard, watch, audit and patch-jar need no stack."
+        )
     home = stack_home()
     (home / "stamps").mkdir(parents=True, exist_ok=True)
     (home / "logs").mkdir(parents=True, exist_ok=True)
@@ -354,6 +372,28 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
         [mvn, "-B", "-f", str(pom), f"-Dmaven.repo.local={maven_repo()}", *goals],
         f"maven {' '.join(goals[:1])} of {pom.relative_to(JAVA_ROOT.parents[1])}",
     )
+
+
+def _copy_patch_classes(folder: Path) -> None:
+    """Copy the jar of every patch variant the reactor built into `folder`, replacing what it held."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for flink_runner, beam_version in PATCH_VARIANTS:
+        built = built_patch_jar(flink_runner, beam_version)
+        if not built.is_file():
+            raise ExternalError(f"the reactor did not build {built}")
+        shutil.copy2(built, folder / built.name)
+
+
+def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
+    """Maven on the reactor of beam_pipelines/java, whose enumerator patch applies its diffs to Beam's sources with
+    the `patch` program."""
+    if shutil.which("patch") is None:
+        raise ExternalError(
+            "`patch` is not on PATH; the enumerator patch's build applies its diffs with it "
+            "(Debian: apt-get install patch)"
+        )
+    _maven(progress, log, pom, *goals)
 
 
 def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:

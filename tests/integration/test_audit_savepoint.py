@@ -117,9 +117,9 @@ def test_cli_audit_savepoint_and_diff_exit_codes(tmp_path: Path) -> None:
     }
     assert [(f["kind"], f["partition"]) for f in document["findings"]] == [(UNASSIGNED, 4), (UNASSIGNED, 5)]
     assert document["assignment"][0]["partitions_from"] == f"--partitions 6 (topic {TOPIC})"
-    clean = _cli("diff", STOCK_BEFORE, STOCK_AFTER, "--master", "local[1]")
+    clean = _cli("diff", STOCK_BEFORE, STOCK_AFTER)
     assert (clean.returncode, json.loads(clean.stdout)["findings"]) == (0, [])
-    backwards = _cli("diff", STOCK_AFTER, STOCK_BEFORE, "--master", "local[1]")
+    backwards = _cli("diff", STOCK_AFTER, STOCK_BEFORE)
     assert backwards.returncode == 1
     assert json.loads(backwards.stdout)["summary"]["rewound_partitions"] == 4
     nothing = _cli("audit")

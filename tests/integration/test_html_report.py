@@ -141,7 +141,7 @@ def test_assignment_matrix_of_a_real_savepoint(tmp_path: Path) -> None:
     expected: dict[str, Any] = json.loads((STOCK_SAVEPOINT / "expected.json").read_text())
     topic = expected["topic"]
     # The savepoint's source holds partitions 0..3; the topic is declared to have two more, added while the job
-    # was down (one of the ways a partition goes missing, README.md's audit section).
+    # was down (one of the ways a partition goes missing, docs/audit.md).
     page = tmp_path / "stock-savepoint.html"
     args = ["--json", "audit", "--savepoint", str(STOCK_SAVEPOINT), "--partitions", "6", "--master", "local[1]"]
     audit = _audit(*args, "--html", str(page))

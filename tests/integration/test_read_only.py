@@ -52,7 +52,7 @@ def test_no_command_changes_what_it_reads(tmp_path: Path) -> None:
             "--master",
             "local[1]",
         ],
-        ["diff", str(before), str(after), "--master", "local[1]"],
+        ["diff", str(before), str(after)],
     ]
     for command in commands:
         result = subprocess.run(

@@ -1,6 +1,6 @@
 """The `--json` documents of every result, byte for byte: keys, their order, and how values are written.
 
-Each result dataclass has `to_json() -> dict[str, Any]`; these pin what those documents are (README's
+Each result dataclass has `to_json() -> dict[str, Any]`; these pin what those documents are (the docs'
 contracts), so a change of how a document is built cannot change what a script reading it sees.
 """
 

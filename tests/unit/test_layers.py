@@ -1,4 +1,4 @@
-"""The package's import rule: every import points down the layers README.md's architecture section lists.
+"""The package's import rule: every import points down the layers docs/architecture.md lists.
 
 A module may import from its own package or from a package of a lower layer, never from its own layer's other
 packages or from above. Function-level imports count too: a lazy import is still a dependency.

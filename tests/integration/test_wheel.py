@@ -1,0 +1,163 @@
+"""The wheel is the product: built from this checkout, installed with uv and with pip into fresh virtual
+environments outside the repository, with no extra, it runs `inspect`, `guard` and `patch-jar` exactly as the
+checkout does (the patch's classes come from the wheel's package data), keeps its stack home out of
+`site-packages`, and tells a user which extra a command without its dependencies needs.
+
+The base install resolves its dependencies from PyPI (uv's and pip's caches keep a second run offline). Spark
+(`[spark]`) is not installed here: pyspark's sdist is built on every fresh install (0.5-1.4 GB).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splitaudit.home import PATCH_VARIANTS, PIPELINE_JARS, REPO_ROOT, patch_jar_path, reference_runners
+
+pytestmark = pytest.mark.integration
+
+FIXTURES = REPO_ROOT / "fixtures" / "beam_flink_source"
+SAVEPOINT = FIXTURES / "restore_stock_before"
+UV = Path(sys.executable).parent / "uv"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `uv build` makes of this checkout (after `make setup` put the patch's jars into the package)."""
+    for flink_runner, beam_version in PATCH_VARIANTS:
+        if not patch_jar_path(flink_runner, beam_version).is_file():
+            pytest.fail(f"{patch_jar_path(flink_runner, beam_version)} is missing: run `make setup` first")
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([str(UV), "build", "--wheel", "--out-dir", str(out), str(REPO_ROOT)], check=True, timeout=600)
+    (built,) = out.glob("splitaudit-*.whl")
+    return built
+
+
+def _installed(kind: str, wheel: Path, root: Path) -> Path:
+    """A fresh venv under `root` with the wheel installed (no extra) by `kind`: its bin/ folder."""
+    venv = root / f"{kind}-venv"
+    if kind == "uv":
+        subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120)
+        subprocess.run(
+            [str(UV), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel)],
+            check=True,
+            timeout=600,
+        )
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, timeout=600)
+    return venv / "bin"
+
+
+@pytest.fixture(scope="module", params=["uv", "pip"])
+def installed(request: pytest.FixtureRequest, wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel installed by uv, then by pip."""
+    return _installed(request.param, wheel, tmp_path_factory.mktemp(f"outside-{request.param}"))
+
+
+def _run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`splitaudit ARGS` of an installed venv, from a folder outside the checkout, with no trace of it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPLITAUDIT_HOME")}
+    env |= {"HOME": str(cwd / "home"), "XDG_DATA_HOME": str(cwd / "data")}
+    return subprocess.run(
+        [str(bin_dir / "splitaudit"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _in_checkout(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "splitaudit", *args], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT
+    )
+
+
+def _json(result: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(result.stdout)
+
+
+def test_the_wheel_carries_the_patch_classes_and_no_checkout_files(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as built:
+        names = set(built.namelist())
+    jars = {f"splitaudit/patch/classes/beam-runners-flink-{f}-patch-{b}.jar" for f, b in (
+        ("1.16", "2.54.0"), ("1.16", "2.56.0"), ("1.16", "2.59.0"), ("1.19", "2.62.0"))}  # fmt: skip
+    assert jars <= names
+    assert {"splitaudit/py.typed", "pyspark_flink_savepoint.py"} <= names
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
+    assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
+
+
+def _positions(source: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """(subtask, partition, next offset) of every reader split of a decoded source."""
+    return sorted(
+        (split["subtask"], p["partition"], p["next_offset"])
+        for split in source["reader_splits"]
+        for p in split["split"]["checkpoint"]["partitions"]
+    )
+
+
+def test_inspect_from_the_wheel_decodes_the_savepoint_as_the_checkout_does(installed: Path, tmp_path: Path) -> None:
+    result = _run(installed, "--json", "inspect", str(SAVEPOINT), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    decoded = _json(result)
+    assert decoded == _json(_in_checkout("--json", "inspect", str(SAVEPOINT)))
+    (source,) = [operator["source"] for operator in decoded["operators"] if operator.get("source")]
+    expected = json.loads((SAVEPOINT / "expected.json").read_text())["source"]
+    assert _positions(source) == _positions(expected) == [(0, 0, 5000), (0, 2, 5000), (1, 1, 5000), (1, 3, 5000)]
+
+
+def test_guard_from_the_wheel_judges_the_restore_as_the_checkout_does(installed: Path, tmp_path: Path) -> None:
+    jar = PIPELINE_JARS["stock"]
+    result = _run(installed, "--json", "guard", "--savepoint", str(SAVEPOINT), "--jar", str(jar), cwd=tmp_path)
+    checkout = _in_checkout("--json", "guard", "--savepoint", str(SAVEPOINT), "--jar", str(jar))
+    assert (result.returncode, checkout.returncode) == (1, 1), result.stderr
+    assert _json(result) == _json(checkout)
+    rereads = [f for f in _json(result)["findings"] if f["kind"] == "restore_rereads_partition"]
+    assert sorted(f["partition"] for f in rereads) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("release", ["2.59.0", "2.62.0"])
+def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
+    installed: Path, tmp_path: Path, release: str
+) -> None:
+    stock = (
+        PIPELINE_JARS["stock"] if release == "2.62.0" else reference_runners() / "beam-runners-flink-1.16-2.59.0.jar"
+    )
+    result = _run(installed, "--json", "patch-jar", str(stock), "--out", str(tmp_path / "w.jar"), cwd=tmp_path)
+    checkout = _in_checkout("--json", "patch-jar", str(stock), "--out", str(tmp_path / "c.jar"))
+    assert (result.returncode, checkout.returncode) == (0, 0), result.stderr
+    report, expected = _json(result), _json(checkout)
+    assert report["beam_version"] == release
+    assert report["patch_classes_from"].endswith(
+        f"/site-packages/splitaudit/patch/classes/{Path(expected['patch_classes_from']).name}"
+    )
+    assert report["replaced"] == expected["replaced"]
+    with zipfile.ZipFile(tmp_path / "w.jar") as wheel_made, zipfile.ZipFile(tmp_path / "c.jar") as checkout_made:
+        assert {i.filename: i.CRC for i in wheel_made.infolist()} == {
+            i.filename: i.CRC for i in checkout_made.infolist()
+        }
+
+
+def test_a_command_without_its_extra_says_which_to_install(installed: Path, tmp_path: Path) -> None:
+    sink = tmp_path / "sink"
+    sink.mkdir()
+    result = _run(installed, "audit", "--sink", str(sink), "--savepoint", str(SAVEPOINT), cwd=tmp_path)
+    assert result.returncode == 3
+    assert "which splitaudit's extra [spark] installs: pip install 'splitaudit[spark]'" in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_setup_from_the_wheel_says_it_builds_from_a_checkout_and_writes_nothing(
+    installed: Path, tmp_path: Path
+) -> None:
+    result = _run(installed, "setup", cwd=tmp_path)
+    assert result.returncode == 3
+    assert "builds the stack from a checkout of splitaudit's repository" in result.stderr + result.stdout
+    site = next(installed.parent.glob("lib/python*/site-packages"))
+    assert not (site / ".stack").exists()
+    assert not (tmp_path / "data" / "splitaudit").exists()
