@@ -31,22 +31,52 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import resume_offsets
 from splitaudit.audit.savepoint_tables import savepoint_tables
-from splitaudit.clients.flink import TERMINAL_STATES, CheckpointRef, FlinkRestClient, FlinkRestError
+from splitaudit.clients.flink import (
+    TERMINAL_STATES,
+    CheckpointRef,
+    FlinkRestClient,
+    FlinkRestError,
+    FlinkUnreachableError,
+)
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
-from splitaudit.errors import ExternalError, SplitauditError, UsageError
-from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport, WatchTimeline
+from splitaudit.errors import ExternalError, SplitauditError, UsageError, printable
+from splitaudit.guard.lifecycle import (
+    CANCELLING,
+    DEFAULT_REST_TIMEOUT,
+    ENDED,
+    FAILED,
+    GONE,
+    NOT_FOUND,
+    RESTARTING,
+    duration_seconds,
+    job_phase,
+    retry_delays,
+    transient,
+)
+from splitaudit.guard.results import (
+    ACTIONS,
+    CANCEL,
+    STOP,
+    JobEnd,
+    RestFault,
+    WatchEvent,
+    WatchReport,
+    WatchTimeline,
+)
+from splitaudit.guard.tally import AttemptReads, PartitionTally, steady_since, tally
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
 PARTITION_READ_TWICE = "partition_read_twice"
 READ_MORE_THAN_AVAILABLE = "read_more_than_available"
 READ_MORE_THAN_ADVANCED = "read_more_than_advanced"
+READ_TWICE = "read_twice"  # the final tally of a partition: its records read twice since the restore
 
 SOURCE_METRICS = "Source__"  # Flink's prefix of a chained source operator's metrics
 PARTITION_METRIC = ".KafkaIOReader_rawSize/"  # Beam KafkaIO's per-partition reader metric: <topic>-<partition>
@@ -55,8 +85,13 @@ WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed 
 # A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
 # for clocks that disagree a little (on one host they agree).
 CLOCK_MARGIN = 0.2
+# Flink refreshes the metrics REST serves every `metrics.fetcher.update-interval` (10 s unless set): counts are
+# final once steady for two of those intervals (and at least this long).
+FETCHER_OPTION, DEFAULT_FETCHER_INTERVAL, SHORTEST_QUIET = "metrics.fetcher.update-interval", 10.0, 1.0
+END_TIMEOUT = 120.0  # seconds to wait for a job stopped or cancelled by the watch to reach its final state
 
 Key = tuple[str, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -157,6 +192,7 @@ class WatchSettings:
     # Seconds from the job's first records read during which each poll's counts are proven at once by a checkpoint
     # the watch triggers after it (Flink 1.19+), instead of waiting for the job's next one (0: never).
     probe: float = 0.0
+    rest_timeout: float = DEFAULT_REST_TIMEOUT  # seconds one failing REST call is retried before it is classified
 
 
 @dataclass(frozen=True)
@@ -180,11 +216,24 @@ class _Watch:
     restored: CheckpointRef | None = None
     offsets: dict[Key, PartitionOffsets] = field(default_factory=dict)
     events: list[WatchEvent] = field(default_factory=list)
-    seen: set[tuple[str, str | None, int | None]] = field(default_factory=set)
+    latest: dict[tuple[str, str | None, int | None], Finding] = field(default_factory=dict)
     polls: list[_Poll] = field(default_factory=list)  # polls no checkpoint has judged yet
     judged: int = 0  # the last checkpoint id judged
     probing: tuple[str, _Poll] | None = None  # a checkpoint triggered after a poll: its trigger id and that poll
     marks: dict[str, float] = field(default_factory=dict)
+    faults: dict[tuple[str, str], RestFault] = field(default_factory=dict)  # retried REST answers, by call and answer
+    state: str | None = None  # Flink's last answered state of the job
+    gone: str | None = None  # why the job is taken for gone
+    # The attempts ended so far (restarts), and the current one's start, last counts and since when they are steady.
+    attempts: list[AttemptReads] = field(default_factory=list)
+    attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
+    restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    last: Mapping[Key, int] | None = None  # the current attempt's counts at its last poll
+    last_at: float = 0.0  # monotonic time of that poll
+    steady: float | None = None  # monotonic time since which the counts are `last`
+    ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
+    ends_at: float | None = None  # monotonic time they were taken
+    quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
 
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
@@ -193,14 +242,145 @@ class _Watch:
         self.marks.setdefault(stage, self.now())
 
     def report(self, findings: list[Finding]) -> bool:
-        """Emit the findings not seen before; whether one is an error."""
-        new = [f for f in findings if (f.kind, f.topic, f.partition) not in self.seen]
-        for finding in new:
-            self.seen.add((finding.kind, finding.topic, finding.partition))
+        """Emit the findings not seen before and those whose figure grew (an update of the earlier one); whether
+        a new one is an error."""
+        error = False
+        for finding in findings:
+            key = (finding.kind, finding.topic, finding.partition)
+            before = self.latest.get(key)
+            if before is not None and (finding.count or 0) <= (before.count or 0):
+                continue
+            error |= before is None and finding.severity == ERROR
+            self.latest[key] = finding
             event = WatchEvent(self.now(), finding)
             self.events.append(event)
             self.emit(event)
-        return any(f.severity == ERROR for f in new)
+        return error
+
+    def ask(self, call: str, answer: Callable[[], T]) -> T:
+        """`answer()` (the REST call named `call`), retried on an internal error, an unavailable server or no
+        answer, with backoff, for at most `rest_timeout` seconds; then its last error is raised."""
+        delays = iter(retry_delays(self.settings.rest_timeout))
+        while True:
+            try:
+                return answer()
+            except (FlinkRestError, FlinkUnreachableError) as ex:
+                delay = next(delays, None)
+                if not transient(ex.status) or delay is None:
+                    raise
+                what = f"HTTP {ex.status}: {str(ex).split(': ', 1)[-1]}" if ex.status else str(ex)
+                fault = self.faults.get((call, what), RestFault(call, what, 0, ex.detail))
+                self.faults[(call, what)] = RestFault(call, what, fault.times + 1, fault.detail)
+                time.sleep(delay)
+
+    def phase(self, job: str) -> tuple[str, dict[str, Any]]:
+        """The job's lifecycle phase and its details (GET /jobs/:id): `gone` when Flink no longer knows it or its
+        REST API stopped answering within `rest_timeout`."""
+        try:
+            document = self.ask(f"GET /jobs/{job}", lambda: self.flink.job(job))
+        except FlinkRestError as ex:
+            if ex.status != NOT_FOUND and not transient(ex.status):
+                raise
+            self.gone = f"{'Flink no longer knows the job' if ex.status == NOT_FOUND else 'no answer'}: {ex}"
+            return GONE, {}
+        except FlinkUnreachableError as ex:
+            self.gone = f"no answer for {self.settings.rest_timeout:g} s: {ex}"
+            return GONE, {}
+        self.state = str(document.get("state"))
+        return job_phase(self.state), document
+
+    def await_end(self, job: str) -> str:
+        """Wait (up to `END_TIMEOUT` seconds) for the job to end; its phase then (still running: timed out)."""
+        deadline = time.monotonic() + END_TIMEOUT
+        phase, _ = self.phase(job)
+        while phase not in ENDED and time.monotonic() < deadline:
+            time.sleep(WAIT_INTERVAL)
+            phase, _ = self.phase(job)
+        return phase
+
+    def ending(self, job: str, phase: str) -> str | None:
+        """Why the job failed (Flink's root exception, its first line) or is taken for gone; None otherwise."""
+        if phase == GONE:
+            return self.gone
+        if phase != FAILED:
+            return None
+        try:
+            root = self.ask(f"GET /jobs/{job}/exceptions", lambda: self.flink.job_exceptions(job))
+        except (FlinkRestError, FlinkUnreachableError) as ex:
+            return f"Flink did not say why: {ex}"
+        return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
+
+    def sample(self, job: str, source: Mapping[str, Any]) -> tuple[SubtaskSample, ...] | None:
+        """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
+        ending: the next look at its state says how)."""
+        try:
+            return tuple(
+                subtask_sample(
+                    i,
+                    self.ask(
+                        f"GET /jobs/{job}/vertices/{source['id']}/subtasks/{i}/metrics",
+                        lambda i=i: self.flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS),  # type: ignore[misc]
+                    ),
+                    self.topics,
+                )
+                for i in range(int(source["parallelism"]))
+            )
+        except (FlinkRestError, FlinkUnreachableError):
+            return None
+
+    def counted(self, samples: tuple[SubtaskSample, ...]) -> None:
+        """Note a poll's counts for the tally: a drop is a restart of the job missed between polls; counts steady
+        since the last end offsets were taken get new ones, which the tally judges them against."""
+        read = _summed(samples)
+        if self.last is not None and any(read.get(key, 0) < count for key, count in self.last.items()):
+            self.restarted(f"its counts dropped between two polls at {self.now():g} s: a restart")
+        at = time.monotonic()
+        self.steady = steady_since(self.steady, self.last, read, at)
+        self.last, self.last_at = read, at
+        if self.settings.bootstrap is not None and self.steady < at and (self.ends_at or 0) <= self.steady:
+            self.ends = {key: offsets.end for key, offsets in self.kafka_offsets().items()}
+            self.ends_at = time.monotonic()
+
+    def restarted(self, why: str) -> None:
+        """Close the current attempt (the job is restarting): its last counts go to the tally."""
+        if self.last is not None and any(self.last.values()):
+            self.attempts.append(self.attempt_reads(why))
+        self.last, self.steady, self.ends, self.ends_at, self.polls = None, None, {}, None, []
+        self.attempt_start = None
+
+    def attempt_reads(self, why: str) -> AttemptReads:
+        """The current attempt's last counts, final when they had been steady for `quiet` seconds with the end
+        offsets taken meanwhile."""
+        steady, ends_at = self.steady, self.ends_at
+        final = steady is not None and ends_at is not None and ends_at >= steady and self.last_at - steady >= self.quiet
+        ends = self.ends if final else {key: offsets.end for key, offsets in self.kafka_offsets().items()}
+        if self.attempts:  # a restart: from its checkpoint's offsets (unknown: none, and the tally says so)
+            start = self.attempt_start or {}
+        else:  # the restored run: from the restored offsets, a partition the savepoint lacks from its log start
+            start = {key: self.resume.get(key, offsets.log_start) for key, offsets in self.offsets.items()}
+            start |= self.resume
+        read = dict(self.last or {})
+        return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
+
+    def restart_point(self, restored: CheckpointRef | None) -> None:
+        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or the savepoint's
+        again when it restored that."""
+        if not self.attempts or self.attempt_start is not None or restored is None:
+            return
+        if restored.id == self.restored_id:
+            self.attempt_start = dict(self.resume)
+        elif restored.external_path:
+            self.attempt_start = _checkpoint_offsets(restored)
+        self.restored_id = restored.id
+
+    def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
+        """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""
+        if self.settings.bootstrap is None:
+            return ()
+        attempts = [*self.attempts]
+        if self.last is not None:
+            attempts.append(self.attempt_reads(why))
+        return tally(attempts)
 
     @property
     def topics(self) -> frozenset[str]:
@@ -244,7 +424,7 @@ class _Watch:
         each unfinished job that restored from the savepoint."""
         # The overview, not the job's own page: asking for a job Flink does not know yet logs an error on the
         # JobManager at every poll.
-        jobs = self.flink.jobs()
+        jobs = self.ask("GET /jobs/overview", self.flink.jobs)
         if self.settings.job is not None:
             named = any(str(job.get("jid")) == self.settings.job for job in jobs)
             return [(self.settings.job, self.flink.job(self.settings.job))] if named else []
@@ -270,7 +450,7 @@ class _Watch:
         expected = self.settings.savepoint
         if expected is not None and not _same_location(restored.external_path, expected):
             raise ExternalError(f"job {job} restored from {restored.external_path}, not from {expected}")
-        self.restored = restored
+        self.restored, self.restored_id = restored, restored.id
         return bool(restored.external_path) and self.resumed_from(str(restored.external_path))
 
     def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:
@@ -290,10 +470,7 @@ class _Watch:
                 self.judged = newest.id
                 self.polls = self.polls[len(proven) :]
                 findings += judge_checkpoint(proven[-1].read, self.resume, advanced_to, newest.id)
-        read: dict[Key, int] = {}
-        for sample in samples:
-            for key, count in sample.partitions.items():
-                read[key] = read.get(key, 0) + count
+        read = _summed(samples)
         if any(read.values()):
             self.mark("read")
             self.polls.append(_Poll(time.time(), read))
@@ -332,66 +509,75 @@ class _Watch:
 
 
 def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[WatchEvent], None]) -> WatchReport:
-    """Wait for the job, poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
-    finding as it is found (the CLI writes it as a JSON line)."""
+    """Wait for the job and poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
+    finding as it is found or its figure grows (the CLI writes it as a JSON line), the final tally's last."""
     if settings.on_error not in ACTIONS:
         raise UsageError(f"--on-error must be one of {', '.join(ACTIONS)}, not {settings.on_error!r}")
     if settings.job is None and settings.savepoint is None:
         raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
     flink = FlinkRestClient(settings.flink_rest)
     watch = _Watch(settings, flink, progress, emit)
-    error = False
+    error, acts = False, settings.on_error in (STOP, CANCEL)
     if settings.savepoint is not None:
         error = watch.resumed_from(settings.savepoint)
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
     watch.mark("listed")
+    watch.quiet = _quiet_window(watch)
     listed = time.monotonic()
-    polls = 0
-    while not error:
-        document = flink.job(job)
+    polls, phase = 0, job_phase("CREATED")
+    while not (error and acts):
+        phase, document = watch.phase(job)
+        if phase in ENDED or (settings.duration is not None and time.monotonic() - listed >= settings.duration):
+            break
+        if phase in (RESTARTING, CANCELLING):
+            if phase == RESTARTING and watch.last is not None:
+                watch.restarted(
+                    f"attempt {len(watch.attempts)} failed at {watch.now():g} s while its readers were reading: "
+                    "what they read after its last poll is not counted"
+                )
+            time.sleep(settings.interval)
+            continue
         vertices = document.get("vertices", [])
         if vertices and all(v.get("status") == "RUNNING" for v in vertices):
             watch.mark("running")
-        if document.get("state") in TERMINAL_STATES:
-            break
-        if settings.duration is not None and time.monotonic() - listed >= settings.duration:
-            break
         try:
-            checkpoints = flink.checkpoints(job)
+            checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
         except FlinkRestError:  # still initialising: no checkpoint statistics yet
             checkpoints = None
-        if checkpoints is not None and watch.restored_from(job, checkpoints.latest_restored):
-            error = True
-            break
-        samples = tuple(
-            subtask_sample(i, flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS), watch.topics)
-            for i in range(int(source["parallelism"]))
-        )
+        if checkpoints is not None:
+            error |= watch.restored_from(job, checkpoints.latest_restored)
+            watch.restart_point(checkpoints.latest_restored)
+        samples = watch.sample(job, source)
+        if samples is None:  # its metrics are gone: the job is ending, the next look says how
+            continue
         polls += 1
-        error = watch.judge(samples, checkpoints.history if checkpoints is not None else ())
-        if not error and settings.probe:
-            error = watch.probe(job)
-        if not error:
-            time.sleep(settings.interval)
+        watch.counted(samples)
+        error |= watch.judge(samples, checkpoints.history if checkpoints is not None else ())
+        if settings.probe and not error:
+            error |= watch.probe(job)
+        time.sleep(settings.interval)
     action, savepoint = "none", None
     if error:
         watch.mark("finding")
-    if error and settings.on_error == STOP:
-        with progress.step(f"stop job {job} with a savepoint"):
-            request = flink.stop_with_savepoint(job, settings.savepoint_dir)
-            savepoint = flink.wait_for_savepoint(job, request)
+        action = settings.on_error
+    if error and acts and phase not in ENDED:
+        what = f"stop job {job} with a savepoint" if action == STOP else f"cancel job {job}"
+        with progress.step(what):
+            if action == STOP:
+                request = flink.stop_with_savepoint(job, settings.savepoint_dir)
+                savepoint = watch.ask(f"GET /jobs/{job}/savepoints", lambda: flink.wait_for_savepoint(job, request))
+            else:
+                flink.cancel(job)
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
-            flink.wait_for_state(job, set(TERMINAL_STATES))
-        action = STOP
-    elif error and settings.on_error == CANCEL:
-        with progress.step(f"cancel job {job}"):
-            flink.cancel(job)
-        action = CANCEL
-    elif error:
-        action = REPORT
-    if action in (STOP, CANCEL):
+            phase = watch.await_end(job)
         watch.mark("ended")
+    stopped = "the job ended" if phase in ENDED else "the watch ended"
+    tallied = watch.final_tally(
+        f"its counts changed within the last {watch.quiet:g} s before {stopped}: what its readers read after the "
+        "last poll is not counted"
+    )
+    watch.report([_read_twice(t) for t in tallied if t.read_twice])
     restored = watch.restored
     return WatchReport(
         job=job,
@@ -401,9 +587,38 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         events=tuple(watch.events),
         action=action,
         savepoint=savepoint,
-        job_state=flink.job_state(job),
+        end=JobEnd(phase, watch.state, watch.ending(job, phase)),
         timeline=WatchTimeline(**watch.marks),
+        tally=tallied,
+        rest_faults=tuple(watch.faults.values()),
     )
+
+
+def _read_twice(tallied: PartitionTally) -> Finding:
+    """The final tally of a partition read twice, as a finding."""
+    figure = "exactly" if tallied.exact else "at least"
+    why = "" if tallied.exact else f" (a lower bound: {tallied.why})"
+    detail = f"{figure} {tallied.read_twice} of the {tallied.read} records its readers read were read twice{why}"
+    return Finding(READ_TWICE, ERROR, tallied.topic, tallied.partition, tallied.read_twice, detail=detail)
+
+
+def _quiet_window(watch: _Watch) -> float:
+    """How long counts must stay steady to be final: two of the JobManager's metric fetcher intervals."""
+    try:
+        config = watch.ask("GET /jobmanager/config", watch.flink.jobmanager_config)
+    except (FlinkRestError, FlinkUnreachableError):
+        config = {}
+    interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
+    return max(SHORTEST_QUIET, 2 * interval)
+
+
+def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:
+    """Per partition the records all its readers read, over every subtask."""
+    read: dict[Key, int] = {}
+    for sample in samples:
+        for key, count in sample.partitions.items():
+            read[key] = read.get(key, 0) + count
+    return read
 
 
 def _checkpoint_offsets(checkpoint: CheckpointRef) -> dict[Key, int] | None:
