@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale discovery python-portable users-job
+.PHONY: setup demo test lint unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -47,7 +47,7 @@ unit: $(VENV)/.installed
 	$(BIN)/pytest -m "not integration"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job"
+	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job and not watch"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -86,6 +86,12 @@ python-portable: setup
 # `make test` runs stock and patched with no group (latest).
 users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
+
+# `splitaudit watch` through a restored job's other ends and faults, stock and patched: cancelled, stopped with a
+# savepoint, REST answering 500 while the job stops, REST silent past --rest-timeout, the TaskManager killed
+# (about 12 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
+watch: setup
+	$(BIN)/pytest -m watch tests/integration/test_watch_life.py
 
 test: setup lint chromium
 	$(BIN)/pytest

@@ -43,6 +43,7 @@ from splitaudit.clients.flink import (
     FlinkRestClient,
     FlinkRestError,
     FlinkUnreachableError,
+    error_line,
 )
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
 from splitaudit.errors import ExternalError, SplitauditError, UsageError, printable
@@ -268,7 +269,10 @@ class _Watch:
                 delay = next(delays, None)
                 if not transient(ex.status) or delay is None:
                     raise
-                what = f"HTTP {ex.status}: {str(ex).split(': ', 1)[-1]}" if ex.status else str(ex)
+                if isinstance(ex, FlinkRestError):
+                    what = f"HTTP {ex.status}: {printable(error_line(ex.flink_errors))}"
+                else:
+                    what = str(ex)
                 fault = self.faults.get((call, what), RestFault(call, what, 0, ex.detail))
                 self.faults[(call, what)] = RestFault(call, what, fault.times + 1, fault.detail)
                 time.sleep(delay)
@@ -281,7 +285,8 @@ class _Watch:
         except FlinkRestError as ex:
             if ex.status != NOT_FOUND and not transient(ex.status):
                 raise
-            self.gone = f"{'Flink no longer knows the job' if ex.status == NOT_FOUND else 'no answer'}: {ex}"
+            kept = f"REST kept failing for {self.settings.rest_timeout:g} s"
+            self.gone = f"{'Flink no longer knows the job' if ex.status == NOT_FOUND else kept}: {ex}"
             return GONE, {}
         except FlinkUnreachableError as ex:
             self.gone = f"no answer for {self.settings.rest_timeout:g} s: {ex}"
