@@ -87,9 +87,9 @@ python-portable: setup
 users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
 
-# `splitaudit watch` through a restored job's other ends and faults, stock and patched: cancelled, stopped with a
-# savepoint, REST answering 500 while the job stops, REST silent past --rest-timeout, the TaskManager killed
-# (about 12 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
+# `splitaudit watch` through a restored job's other ends and faults: cancelled, stopped with a savepoint, REST
+# answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed, stock and patched
+# (about 5 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
 watch: setup
 	$(BIN)/pytest -m watch tests/integration/test_watch_life.py
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
@@ -81,6 +81,7 @@ READ_TWICE = "read_twice"  # the final tally of a partition: its records read tw
 
 SOURCE_METRICS = "Source__"  # Flink's prefix of a chained source operator's metrics
 PARTITION_METRIC = ".KafkaIOReader_rawSize/"  # Beam KafkaIO's per-partition reader metric: <topic>-<partition>
+RECORDS_OUT = ".numRecordsOut"  # Flink's count of the records an operator emitted, per attempt
 _DISTRIBUTION_COUNT = re.compile(r"\bcount=(\d+)")  # Flink shows a Beam distribution as DistributionResult{…}
 WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed yet
 # A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
@@ -98,23 +99,45 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class SubtaskSample:
     """What one source subtask's metrics say at one poll: per topic partition, the records its Kafka readers
-    read (Beam's per-partition distribution counts one per record)."""
+    read (Beam's per-partition distribution counts one per record), and the records the source emitted."""
 
     subtask: int
     partitions: Mapping[Key, int]
+    records_out: int | None = None  # the source operator's numRecordsOut (None: not reported)
 
 
 def subtask_sample(subtask: int, metrics: Mapping[str, str], topics: frozenset[str]) -> SubtaskSample:
     """Read a source subtask's metrics (`FlinkRestClient.subtask_metrics` with the source prefix). Only
     partitions of `topics` (all when empty) count, since a topic name may itself end in `-<digits>`."""
     partitions: dict[Key, int] = {}
+    records_out = None
     for name, value in metrics.items():
         _, marker, suffix = name.partition(PARTITION_METRIC)
         topic, dash, number = suffix.rpartition("-")
         count = _DISTRIBUTION_COUNT.search(value)
         if marker and dash and number.isdigit() and count and (topic in topics or not topics):
             partitions[(topic, int(number))] = int(count.group(1))
-    return SubtaskSample(subtask, partitions)
+        elif name.endswith(RECORDS_OUT) and value.isdigit():
+            records_out = int(value)
+    return SubtaskSample(subtask, partitions, records_out)
+
+
+def fresh_sample(sample: SubtaskSample, closed: SubtaskSample | None) -> SubtaskSample:
+    """A restarted subtask's sample without the counts its new attempt has not reported yet (`closed`: the
+    subtask's last sample of the attempt before). Flink's REST metric store keeps serving a metric's last value
+    of the dead attempt until the new one reports that metric, and Beam registers a partition's metric only at
+    the partition's first record: a new attempt with nothing to read shows the old counts forever. A count is
+    the old attempt's when the whole sample is the closed one, or when it equals the closed count while the
+    subtask's counts add up to more than its source emitted in this attempt (numRecordsOut, registered at the
+    attempt's start)."""
+    if closed is None:
+        return sample
+    if sample == replace(closed, subtask=sample.subtask):
+        return SubtaskSample(sample.subtask, {}, sample.records_out)
+    if sample.records_out is None or sum(sample.partitions.values()) <= sample.records_out:
+        return sample
+    kept = {key: count for key, count in sample.partitions.items() if closed.partitions.get(key) != count}
+    return SubtaskSample(sample.subtask, kept, sample.records_out)
 
 
 def judge_sample(
@@ -229,6 +252,11 @@ class _Watch:
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
     restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
+    # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
+    checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
+    samples: tuple[SubtaskSample, ...] = ()  # the current attempt's samples at its last poll, as Flink served them
+    closed: dict[int, SubtaskSample] = field(default_factory=dict)  # per subtask the last sample of the attempt before
     last: Mapping[Key, int] | None = None  # the current attempt's counts at its last poll
     last_at: float = 0.0  # monotonic time of that poll
     steady: float | None = None  # monotonic time since which the counts are `last`
@@ -333,24 +361,32 @@ class _Watch:
         except (FlinkRestError, FlinkUnreachableError):
             return None
 
-    def counted(self, samples: tuple[SubtaskSample, ...]) -> None:
-        """Note a poll's counts for the tally: a drop is a restart of the job missed between polls; counts steady
-        since the last end offsets were taken get new ones, which the tally judges them against."""
+    def counted(self, samples: tuple[SubtaskSample, ...]) -> tuple[SubtaskSample, ...]:
+        """Note a poll's counts for the tally, without those a restart's new attempt has not reported yet
+        (`fresh_sample`); the samples so cleaned. A drop is a restart of the job missed between polls; counts
+        steady since the last end offsets were taken get new ones, which the tally judges them against."""
+        raw = samples
+        samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
         read = _summed(samples)
         if self.last is not None and any(read.get(key, 0) < count for key, count in self.last.items()):
             self.restarted(f"its counts dropped between two polls at {self.now():g} s: a restart")
+            samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
+            read = _summed(samples)
+        self.samples = raw
         at = time.monotonic()
         self.steady = steady_since(self.steady, self.last, read, at)
         self.last, self.last_at = read, at
         if self.settings.bootstrap is not None and self.steady < at and (self.ends_at or 0) <= self.steady:
             self.ends = {key: offsets.end for key, offsets in self.kafka_offsets().items()}
             self.ends_at = time.monotonic()
+        return samples
 
     def restarted(self, why: str) -> None:
         """Close the current attempt (the job is restarting): its last counts go to the tally."""
         if self.last is not None and any(self.last.values()):
             self.attempts.append(self.attempt_reads(why))
-        self.last, self.steady, self.ends, self.ends_at, self.polls = None, None, {}, None, []
+            self.closed = {sample.subtask: sample for sample in self.samples}
+        self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
         self.attempt_start = None
 
     def attempt_reads(self, why: str) -> AttemptReads:
@@ -374,6 +410,8 @@ class _Watch:
             return
         if restored.id == self.restored_id:
             self.attempt_start = dict(self.resume)
+        elif restored.id in self.checkpointed:
+            self.attempt_start = dict(self.checkpointed[restored.id])
         elif restored.external_path:
             self.attempt_start = _checkpoint_offsets(restored)
         self.restored_id = restored.id
@@ -473,6 +511,7 @@ class _Watch:
             advanced_to = _checkpoint_offsets(newest)
             if advanced_to is not None:
                 self.judged = newest.id
+                self.checkpointed = {newest.id: advanced_to}
                 self.polls = self.polls[len(proven) :]
                 findings += judge_checkpoint(proven[-1].read, self.resume, advanced_to, newest.id)
         read = _summed(samples)
@@ -557,7 +596,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         if samples is None:  # its metrics are gone: the job is ending, the next look says how
             continue
         polls += 1
-        watch.counted(samples)
+        samples = watch.counted(samples)
         error |= watch.judge(samples, checkpoints.history if checkpoints is not None else ())
         if settings.probe and not error:
             error |= watch.probe(job)

@@ -9,9 +9,9 @@ watch saw each stage of the restored job, when it found what, what it did, and, 
 restored job's records were read twice by then.
 
 `run_watched_life` lets the watch follow the restored job through its whole life while only reporting: the job
-reads its backlog (the TaskManager killed meanwhile, with `fault`), then, once its sink has stopped growing, the
-scenario ends it as a user would (stop-with-savepoint or cancel) and compares the watch's final tally with the
-sink's truth.
+reads its backlog until its sink stops growing (with `fault`, the TaskManager is then killed, Flink restarts the
+job from its latest checkpoint, and it settles again), the scenario ends it as a user would (stop-with-savepoint
+or cancel), and the result holds the watch's report, final tally included, beside the sink's truth.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ STOCK_TRUTH = dict.fromkeys(PARTITIONS, 500)
 PATCHED_TRUTH = dict.fromkeys(PARTITIONS, 0)
 
 
-def _tally(watch: WatchReport) -> dict[int, tuple[int, bool]]:
-    return {t.partition: (t.read_twice, t.exact) for t in watch.tally}
+def _tally(watch: WatchReport) -> dict[int, tuple[int, bool, str | None]]:
+    return {t.partition: (t.read_twice, t.exact, t.why) for t in watch.tally}
 
 
 def _read_twice_findings(watch: WatchReport) -> list[tuple[int | None, int | None]]:
@@ -50,7 +50,7 @@ def _life(stack: Stack, tmp_path: Path, variant: str, end: str, **options: objec
 def _assert_stock(result: WatchedLife, phase: str) -> None:
     watch = result.watch
     assert result.read_twice == STOCK_TRUTH
-    assert _tally(watch) == {p: (500, True) for p in PARTITIONS}
+    assert _tally(watch) == {p: (500, True, None) for p in PARTITIONS}
     assert _read_twice_findings(watch) == [(p, 500) for p in PARTITIONS]
     assert (watch.end.phase, watch.action, watch.exit_code) == (phase, "report", 1)
 
@@ -58,7 +58,7 @@ def _assert_stock(result: WatchedLife, phase: str) -> None:
 def _assert_patched(result: WatchedLife, phase: str) -> None:
     watch = result.watch
     assert result.read_twice == PATCHED_TRUTH
-    assert _tally(watch) == {p: (0, True) for p in PARTITIONS}
+    assert _tally(watch) == {p: (0, True, None) for p in PARTITIONS}
     assert (watch.findings, watch.end.phase, watch.action, watch.exit_code) == ((), phase, "none", 0)
 
 
@@ -114,7 +114,7 @@ def test_rest_answering_500_while_the_job_stops_is_retried(stack: Stack, tmp_pat
 
 
 @pytest.mark.watch
-def test_rest_silent_past_the_timeout_is_a_lost_job(stack: Stack, tmp_path: Path) -> None:
+def test_rest_failing_past_the_timeout_is_a_lost_job(stack: Stack, tmp_path: Path) -> None:
     with FaultyRest(stack.flink.rest_url) as proxy:
         result = _life(
             stack, tmp_path, "patched", STOP, flink_rest=proxy.url, before_end=lambda: proxy.fail_for(30.0),
@@ -126,7 +126,7 @@ def test_rest_silent_past_the_timeout_is_a_lost_job(stack: Stack, tmp_path: Path
     assert "CancellationException" in watch.end.reason
     assert watch.line.startswith("splitaudit-watch: LOST state=gone job=")
     # The tally of what it read before: the counts had settled long before REST went silent.
-    assert _tally(watch) == {p: (0, True) for p in PARTITIONS}
+    assert _tally(watch) == {p: (0, True, None) for p in PARTITIONS}
 
 
 @pytest.mark.watch

@@ -13,10 +13,12 @@ from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
     READ_MORE_THAN_ADVANCED,
     READ_MORE_THAN_AVAILABLE,
+    SubtaskSample,
     WatchSettings,
     _Poll,
     _same_location,
     _Watch,
+    fresh_sample,
     judge_checkpoint,
     judge_sample,
     subtask_sample,
@@ -41,6 +43,26 @@ def test_a_subtask_sample_reads_the_per_partition_counts_of_the_watched_topics()
     metrics = _metrics(p2=8997, p0=10) | {f"{SOURCE}.KafkaIOReader_rawSize/other-3": "DistributionResult{count=4}"}
     sample = subtask_sample(1, metrics, TOPICS)
     assert (sample.subtask, dict(sample.partitions)) == (1, {(TOPIC, 2): 8997, (TOPIC, 0): 10})
+
+
+def test_a_subtask_sample_carries_what_its_source_emitted() -> None:
+    assert subtask_sample(0, _metrics(p0=7, p2=5), TOPICS).records_out == 12
+    assert subtask_sample(0, {}, TOPICS).records_out is None
+
+
+def test_a_restarted_subtask_drops_the_dead_attempts_counts_flink_still_serves() -> None:
+    closed = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 1000}, 2000)
+    # The new attempt has not reported yet: Flink serves the dead attempt's metrics, all of them.
+    assert fresh_sample(closed, closed) == SubtaskSample(0, {}, 2000)
+    # It reported numRecordsOut (0: nothing to read past its checkpoint) but no partition metric: both are old.
+    assert fresh_sample(SubtaskSample(0, dict(closed.partitions), 0), closed) == SubtaskSample(0, {}, 0)
+    # It read 30 records of partition 2 (a new metric value), none of partition 0 (the old value still served).
+    reading = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 30}, 30)
+    assert fresh_sample(reading, closed) == SubtaskSample(0, {(TOPIC, 2): 30}, 30)
+    # Its own counts, as many as it emitted: nothing is old, whatever they equal.
+    own = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 5}, 1005)
+    assert fresh_sample(own, closed) == own
+    assert fresh_sample(own, None) == own
 
 
 RESUME = {(TOPIC, p): 5000 for p in range(4)}
