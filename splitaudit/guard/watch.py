@@ -55,6 +55,7 @@ from splitaudit.guard.lifecycle import (
     GONE,
     NOT_FOUND,
     RESTARTING,
+    RUNNING,
     duration_seconds,
     job_phase,
     retry_delays,
@@ -255,6 +256,8 @@ class _Watch:
     # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
     # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
     checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
+    newest_completed: int = 0  # the newest checkpoint id seen completed
+    restart_floor: int = 0  # the lowest checkpoint id the current restart can have restored
     samples: tuple[SubtaskSample, ...] = ()  # the current attempt's samples at its last poll, as Flink served them
     closed: dict[int, SubtaskSample] = field(default_factory=dict)  # per subtask the last sample of the attempt before
     last: Mapping[Key, int] | None = None  # the current attempt's counts at its last poll
@@ -386,6 +389,7 @@ class _Watch:
         if self.last is not None and any(self.last.values()):
             self.attempts.append(self.attempt_reads(why))
             self.closed = {sample.subtask: sample for sample in self.samples}
+        self.restart_floor = max(self.newest_completed, self.restored_id or 0)
         self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
         self.attempt_start = None
 
@@ -405,8 +409,11 @@ class _Watch:
 
     def restart_point(self, restored: CheckpointRef | None) -> None:
         """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or the savepoint's
-        again when it restored that."""
+        again when it restored that. Flink restores the newest completed checkpoint, so a restored id below the
+        newest one completed before the restart is the statistics' cached answer from before it: wait."""
         if not self.attempts or self.attempt_start is not None or restored is None:
+            return
+        if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
             return
         if restored.id == self.restored_id:
             self.attempt_start = dict(self.resume)
@@ -506,6 +513,7 @@ class _Watch:
             findings = judge_sample(samples, self.resume, self.offsets)
         completed = [c for c in history if c.status == "COMPLETED" and c.external_path and not c.is_savepoint]
         newest = max(completed, key=lambda c: c.id, default=None)
+        self.newest_completed = max(self.newest_completed, newest.id if newest is not None else 0)
         proven = [p for p in self.polls if newest and p.at < newest.trigger_timestamp / 1000 - CLOCK_MARGIN]
         if newest is not None and newest.id > self.judged and proven:
             advanced_to = _checkpoint_offsets(newest)
@@ -569,7 +577,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     watch.mark("listed")
     watch.quiet = _quiet_window(watch)
     listed = time.monotonic()
-    polls, phase = 0, job_phase("CREATED")
+    polls, phase = 0, RUNNING
     while not (error and acts):
         phase, document = watch.phase(job)
         if phase in ENDED or (settings.duration is not None and time.monotonic() - listed >= settings.duration):
@@ -587,7 +595,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             watch.mark("running")
         try:
             checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
-        except FlinkRestError:  # still initialising: no checkpoint statistics yet
+        except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
             checkpoints = None
         if checkpoints is not None:
             error |= watch.restored_from(job, checkpoints.latest_restored)

@@ -328,7 +328,7 @@ class WatchedLife:
     or cancelled, after a fault or not), beside the truth counted in its sink."""
 
     variant: str
-    end: str  # stop (with a savepoint) or cancel
+    end: str  # stop (with a savepoint), cancel, or jobmanager-kill
     fault: str | None  # taskmanager-kill while the restored job ran, or None
     watch: WatchReport
     # Per partition of the job's topic, the restored job's records read twice as its sink shows them: per attempt,

@@ -33,7 +33,13 @@ from splitaudit.guard.results import CANCEL, REPORT, STOP
 from splitaudit.guard.watch import WatchSettings, run_watch
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings, wait_for_offsets, wait_until_settled
-from splitaudit.scenario.results import TASKMANAGER_KILL, GuardedRestore, WatchedLife, WatchedRestore
+from splitaudit.scenario.results import (
+    JOBMANAGER_KILL,
+    TASKMANAGER_KILL,
+    GuardedRestore,
+    WatchedLife,
+    WatchedRestore,
+)
 from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
 
@@ -149,9 +155,11 @@ def run_watched_life(
     default the stack's) follows from its submission; wait until every offset is in the sink and a checkpoint
     adds no rows; with `fault`, kill the TaskManager then and start a new one (Flink restarts the job from its
     latest checkpoint: a new attempt), and wait so again; run `before_end` (e.g. a fault between the watch and
-    Flink); end the job (`end`: stop with a savepoint, or cancel) and let the watch end with it."""
-    if end not in (STOP, CANCEL) or fault not in (None, TASKMANAGER_KILL):
-        raise UsageError(f"a watched life ends by {STOP} or {CANCEL}, after no fault or {TASKMANAGER_KILL}")
+    Flink); `IDLE_BEFORE_END` seconds later end the job (`end`: stop with a savepoint, cancel, or kill -9 the
+    JobManager: a standalone cluster without high availability loses its jobs, the watch can only find it gone,
+    and the cluster is started again once the watch ended) and let the watch end with it."""
+    if end not in LIFE_ENDS or fault not in (None, TASKMANAGER_KILL):
+        raise UsageError(f"a watched life ends by {', '.join(LIFE_ENDS)}, after no fault or {TASKMANAGER_KILL}")
     run = ScenarioRun(stack, run_dir, f"life-{variant}", settings, progress)
     savepoint = _first_half(run, jar)
     job = uuid.uuid4().hex
@@ -173,19 +181,38 @@ def run_watched_life(
             if fault is not None:
                 _kill_taskmanager(run, job)
                 _settle(run, job)
+            # The job idle past the watch's quiet window, as a job is ended a while after its backlog: the counts
+            # the watch last sees are final ones.
+            time.sleep(IDLE_BEFORE_END)
             if before_end is not None:
                 before_end()
-            with run.steps.step("stop the job with a savepoint" if end == STOP else "cancel the job"):
+            with run.steps.step(LIFE_ENDS[end]) as ending:
                 if end == STOP:
                     run.flink.wait_for_savepoint(job, run.flink.stop_with_savepoint(job, run.savepoint_target))
-                else:
+                elif end == CANCEL:
                     run.flink.cancel(job)
+                else:
+                    ending.append(f"killed JobManager pid {stack.flink.kill('jobmanager')}")
         finally:
-            if run.flink.job_state(job) not in TERMINAL_STATES:
+            if end != JOBMANAGER_KILL and run.flink.job_state(job) not in TERMINAL_STATES:
                 run.flink.cancel(job)
             report = watching.result()
+            if end == JOBMANAGER_KILL:
+                with run.steps.step("stop the TaskManager, start the cluster again"):
+                    stack.flink.stop()
+                    stack.flink.start()
         out.append(report.line)
     return WatchedLife(variant, end, fault, report, _read_twice_per_partition(read_sink(run.sink), job))
+
+
+IDLE_BEFORE_END = 3.0  # seconds the settled job runs idle before it is ended
+
+# How `run_watched_life` ends the restored job, and its step's name.
+LIFE_ENDS = {
+    STOP: "stop the job with a savepoint",
+    CANCEL: "cancel the job",
+    JOBMANAGER_KILL: "kill -9 the JobManager (the job is lost with it)",
+}
 
 
 def _settle(run: ScenarioRun, job: str) -> None:

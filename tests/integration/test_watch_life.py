@@ -21,7 +21,7 @@ from splitaudit.guard.results import CANCEL, STOP, WatchReport
 from splitaudit.guard.watch import READ_TWICE
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.results import TASKMANAGER_KILL, WatchedLife
+from splitaudit.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL, WatchedLife
 from splitaudit.scenario.watched import run_watched_life
 from splitaudit.stack.stack import Stack
 from tests.integration.faulty_rest import FaultyRest
@@ -127,6 +127,22 @@ def test_rest_failing_past_the_timeout_is_a_lost_job(stack: Stack, tmp_path: Pat
     assert watch.line.startswith("splitaudit-watch: LOST state=gone job=")
     # The tally of what it read before: the counts had settled long before REST went silent.
     assert _tally(watch) == {p: (0, True, None) for p in PARTITIONS}
+
+
+@pytest.mark.watch
+@pytest.mark.parametrize("variant", ["stock", "patched"])
+def test_jobmanager_killed_the_job_is_gone(stack: Stack, tmp_path: Path, variant: str) -> None:
+    result = _life(stack, tmp_path, variant, JOBMANAGER_KILL, rest_timeout=3.0)
+    watch = result.watch
+    # No final state: the JobManager's REST port refuses connections for --rest-timeout, then the job is gone. A
+    # stock restore's double read is still the verdict (exit 1), counted exactly: its counts had long settled.
+    truth, twice = (STOCK_TRUTH, 500) if variant == "stock" else (PATCHED_TRUTH, 0)
+    assert result.read_twice == truth
+    assert _tally(watch) == {p: (twice, True, None) for p in PARTITIONS}
+    assert (watch.end.phase, watch.end.state, watch.exit_code) == ("gone", "RUNNING", 1 if twice else 4)
+    assert watch.end.reason is not None
+    assert watch.end.reason.startswith("no answer for 3 s: Flink REST GET ")
+    assert "\n" not in watch.end.reason
 
 
 @pytest.mark.watch

@@ -240,3 +240,27 @@ def test_without_a_job_id_the_watch_follows_the_job_restored_from_the_savepoint(
     assert watch.await_job() == ("ours", {"id": "v1", "name": "Source: Read", "parallelism": 2})
     assert watch.restored is not None
     assert watch.restored.external_path == "file:/sp/savepoint-1"
+
+
+def _start(watch: _Watch) -> dict[tuple[str, int], int] | None:
+    """The current restart's start offsets (read through a call: mypy would keep an earlier assertion's type)."""
+    return watch.attempt_start
+
+
+def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    watch.resume, watch.restored_id = dict(RESUME), 5  # restored from savepoint 5
+    watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
+    watch.newest_completed, watch.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
+    watch.restarted("it failed")
+    savepoint = CheckpointRef(5, True, "file:/sp/savepoint-5", "RESTORED")
+    watch.restart_point(savepoint)  # the statistics' answer from before the restart
+    assert _start(watch) is None
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    assert _start(watch) == {(TOPIC, 0): 5900}
+    # A restart before any checkpoint completed restores the savepoint again.
+    watch.newest_completed, watch.restored_id = 0, 5
+    watch.last = {(TOPIC, 0): 3}
+    watch.restarted("it failed again")
+    watch.restart_point(savepoint)
+    assert _start(watch) == RESUME
