@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job
+.PHONY: setup demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -54,7 +54,7 @@ unit: $(VENV)/.installed
 	FUZZ_SECONDS=10 $(BIN)/pytest -m "not integration and not needs_build"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job"
+	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job and not watch"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -93,6 +93,12 @@ python-portable: setup
 # `make test` runs stock and patched with no group (latest).
 users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
+
+# `splitaudit watch` through a restored job's other ends and faults: cancelled, stopped with a savepoint, REST
+# answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed, stock and patched
+# (about 5 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
+watch: setup
+	$(BIN)/pytest -m watch tests/integration/test_watch_life.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest

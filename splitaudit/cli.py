@@ -20,6 +20,7 @@ import click
 from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT, EXIT_FINDINGS, SplitauditError, missing_extra
+from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.logs import log_libraries_to
@@ -41,10 +42,10 @@ class Context:
     def output(self) -> Output:
         """JSON on stdout, or rich tables (rich imported only for them)."""
         if self.as_json:
-            return JsonOutput()
+            return JsonOutput(self.debug)
         from splitaudit.report.console import ConsoleOutput
 
-        return ConsoleOutput()
+        return ConsoleOutput(self.debug)
 
 
 def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_log: Path | None = None) -> NoReturn:
@@ -85,8 +86,9 @@ def main(ctx: click.Context, as_json: bool, debug: bool) -> None:
     --debug.
 
     Exit codes: 0 clean, 1 findings of severity error, 2 bad input or usage (the message names the file and
-    byte offset), 3 the environment failed (a download, a server start, a remote call), 70 an internal error
-    (a bug in splitaudit: please report it with the --debug traceback).
+    byte offset), 3 the environment failed (a download, a server start, a remote call), 4 (watch) the watched
+    job failed or vanished without a final state, 70 an internal error (a bug in splitaudit: please report it
+    with the --debug traceback).
     """
     ctx.obj = Context(as_json=as_json, progress=ConsoleProgress(), debug=debug)
 
@@ -1125,6 +1127,10 @@ def guard(
               help="For this many seconds after the job's first records are read, trigger a checkpoint after each "
                    "poll (Flink 1.19+ REST) to judge its counts at once instead of at the job's next checkpoint: "
                    "catches a twin reader sooner, at the price of extra checkpoints.")  # fmt: skip
+@click.option("--rest-timeout", type=click.FloatRange(min=0), default=DEFAULT_REST_TIMEOUT, show_default=True,
+              help="Seconds one REST call that Flink answers with HTTP 500/502/503/504, or not at all, is retried "
+                   "(backoff from 0.1 s doubling up to 2 s) before it counts: as the job gone, or as the error "
+                   "it is.")  # fmt: skip
 @LOG_FILE
 @click.pass_context
 def watch(
@@ -1139,6 +1145,7 @@ def watch(
     duration: float | None,
     savepoint_dir: str | None,
     probe: float,
+    rest_timeout: float,
     log_path: Path | None,
 ) -> None:
     """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
@@ -1156,16 +1163,40 @@ def watch(
     checkpoint details every web.refresh-interval (3 s): set them to 100-500 ms on the cluster for a fast
     watch.
 
-    Every finding is written at once as a JSON line on stdout; on the first error the job is stopped with a
-    savepoint (default), cancelled or only reported. Ends with one line a CI step can read ("splitaudit-watch:
-    silent …" or "splitaudit-watch: ERROR kinds=… after=…s action=…"). Exit 0 silent, 1 an error found.
+    Every finding is written at once as a JSON line on stdout, and again whenever its figure grows; on the
+    first error the job is stopped with a savepoint (default), cancelled or only reported (the watch then
+    follows the job to its end). A restart of the job (a TaskManager lost) is followed as a new attempt.
+
+    \b
+    When the job ends (or --duration does), the final tally (with --bootstrap): per partition, the records read
+    twice since the restore, from each attempt's last counts against the partition's offsets from where it
+    started to its end offset, as read_twice findings. A figure is exact when the counts had stayed steady for
+    two of Flink's metric refresh intervals before the end; otherwise a lower bound, and the tally says why.
+
+    \b
+    Ends with one line a CI step can read: "splitaudit-watch: silent state=…", "splitaudit-watch: ERROR
+    kinds=… after=…s action=… state=…" or "splitaudit-watch: LOST state=failed|suspended|gone reason=…".
+    Exit 0 silent (the job finished, was cancelled or stopped with a savepoint, or still runs), 1 an error
+    found, 4 nothing found but the job failed, was suspended or vanished (404, or REST silent for
+    --rest-timeout) without a final state. Flink's server-side traces are shown in one escaped line (all of
+    them with --debug).
     """
 
     def action(context: Context) -> int:
         from splitaudit.guard.watch import WatchSettings, run_watch
 
         settings = WatchSettings(
-            flink_rest, job_id, bootstrap, on_error, interval, duration, savepoint_dir, savepoint, wait, probe
+            flink_rest,
+            job_id,
+            bootstrap,
+            on_error,
+            interval,
+            duration,
+            savepoint_dir,
+            savepoint,
+            wait,
+            probe,
+            rest_timeout,
         )
 
         def emit(event: WatchEvent) -> None:

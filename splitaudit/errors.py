@@ -15,12 +15,16 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
 EXIT_ENVIRONMENT = 3
+# 4 is `watch`'s: the watched job failed, was suspended or vanished without a final state, and nothing was found.
+EXIT_JOB_LOST = 4
 
 
 class SplitauditError(Exception):
     """Base of every error meant for the user rather than for a developer."""
 
     exit_code = EXIT_BAD_INPUT
+    # Text from outside the error's one line (a server's whole answer, a Java trace), shown only with --debug.
+    detail: str | None = None
 
 
 class UsageError(SplitauditError):
@@ -103,3 +107,8 @@ def printable(text: str) -> str:
     """`text` with every control character (newline, carriage return, escape, …) written as an escape, so a
     message naming a file keeps to one line and a file name cannot move the cursor or colour the terminal."""
     return "".join(repr(char)[1:-1] if unicodedata.category(char) == "Cc" else char for char in text)
+
+
+def printable_lines(text: str) -> str:
+    """`text` with each line `printable`: a trace keeps its lines, nothing in them can act on the terminal."""
+    return "\n".join(printable(line) for line in text.splitlines())

@@ -1,32 +1,60 @@
 """A client of Flink's REST API (the JobManager's /v1 endpoints) for the calls splitaudit needs.
 
 Upload and run a jar, read a job's state, trigger a savepoint and wait for it, stop with a savepoint,
-cancel, and read the checkpoint history including `latest.restored`. Flink's own error text is passed to the
-user verbatim in `FlinkRestError`.
+cancel, and read the checkpoint history including `latest.restored`. Flink's own error text reaches the user in
+`FlinkRestError`: one escaped line (its message and the Java exceptions named in a server-side trace), the
+whole text as the error's `detail` (shown with `--debug`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from splitaudit.errors import ExternalError
+from splitaudit.errors import ExternalError, printable
 from splitaudit.polling import poll
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
 
 
 class FlinkRestError(ExternalError):
-    """Flink answered a REST call with an error; the message carries Flink's own text."""
+    """Flink answered a REST call with an error: one line of Flink's own text in the message, all of it (a
+    server-side Java trace included) in `detail`."""
 
     def __init__(self, method: str, url: str, status: int, flink_errors: list[str]) -> None:
         self.status = status
         self.flink_errors = flink_errors
-        detail = "\n".join(flink_errors) if flink_errors else "(no error text)"
-        super().__init__(f"Flink REST {method} {url} → HTTP {status}:\n{detail}")
+        self.detail = "\n".join(flink_errors) or None
+        super().__init__(f"Flink REST {method} {url} → HTTP {status}: {printable(error_line(flink_errors))}")
+
+
+class FlinkUnreachableError(ExternalError):
+    """A REST call got no answer: the connection was refused or reset, or the answer did not come in time."""
+
+    status = None  # no HTTP status: what `FlinkRestError.status` is for an answer
+
+    def __init__(self, method: str, url: str, reason: BaseException) -> None:
+        super().__init__(f"Flink REST {method} {url} failed: {printable(str(reason))}")
+
+
+_JAVA_EXCEPTION = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?::.*)?$")
+
+
+def error_line(flink_errors: list[str]) -> str:
+    """One line for the errors Flink's REST API returned: its first message, then, from a server-side trace,
+    the first Java exception and the last `Caused by:` (the root), never the trace's frames
+    (`Internal server error. (java.util.concurrent.CancellationException)`)."""
+    lines = [line.strip() for text in flink_errors for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no error text)"
+    first = next((line for line in lines[1:] if _JAVA_EXCEPTION.match(line)), None)
+    root = next((line for line in reversed(lines) if line.startswith("Caused by: ")), None)
+    named = [line for line in dict.fromkeys((first, root)) if line is not None and line != lines[0]]
+    return f"{lines[0]} ({'; '.join(named)})" if named else lines[0]
 
 
 @dataclass(frozen=True)
@@ -108,7 +136,7 @@ class FlinkRestClient:
         try:
             response = self.session.request(method, url, timeout=timeout or self.timeout, **kwargs)
         except requests.RequestException as ex:
-            raise ExternalError(f"Flink REST {method} {url} failed: {ex}") from ex
+            raise FlinkUnreachableError(method, url, ex) from ex
         if response.status_code >= 400:
             try:
                 errors = [str(e) for e in response.json().get("errors", [])]
@@ -121,6 +149,10 @@ class FlinkRestClient:
         """GET /overview: Flink version, task managers, slots, job counts."""
         result: dict[str, Any] = self._call("GET", "/overview")
         return result
+
+    def jobmanager_config(self) -> dict[str, str]:
+        """GET /jobmanager/config: the JobManager's configuration, key → value as Flink shows it."""
+        return {str(entry["key"]): str(entry["value"]) for entry in self._call("GET", "/jobmanager/config")}
 
     def job_ids(self) -> set[str]:
         """GET /jobs/overview: the ids of every job the cluster knows, ended ones included."""

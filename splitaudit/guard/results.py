@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splitaudit.audit.findings import ERROR, Finding
-from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
+from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS, EXIT_JOB_LOST, printable
+from splitaudit.guard.lifecycle import ENDED_ABNORMALLY
 
 if TYPE_CHECKING:
+    from splitaudit.guard.tally import PartitionTally
     from splitaudit.guard.twin import TwinStart
     from splitaudit.patch.jar import JarFacts
     from splitaudit.splits.beam import KafkaIORead
@@ -149,6 +151,38 @@ class WatchTimeline:
 
 
 @dataclass(frozen=True)
+class RestFault:
+    """A failing answer of Flink's REST API the watch retried: the call, Flink's answer in one escaped line, how
+    many times it came, and its whole text (a server-side Java trace: shown only with --debug)."""
+
+    call: str  # e.g. GET /jobs/<id>
+    answer: str  # e.g. HTTP 500: Internal server error. (java.util.concurrent.CancellationException)
+    times: int
+    detail: str | None = None
+
+    def to_json(self, debug: bool = False) -> dict[str, Any]:
+        document: dict[str, Any] = {"call": self.call, "answer": self.answer, "times": self.times}
+        return document | {"detail": self.detail} if debug else document
+
+
+@dataclass(frozen=True)
+class JobEnd:
+    """How the watched job's life ended, as far as the watch saw it."""
+
+    phase: str  # a `guard.lifecycle` phase: running (the watch ended first), finished, cancelled, failed, gone, …
+    state: str | None  # Flink's last answered state (None: none)
+    reason: str | None = None  # why it failed or vanished: Flink's root exception, or the REST API's last answer
+
+    @property
+    def lost(self) -> bool:
+        """Failed, suspended or gone: not a final state anyone asked for."""
+        return self.phase in ENDED_ABNORMALLY
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "state": self.state, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class WatchReport:
     """What `splitaudit watch` saw of one job and what it did: exit 1 when it found an error."""
 
@@ -159,23 +193,42 @@ class WatchReport:
     events: tuple[WatchEvent, ...]
     action: str  # none, stop (with a savepoint), cancel, report
     savepoint: str | None  # where stop-with-savepoint wrote the job's state
-    job_state: str  # the job's state when the watch ended
+    end: JobEnd
     timeline: WatchTimeline = WatchTimeline()
+    tally: tuple[PartitionTally, ...] = ()  # per partition the records read twice, final figures (needs --bootstrap)
+    rest_faults: tuple[RestFault, ...] = ()
+
+    @property
+    def job_state(self) -> str:
+        """Flink's last state of the job (GONE when it never answered one)."""
+        return self.end.state or self.end.phase.upper()
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """The last figure of each finding (kind, partition): events update the earlier ones of theirs."""
+        latest = {(e.finding.kind, e.finding.topic, e.finding.partition): e.finding for e in self.events}
+        return tuple(latest.values())
 
     @property
     def exit_code(self) -> int:
-        return EXIT_FINDINGS if any(e.finding.severity == ERROR for e in self.events) else EXIT_CLEAN
+        if any(f.severity == ERROR for f in self.findings):
+            return EXIT_FINDINGS
+        return EXIT_JOB_LOST if self.end.lost else EXIT_CLEAN
 
     @property
     def line(self) -> str:
-        """One line a CI step can grep: the verdict, what was done, the job."""
+        """One line a CI step can grep: the verdict, what was done, how the job ended, the job."""
+        state = f"state={self.end.phase}"
         if self.exit_code == EXIT_CLEAN:
-            return f"splitaudit-watch: silent job={self.job} polls={self.polls} seconds={self.seconds:g}"
-        kinds = ",".join(sorted({e.finding.kind for e in self.events if e.finding.severity == ERROR}))
+            return f"splitaudit-watch: silent {state} job={self.job} polls={self.polls} seconds={self.seconds:g}"
+        if self.exit_code == EXIT_JOB_LOST:
+            reason = f" reason={printable(self.end.reason)}" if self.end.reason else ""
+            return f"splitaudit-watch: LOST {state} job={self.job}{reason}"
+        kinds = ",".join(sorted({f.kind for f in self.findings if f.severity == ERROR}))
         first = min(e.seconds for e in self.events)
-        return f"splitaudit-watch: ERROR kinds={kinds} after={first:g}s action={self.action} job={self.job}"
+        return f"splitaudit-watch: ERROR kinds={kinds} after={first:g}s action={self.action} {state} job={self.job}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, debug: bool = False) -> dict[str, Any]:
         return {
             "line": self.line,
             "job": self.job,
@@ -186,5 +239,9 @@ class WatchReport:
             "action": self.action,
             "savepoint": self.savepoint,
             "job_state": self.job_state,
+            "end": self.end.to_json(),
+            "findings": [f.to_json() for f in self.findings],
+            "tally": [t.to_json() for t in self.tally],
+            "rest_faults": [f.to_json(debug) for f in self.rest_faults],
             "timeline": self.timeline.to_json(),
         }

@@ -30,55 +30,115 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import resume_offsets
 from splitaudit.audit.savepoint_tables import savepoint_tables
-from splitaudit.clients.flink import TERMINAL_STATES, CheckpointRef, FlinkRestClient, FlinkRestError
+from splitaudit.clients.flink import (
+    TERMINAL_STATES,
+    CheckpointRef,
+    FlinkRestClient,
+    FlinkRestError,
+    FlinkUnreachableError,
+    error_line,
+)
 from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
-from splitaudit.errors import ExternalError, SplitauditError, UsageError
-from splitaudit.guard.results import ACTIONS, CANCEL, REPORT, STOP, WatchEvent, WatchReport, WatchTimeline
+from splitaudit.errors import ExternalError, SplitauditError, UsageError, printable
+from splitaudit.guard.lifecycle import (
+    CANCELLING,
+    DEFAULT_REST_TIMEOUT,
+    ENDED,
+    FAILED,
+    GONE,
+    NOT_FOUND,
+    RESTARTING,
+    RUNNING,
+    duration_seconds,
+    job_phase,
+    retry_delays,
+    transient,
+)
+from splitaudit.guard.results import (
+    ACTIONS,
+    CANCEL,
+    STOP,
+    JobEnd,
+    RestFault,
+    WatchEvent,
+    WatchReport,
+    WatchTimeline,
+)
+from splitaudit.guard.tally import AttemptReads, PartitionTally, steady_since, tally
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
 PARTITION_READ_TWICE = "partition_read_twice"
 READ_MORE_THAN_AVAILABLE = "read_more_than_available"
 READ_MORE_THAN_ADVANCED = "read_more_than_advanced"
+READ_TWICE = "read_twice"  # the final tally of a partition: its records read twice since the restore
 
 SOURCE_METRICS = "Source__"  # Flink's prefix of a chained source operator's metrics
 PARTITION_METRIC = ".KafkaIOReader_rawSize/"  # Beam KafkaIO's per-partition reader metric: <topic>-<partition>
+RECORDS_OUT = ".numRecordsOut"  # Flink's count of the records an operator emitted, per attempt
 _DISTRIBUTION_COUNT = re.compile(r"\bcount=(\d+)")  # Flink shows a Beam distribution as DistributionResult{…}
 WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed yet
 # A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
 # for clocks that disagree a little (on one host they agree).
 CLOCK_MARGIN = 0.2
+# Flink refreshes the metrics REST serves every `metrics.fetcher.update-interval` (10 s unless set): counts are
+# final once steady for two of those intervals (and at least this long).
+FETCHER_OPTION, DEFAULT_FETCHER_INTERVAL, SHORTEST_QUIET = "metrics.fetcher.update-interval", 10.0, 1.0
+END_TIMEOUT = 120.0  # seconds to wait for a job stopped or cancelled by the watch to reach its final state
 
 Key = tuple[str, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class SubtaskSample:
     """What one source subtask's metrics say at one poll: per topic partition, the records its Kafka readers
-    read (Beam's per-partition distribution counts one per record)."""
+    read (Beam's per-partition distribution counts one per record), and the records the source emitted."""
 
     subtask: int
     partitions: Mapping[Key, int]
+    records_out: int | None = None  # the source operator's numRecordsOut (None: not reported)
 
 
 def subtask_sample(subtask: int, metrics: Mapping[str, str], topics: frozenset[str]) -> SubtaskSample:
     """Read a source subtask's metrics (`FlinkRestClient.subtask_metrics` with the source prefix). Only
     partitions of `topics` (all when empty) count, since a topic name may itself end in `-<digits>`."""
     partitions: dict[Key, int] = {}
+    records_out = None
     for name, value in metrics.items():
         _, marker, suffix = name.partition(PARTITION_METRIC)
         topic, dash, number = suffix.rpartition("-")
         count = _DISTRIBUTION_COUNT.search(value)
         if marker and dash and number.isdigit() and count and (topic in topics or not topics):
             partitions[(topic, int(number))] = int(count.group(1))
-    return SubtaskSample(subtask, partitions)
+        elif name.endswith(RECORDS_OUT) and value.isdigit():
+            records_out = int(value)
+    return SubtaskSample(subtask, partitions, records_out)
+
+
+def fresh_sample(sample: SubtaskSample, closed: SubtaskSample | None) -> SubtaskSample:
+    """A restarted subtask's sample without the counts its new attempt has not reported yet (`closed`: the
+    subtask's last sample of the attempt before). Flink's REST metric store keeps serving a metric's last value
+    of the dead attempt until the new one reports that metric, and Beam registers a partition's metric only at
+    the partition's first record: a new attempt with nothing to read shows the old counts forever. A count is
+    the old attempt's when the whole sample is the closed one, or when it equals the closed count while the
+    subtask's counts add up to more than its source emitted in this attempt (numRecordsOut, registered at the
+    attempt's start)."""
+    if closed is None:
+        return sample
+    if sample == replace(closed, subtask=sample.subtask):
+        return SubtaskSample(sample.subtask, {}, sample.records_out)
+    if sample.records_out is None or sum(sample.partitions.values()) <= sample.records_out:
+        return sample
+    kept = {key: count for key, count in sample.partitions.items() if closed.partitions.get(key) != count}
+    return SubtaskSample(sample.subtask, kept, sample.records_out)
 
 
 def judge_sample(
@@ -157,6 +217,7 @@ class WatchSettings:
     # Seconds from the job's first records read during which each poll's counts are proven at once by a checkpoint
     # the watch triggers after it (Flink 1.19+), instead of waiting for the job's next one (0: never).
     probe: float = 0.0
+    rest_timeout: float = DEFAULT_REST_TIMEOUT  # seconds one failing REST call is retried before it is classified
 
 
 @dataclass(frozen=True)
@@ -180,11 +241,31 @@ class _Watch:
     restored: CheckpointRef | None = None
     offsets: dict[Key, PartitionOffsets] = field(default_factory=dict)
     events: list[WatchEvent] = field(default_factory=list)
-    seen: set[tuple[str, str | None, int | None]] = field(default_factory=set)
+    latest: dict[tuple[str, str | None, int | None], Finding] = field(default_factory=dict)
     polls: list[_Poll] = field(default_factory=list)  # polls no checkpoint has judged yet
     judged: int = 0  # the last checkpoint id judged
     probing: tuple[str, _Poll] | None = None  # a checkpoint triggered after a poll: its trigger id and that poll
     marks: dict[str, float] = field(default_factory=dict)
+    faults: dict[tuple[str, str], RestFault] = field(default_factory=dict)  # retried REST answers, by call and answer
+    state: str | None = None  # Flink's last answered state of the job
+    gone: str | None = None  # why the job is taken for gone
+    # The attempts ended so far (restarts), and the current one's start, last counts and since when they are steady.
+    attempts: list[AttemptReads] = field(default_factory=list)
+    attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
+    restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
+    # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
+    checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
+    newest_completed: int = 0  # the newest checkpoint id seen completed
+    restart_floor: int = 0  # the lowest checkpoint id the current restart can have restored
+    samples: tuple[SubtaskSample, ...] = ()  # the current attempt's samples at its last poll, as Flink served them
+    closed: dict[int, SubtaskSample] = field(default_factory=dict)  # per subtask the last sample of the attempt before
+    last: Mapping[Key, int] | None = None  # the current attempt's counts at its last poll
+    last_at: float = 0.0  # monotonic time of that poll
+    steady: float | None = None  # monotonic time since which the counts are `last`
+    ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
+    ends_at: float | None = None  # monotonic time they were taken
+    quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
 
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
@@ -193,14 +274,163 @@ class _Watch:
         self.marks.setdefault(stage, self.now())
 
     def report(self, findings: list[Finding]) -> bool:
-        """Emit the findings not seen before; whether one is an error."""
-        new = [f for f in findings if (f.kind, f.topic, f.partition) not in self.seen]
-        for finding in new:
-            self.seen.add((finding.kind, finding.topic, finding.partition))
+        """Emit the findings not seen before and those whose figure grew (an update of the earlier one); whether
+        a new one is an error."""
+        error = False
+        for finding in findings:
+            key = (finding.kind, finding.topic, finding.partition)
+            before = self.latest.get(key)
+            if before is not None and (finding.count or 0) <= (before.count or 0):
+                continue
+            error |= before is None and finding.severity == ERROR
+            self.latest[key] = finding
             event = WatchEvent(self.now(), finding)
             self.events.append(event)
             self.emit(event)
-        return any(f.severity == ERROR for f in new)
+        return error
+
+    def ask(self, call: str, answer: Callable[[], T]) -> T:
+        """`answer()` (the REST call named `call`), retried on an internal error, an unavailable server or no
+        answer, with backoff, for at most `rest_timeout` seconds; then its last error is raised."""
+        delays = iter(retry_delays(self.settings.rest_timeout))
+        while True:
+            try:
+                return answer()
+            except (FlinkRestError, FlinkUnreachableError) as ex:
+                delay = next(delays, None)
+                if not transient(ex.status) or delay is None:
+                    raise
+                if isinstance(ex, FlinkRestError):
+                    what = f"HTTP {ex.status}: {printable(error_line(ex.flink_errors))}"
+                else:
+                    what = str(ex)
+                fault = self.faults.get((call, what), RestFault(call, what, 0, ex.detail))
+                self.faults[(call, what)] = RestFault(call, what, fault.times + 1, fault.detail)
+                time.sleep(delay)
+
+    def phase(self, job: str) -> tuple[str, dict[str, Any]]:
+        """The job's lifecycle phase and its details (GET /jobs/:id): `gone` when Flink no longer knows it or its
+        REST API stopped answering within `rest_timeout`."""
+        try:
+            document = self.ask(f"GET /jobs/{job}", lambda: self.flink.job(job))
+        except FlinkRestError as ex:
+            if ex.status != NOT_FOUND and not transient(ex.status):
+                raise
+            kept = f"REST kept failing for {self.settings.rest_timeout:g} s"
+            self.gone = f"{'Flink no longer knows the job' if ex.status == NOT_FOUND else kept}: {ex}"
+            return GONE, {}
+        except FlinkUnreachableError as ex:
+            self.gone = f"no answer for {self.settings.rest_timeout:g} s: {ex}"
+            return GONE, {}
+        self.state = str(document.get("state"))
+        return job_phase(self.state), document
+
+    def await_end(self, job: str) -> str:
+        """Wait (up to `END_TIMEOUT` seconds) for the job to end; its phase then (still running: timed out)."""
+        deadline = time.monotonic() + END_TIMEOUT
+        phase, _ = self.phase(job)
+        while phase not in ENDED and time.monotonic() < deadline:
+            time.sleep(WAIT_INTERVAL)
+            phase, _ = self.phase(job)
+        return phase
+
+    def ending(self, job: str, phase: str) -> str | None:
+        """Why the job failed (Flink's root exception, its first line) or is taken for gone; None otherwise."""
+        if phase == GONE:
+            return self.gone
+        if phase != FAILED:
+            return None
+        try:
+            root = self.ask(f"GET /jobs/{job}/exceptions", lambda: self.flink.job_exceptions(job))
+        except (FlinkRestError, FlinkUnreachableError) as ex:
+            return f"Flink did not say why: {ex}"
+        return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
+
+    def sample(self, job: str, source: Mapping[str, Any]) -> tuple[SubtaskSample, ...] | None:
+        """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
+        ending: the next look at its state says how)."""
+        try:
+            return tuple(
+                subtask_sample(
+                    i,
+                    self.ask(
+                        f"GET /jobs/{job}/vertices/{source['id']}/subtasks/{i}/metrics",
+                        lambda i=i: self.flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS),  # type: ignore[misc]
+                    ),
+                    self.topics,
+                )
+                for i in range(int(source["parallelism"]))
+            )
+        except (FlinkRestError, FlinkUnreachableError):
+            return None
+
+    def counted(self, samples: tuple[SubtaskSample, ...]) -> tuple[SubtaskSample, ...]:
+        """Note a poll's counts for the tally, without those a restart's new attempt has not reported yet
+        (`fresh_sample`); the samples so cleaned. A drop is a restart of the job missed between polls; counts
+        steady since the last end offsets were taken get new ones, which the tally judges them against."""
+        raw = samples
+        samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
+        read = _summed(samples)
+        if self.last is not None and any(read.get(key, 0) < count for key, count in self.last.items()):
+            self.restarted(f"its counts dropped between two polls at {self.now():g} s: a restart")
+            samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
+            read = _summed(samples)
+        self.samples = raw
+        at = time.monotonic()
+        self.steady = steady_since(self.steady, self.last, read, at)
+        self.last, self.last_at = read, at
+        if self.settings.bootstrap is not None and self.steady < at and (self.ends_at or 0) <= self.steady:
+            self.ends = {key: offsets.end for key, offsets in self.kafka_offsets().items()}
+            self.ends_at = time.monotonic()
+        return samples
+
+    def restarted(self, why: str) -> None:
+        """Close the current attempt (the job is restarting): its last counts go to the tally."""
+        if self.last is not None and any(self.last.values()):
+            self.attempts.append(self.attempt_reads(why))
+            self.closed = {sample.subtask: sample for sample in self.samples}
+        self.restart_floor = max(self.newest_completed, self.restored_id or 0)
+        self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
+        self.attempt_start = None
+
+    def attempt_reads(self, why: str) -> AttemptReads:
+        """The current attempt's last counts, final when they had been steady for `quiet` seconds with the end
+        offsets taken meanwhile."""
+        steady, ends_at = self.steady, self.ends_at
+        final = steady is not None and ends_at is not None and ends_at >= steady and self.last_at - steady >= self.quiet
+        ends = self.ends if final else {key: offsets.end for key, offsets in self.kafka_offsets().items()}
+        if self.attempts:  # a restart: from its checkpoint's offsets (unknown: none, and the tally says so)
+            start = self.attempt_start or {}
+        else:  # the restored run: from the restored offsets, a partition the savepoint lacks from its log start
+            start = {key: self.resume.get(key, offsets.log_start) for key, offsets in self.offsets.items()}
+            start |= self.resume
+        read = dict(self.last or {})
+        return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
+
+    def restart_point(self, restored: CheckpointRef | None) -> None:
+        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or the savepoint's
+        again when it restored that. Flink restores the newest completed checkpoint, so a restored id below the
+        newest one completed before the restart is the statistics' cached answer from before it: wait."""
+        if not self.attempts or self.attempt_start is not None or restored is None:
+            return
+        if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
+            return
+        if restored.id == self.restored_id:
+            self.attempt_start = dict(self.resume)
+        elif restored.id in self.checkpointed:
+            self.attempt_start = dict(self.checkpointed[restored.id])
+        elif restored.external_path:
+            self.attempt_start = _checkpoint_offsets(restored)
+        self.restored_id = restored.id
+
+    def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
+        """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""
+        if self.settings.bootstrap is None:
+            return ()
+        attempts = [*self.attempts]
+        if self.last is not None:
+            attempts.append(self.attempt_reads(why))
+        return tally(attempts)
 
     @property
     def topics(self) -> frozenset[str]:
@@ -244,7 +474,7 @@ class _Watch:
         each unfinished job that restored from the savepoint."""
         # The overview, not the job's own page: asking for a job Flink does not know yet logs an error on the
         # JobManager at every poll.
-        jobs = self.flink.jobs()
+        jobs = self.ask("GET /jobs/overview", self.flink.jobs)
         if self.settings.job is not None:
             named = any(str(job.get("jid")) == self.settings.job for job in jobs)
             return [(self.settings.job, self.flink.job(self.settings.job))] if named else []
@@ -270,7 +500,7 @@ class _Watch:
         expected = self.settings.savepoint
         if expected is not None and not _same_location(restored.external_path, expected):
             raise ExternalError(f"job {job} restored from {restored.external_path}, not from {expected}")
-        self.restored = restored
+        self.restored, self.restored_id = restored, restored.id
         return bool(restored.external_path) and self.resumed_from(str(restored.external_path))
 
     def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:
@@ -283,17 +513,16 @@ class _Watch:
             findings = judge_sample(samples, self.resume, self.offsets)
         completed = [c for c in history if c.status == "COMPLETED" and c.external_path and not c.is_savepoint]
         newest = max(completed, key=lambda c: c.id, default=None)
+        self.newest_completed = max(self.newest_completed, newest.id if newest is not None else 0)
         proven = [p for p in self.polls if newest and p.at < newest.trigger_timestamp / 1000 - CLOCK_MARGIN]
         if newest is not None and newest.id > self.judged and proven:
             advanced_to = _checkpoint_offsets(newest)
             if advanced_to is not None:
                 self.judged = newest.id
+                self.checkpointed = {newest.id: advanced_to}
                 self.polls = self.polls[len(proven) :]
                 findings += judge_checkpoint(proven[-1].read, self.resume, advanced_to, newest.id)
-        read: dict[Key, int] = {}
-        for sample in samples:
-            for key, count in sample.partitions.items():
-                read[key] = read.get(key, 0) + count
+        read = _summed(samples)
         if any(read.values()):
             self.mark("read")
             self.polls.append(_Poll(time.time(), read))
@@ -332,66 +561,75 @@ class _Watch:
 
 
 def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[WatchEvent], None]) -> WatchReport:
-    """Wait for the job, poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
-    finding as it is found (the CLI writes it as a JSON line)."""
+    """Wait for the job and poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
+    finding as it is found or its figure grows (the CLI writes it as a JSON line), the final tally's last."""
     if settings.on_error not in ACTIONS:
         raise UsageError(f"--on-error must be one of {', '.join(ACTIONS)}, not {settings.on_error!r}")
     if settings.job is None and settings.savepoint is None:
         raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
     flink = FlinkRestClient(settings.flink_rest)
     watch = _Watch(settings, flink, progress, emit)
-    error = False
+    error, acts = False, settings.on_error in (STOP, CANCEL)
     if settings.savepoint is not None:
         error = watch.resumed_from(settings.savepoint)
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
     watch.mark("listed")
+    watch.quiet = _quiet_window(watch)
     listed = time.monotonic()
-    polls = 0
-    while not error:
-        document = flink.job(job)
+    polls, phase = 0, RUNNING
+    while not (error and acts):
+        phase, document = watch.phase(job)
+        if phase in ENDED or (settings.duration is not None and time.monotonic() - listed >= settings.duration):
+            break
+        if phase in (RESTARTING, CANCELLING):
+            if phase == RESTARTING and watch.last is not None:
+                watch.restarted(
+                    f"attempt {len(watch.attempts)} failed at {watch.now():g} s while its readers were reading: "
+                    "what they read after its last poll is not counted"
+                )
+            time.sleep(settings.interval)
+            continue
         vertices = document.get("vertices", [])
         if vertices and all(v.get("status") == "RUNNING" for v in vertices):
             watch.mark("running")
-        if document.get("state") in TERMINAL_STATES:
-            break
-        if settings.duration is not None and time.monotonic() - listed >= settings.duration:
-            break
         try:
-            checkpoints = flink.checkpoints(job)
-        except FlinkRestError:  # still initialising: no checkpoint statistics yet
+            checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
+        except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
             checkpoints = None
-        if checkpoints is not None and watch.restored_from(job, checkpoints.latest_restored):
-            error = True
-            break
-        samples = tuple(
-            subtask_sample(i, flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS), watch.topics)
-            for i in range(int(source["parallelism"]))
-        )
+        if checkpoints is not None:
+            error |= watch.restored_from(job, checkpoints.latest_restored)
+            watch.restart_point(checkpoints.latest_restored)
+        samples = watch.sample(job, source)
+        if samples is None:  # its metrics are gone: the job is ending, the next look says how
+            continue
         polls += 1
-        error = watch.judge(samples, checkpoints.history if checkpoints is not None else ())
-        if not error and settings.probe:
-            error = watch.probe(job)
-        if not error:
-            time.sleep(settings.interval)
+        samples = watch.counted(samples)
+        error |= watch.judge(samples, checkpoints.history if checkpoints is not None else ())
+        if settings.probe and not error:
+            error |= watch.probe(job)
+        time.sleep(settings.interval)
     action, savepoint = "none", None
     if error:
         watch.mark("finding")
-    if error and settings.on_error == STOP:
-        with progress.step(f"stop job {job} with a savepoint"):
-            request = flink.stop_with_savepoint(job, settings.savepoint_dir)
-            savepoint = flink.wait_for_savepoint(job, request)
+        action = settings.on_error
+    if error and acts and phase not in ENDED:
+        what = f"stop job {job} with a savepoint" if action == STOP else f"cancel job {job}"
+        with progress.step(what):
+            if action == STOP:
+                request = flink.stop_with_savepoint(job, settings.savepoint_dir)
+                savepoint = watch.ask(f"GET /jobs/{job}/savepoints", lambda: flink.wait_for_savepoint(job, request))
+            else:
+                flink.cancel(job)
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
-            flink.wait_for_state(job, set(TERMINAL_STATES))
-        action = STOP
-    elif error and settings.on_error == CANCEL:
-        with progress.step(f"cancel job {job}"):
-            flink.cancel(job)
-        action = CANCEL
-    elif error:
-        action = REPORT
-    if action in (STOP, CANCEL):
+            phase = watch.await_end(job)
         watch.mark("ended")
+    stopped = "the job ended" if phase in ENDED else "the watch ended"
+    tallied = watch.final_tally(
+        f"its counts changed within the last {watch.quiet:g} s before {stopped}: what its readers read after the "
+        "last poll is not counted"
+    )
+    watch.report([_read_twice(t) for t in tallied if t.read_twice])
     restored = watch.restored
     return WatchReport(
         job=job,
@@ -401,9 +639,38 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         events=tuple(watch.events),
         action=action,
         savepoint=savepoint,
-        job_state=flink.job_state(job),
+        end=JobEnd(phase, watch.state, watch.ending(job, phase)),
         timeline=WatchTimeline(**watch.marks),
+        tally=tallied,
+        rest_faults=tuple(watch.faults.values()),
     )
+
+
+def _read_twice(tallied: PartitionTally) -> Finding:
+    """The final tally of a partition read twice, as a finding."""
+    figure = "exactly" if tallied.exact else "at least"
+    why = "" if tallied.exact else f" (a lower bound: {tallied.why})"
+    detail = f"{figure} {tallied.read_twice} of the {tallied.read} records its readers read were read twice{why}"
+    return Finding(READ_TWICE, ERROR, tallied.topic, tallied.partition, tallied.read_twice, detail=detail)
+
+
+def _quiet_window(watch: _Watch) -> float:
+    """How long counts must stay steady to be final: two of the JobManager's metric fetcher intervals."""
+    try:
+        config = watch.ask("GET /jobmanager/config", watch.flink.jobmanager_config)
+    except (FlinkRestError, FlinkUnreachableError):
+        config = {}
+    interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
+    return max(SHORTEST_QUIET, 2 * interval)
+
+
+def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:
+    """Per partition the records all its readers read, over every subtask."""
+    read: dict[Key, int] = {}
+    for sample in samples:
+        for key, count in sample.partitions.items():
+            read[key] = read.get(key, 0) + count
+    return read
 
 
 def _checkpoint_offsets(checkpoint: CheckpointRef) -> dict[Key, int] | None:

@@ -21,8 +21,9 @@ from splitaudit.audit.findings import (
     SinkFile,
 )
 from splitaudit.audit.savepoint_tables import tables_of
-from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, summary
+from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, printable_lines, summary
 from splitaudit.guard.results import GuardReport, WatchReport
+from splitaudit.guard.tally import PartitionTally
 from splitaudit.guard.twin import start_time_text
 from splitaudit.home import UPSTREAM_FIX_VERSION
 from splitaudit.patch.results import PatchReport
@@ -38,7 +39,8 @@ from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 class ConsoleOutput(Output):
     """Rich tables on stdout, errors on stderr."""
 
-    def __init__(self) -> None:
+    def __init__(self, debug: bool = False) -> None:
+        super().__init__(debug)
         # Nothing printed is ever read as markup or emoji: names, topics and paths come from files, and a
         # `[bold]` in an operator name is text. Styles are applied as `Text` spans only.
         self.console = Console(highlight=False, markup=False, emoji=False)
@@ -47,6 +49,9 @@ class ConsoleOutput(Output):
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
             self.errors.print("".join(traceback.format_exception(ex)))
+            detail = getattr(ex, "detail", None)
+            if detail:
+                self.errors.print(Text(printable_lines(detail)), soft_wrap=True)
         # One line whatever the terminal width (soft_wrap).
         if isinstance(ex, SplitauditError):
             # Bad input is one line: control characters of a file name are escaped. Errors of the environment
@@ -317,10 +322,22 @@ class ConsoleOutput(Output):
     def watch_report(self, report: WatchReport) -> None:
         restored = f", restored from {report.restored_from}" if report.restored_from else ""
         self.console.print(f"job {report.job}{restored}: {report.polls} polls in {report.seconds:g} s", soft_wrap=True)
-        if report.events:
-            self.console.print(_findings_table([e.finding for e in report.events]))
+        if report.findings:
+            self.console.print(_findings_table(report.findings))
+        if report.tally:
+            self.console.print(_tally_table(report.tally))
+        for fault in report.rest_faults:
+            times = f"{fault.times} time{'s' if fault.times > 1 else ''}"
+            retried = printable(f"retried {fault.call} → {fault.answer} ({times})")
+            self.console.print(Text(retried, "dim"), soft_wrap=True)
+            if self.debug and fault.detail:
+                self.console.print(Text(printable_lines(fault.detail), "dim"), soft_wrap=True)
         if report.savepoint:
             self.console.print(f"stopped with a savepoint: {report.savepoint}", soft_wrap=True)
+        ended = f"job {report.end.phase} (Flink state {report.end.state})"
+        if report.end.reason:
+            ended += f": {report.end.reason}"
+        self.console.print(Text(printable(ended)), soft_wrap=True)
         self.console.print(Text(report.line, "green" if report.exit_code == 0 else "red"), soft_wrap=True)
 
     def guarded_restore(self, result: GuardedRestore) -> None:
@@ -465,6 +482,16 @@ def _findings_table(findings: Sequence[Finding]) -> Table:
         table.add_row(
             Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.explanation
         )
+    return table
+
+
+def _tally_table(tallies: Sequence[PartitionTally]) -> Table:
+    table = Table(title="final tally: records read twice since the restore")
+    for column in ("topic", "partition", "read", "read twice", "figure"):
+        table.add_column(column)
+    for t in tallies:
+        figure = "exact" if t.exact else f"lower bound: {t.why}"
+        table.add_row(printable(t.topic), str(t.partition), str(t.read), str(t.read_twice), printable(figure))
     return table
 
 

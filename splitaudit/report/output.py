@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 
 
 class Output(ABC):
-    """Renders each kind of result splitaudit produces."""
+    """Renders each kind of result splitaudit produces; with `debug`, also the text from outside a result keeps
+    to one line by default (a server's whole trace)."""
+
+    def __init__(self, debug: bool = False) -> None:
+        self.debug = debug
 
     @abstractmethod
     def exception(self, ex: BaseException, debug: bool) -> None:
@@ -92,8 +96,11 @@ class JsonOutput(Output):
         sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
 
     def exception(self, ex: BaseException, debug: bool) -> None:
+        detail = getattr(ex, "detail", None)
         if debug:
             sys.stderr.write("".join(traceback.format_exception(ex)))
+            if detail:
+                sys.stderr.write(f"{detail}\n")
         error: dict[str, Any] = {"type": type(ex).__name__, "message": str(ex)}
         path = getattr(ex, "path", None)
         if path is not None:
@@ -130,7 +137,7 @@ class JsonOutput(Output):
 
     def watch_report(self, report: WatchReport) -> None:
         # One line, so that stdout of `--json watch` is JSON lines: the findings as found, then this.
-        sys.stdout.write(json.dumps(report.to_json()) + "\n")
+        sys.stdout.write(json.dumps(report.to_json(self.debug)) + "\n")
 
     def guarded_restore(self, result: GuardedRestore) -> None:
         self._print(result.to_json())

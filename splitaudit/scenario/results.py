@@ -323,6 +323,29 @@ class WatchedRestore:
 
 
 @dataclass(frozen=True)
+class WatchedLife:
+    """A restored job watched through its whole life, to the end the scenario gave it (stopped with a savepoint
+    or cancelled, after a fault or not), beside the truth counted in its sink."""
+
+    variant: str
+    end: str  # stop (with a savepoint), cancel, or jobmanager-kill
+    fault: str | None  # taskmanager-kill while the restored job ran, or None
+    watch: WatchReport
+    # Per partition of the job's topic, the restored job's records read twice as its sink shows them: per attempt,
+    # its rows minus its distinct offsets (a restart's replay of what the attempt before it read is not counted).
+    read_twice: dict[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "end": self.end,
+            "fault": self.fault,
+            "watch": self.watch.to_json(),
+            "read_twice": {str(p): n for p, n in self.read_twice.items()},
+        }
+
+
+@dataclass(frozen=True)
 class GuardedRestore:
     """`scenario --guard`: the guard's verdict on the restore and, when it let it through or was forced, the
     watched restore."""

@@ -25,12 +25,15 @@ from splitaudit.audit.findings import (
 from splitaudit.guard.results import (
     GuardReport,
     HeldPartition,
+    JobEnd,
     PendingPartition,
+    RestFault,
     SourceFacts,
     WatchEvent,
     WatchReport,
     WatchTimeline,
 )
+from splitaudit.guard.tally import PartitionTally
 from splitaudit.guard.twin import TwinStart
 from splitaudit.patch.jar import JarFacts
 from splitaudit.patch.results import PatchReport, ReplacedEntry
@@ -397,11 +400,17 @@ def test_guard_and_watch_documents() -> None:
     )
     timeline = WatchTimeline(listed=0.5, running=1.0, read=1.5, finding=2.25, ended=3.0)
     events = (WatchEvent(2.25, finding),)
-    watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", "FINISHED", timeline)
+    end = JobEnd("finished", "FINISHED")
+    tally = (PartitionTally("t", 0, 1000, 500, True), PartitionTally("t", 1, 700, 200, False, "still reading"))
+    fault = RestFault(
+        "GET /jobs/j1", "HTTP 500: Internal server error. (java.util.concurrent.CancellationException)", 2, "trace"
+    )
+    watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", end, timeline, tally, (fault,))
     _same(
         watch.to_json(),
         {
-            "line": "splitaudit-watch: ERROR kinds=restore_rereads_partition after=2.25s action=stop job=j1",
+            "line": "splitaudit-watch: ERROR kinds=restore_rereads_partition after=2.25s action=stop state=finished "
+            "job=j1",
             "job": "j1",
             "restored_from": "file:/sp",
             "polls": 3,
@@ -410,6 +419,19 @@ def test_guard_and_watch_documents() -> None:
             "action": "stop",
             "savepoint": "file:/sp2",
             "job_state": "FINISHED",
+            "end": {"phase": "finished", "state": "FINISHED", "reason": None},
+            "findings": [finding_json],
+            "tally": [
+                {"topic": "t", "partition": 0, "read": 1000, "read_twice": 500, "exact": True, "why": None},
+                {"topic": "t", "partition": 1, "read": 700, "read_twice": 200, "exact": False, "why": "still reading"},
+            ],
+            "rest_faults": [
+                {
+                    "call": "GET /jobs/j1",
+                    "answer": "HTTP 500: Internal server error. (java.util.concurrent.CancellationException)",
+                    "times": 2,
+                }
+            ],
             "timeline": {"listed": 0.5, "running": 1.0, "read": 1.5, "finding": 2.25, "ended": 3.0},
         },
     )

@@ -13,10 +13,12 @@ from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
     READ_MORE_THAN_ADVANCED,
     READ_MORE_THAN_AVAILABLE,
+    SubtaskSample,
     WatchSettings,
     _Poll,
     _same_location,
     _Watch,
+    fresh_sample,
     judge_checkpoint,
     judge_sample,
     subtask_sample,
@@ -41,6 +43,26 @@ def test_a_subtask_sample_reads_the_per_partition_counts_of_the_watched_topics()
     metrics = _metrics(p2=8997, p0=10) | {f"{SOURCE}.KafkaIOReader_rawSize/other-3": "DistributionResult{count=4}"}
     sample = subtask_sample(1, metrics, TOPICS)
     assert (sample.subtask, dict(sample.partitions)) == (1, {(TOPIC, 2): 8997, (TOPIC, 0): 10})
+
+
+def test_a_subtask_sample_carries_what_its_source_emitted() -> None:
+    assert subtask_sample(0, _metrics(p0=7, p2=5), TOPICS).records_out == 12
+    assert subtask_sample(0, {}, TOPICS).records_out is None
+
+
+def test_a_restarted_subtask_drops_the_dead_attempts_counts_flink_still_serves() -> None:
+    closed = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 1000}, 2000)
+    # The new attempt has not reported yet: Flink serves the dead attempt's metrics, all of them.
+    assert fresh_sample(closed, closed) == SubtaskSample(0, {}, 2000)
+    # It reported numRecordsOut (0: nothing to read past its checkpoint) but no partition metric: both are old.
+    assert fresh_sample(SubtaskSample(0, dict(closed.partitions), 0), closed) == SubtaskSample(0, {}, 0)
+    # It read 30 records of partition 2 (a new metric value), none of partition 0 (the old value still served).
+    reading = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 30}, 30)
+    assert fresh_sample(reading, closed) == SubtaskSample(0, {(TOPIC, 2): 30}, 30)
+    # Its own counts, as many as it emitted: nothing is old, whatever they equal.
+    own = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 5}, 1005)
+    assert fresh_sample(own, closed) == own
+    assert fresh_sample(own, None) == own
 
 
 RESUME = {(TOPIC, p): 5000 for p in range(4)}
@@ -218,3 +240,27 @@ def test_without_a_job_id_the_watch_follows_the_job_restored_from_the_savepoint(
     assert watch.await_job() == ("ours", {"id": "v1", "name": "Source: Read", "parallelism": 2})
     assert watch.restored is not None
     assert watch.restored.external_path == "file:/sp/savepoint-1"
+
+
+def _start(watch: _Watch) -> dict[tuple[str, int], int] | None:
+    """The current restart's start offsets (read through a call: mypy would keep an earlier assertion's type)."""
+    return watch.attempt_start
+
+
+def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    watch.resume, watch.restored_id = dict(RESUME), 5  # restored from savepoint 5
+    watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
+    watch.newest_completed, watch.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
+    watch.restarted("it failed")
+    savepoint = CheckpointRef(5, True, "file:/sp/savepoint-5", "RESTORED")
+    watch.restart_point(savepoint)  # the statistics' answer from before the restart
+    assert _start(watch) is None
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    assert _start(watch) == {(TOPIC, 0): 5900}
+    # A restart before any checkpoint completed restores the savepoint again.
+    watch.newest_completed, watch.restored_id = 0, 5
+    watch.last = {(TOPIC, 0): 3}
+    watch.restarted("it failed again")
+    watch.restart_point(savepoint)
+    assert _start(watch) == RESUME

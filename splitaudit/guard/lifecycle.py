@@ -1,0 +1,96 @@
+"""The watched job's lifecycle: every answer Flink's REST API gives about a job mapped onto the few phases a
+watch acts on, and how long a watch keeps asking while the API fails.
+
+A job being cancelled, stopped with a savepoint or recovering from a JobManager restart can make Flink answer
+`GET /jobs/:id` with HTTP 500 (e.g. `java.util.concurrent.CancellationException` from its job cache) or 503, or
+not answer at all, for a moment: such answers are retried with a bounded exponential backoff (as Flink's own
+`RestClusterClient` does with `rest.retry.max-attempts` and `rest.retry.delay`), and only classified once the
+budget is spent. Everything here is pure: the watch asks, this module decides.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The phases of a watched job. `running` is every state of a job that has not begun to end (Flink's CREATED,
+# INITIALIZING, RECONCILING and RUNNING); `restarting` a new attempt after a failure (FAILING, RESTARTING);
+# `gone` a job Flink no longer knows (HTTP 404 after it left the history) or whose REST API stopped answering.
+RUNNING, RESTARTING, CANCELLING = "running", "restarting", "cancelling"
+CANCELLED, FINISHED, FAILED, SUSPENDED, GONE = "cancelled", "finished", "failed", "suspended", "gone"
+PHASES = (RUNNING, RESTARTING, CANCELLING, CANCELLED, FINISHED, FAILED, SUSPENDED, GONE)
+ENDED_NORMALLY = frozenset({CANCELLED, FINISHED})  # cancelled, stopped with a savepoint, or bounded input read
+ENDED_ABNORMALLY = frozenset({FAILED, SUSPENDED, GONE})  # no final state the user asked for
+ENDED = ENDED_NORMALLY | ENDED_ABNORMALLY
+
+# Flink's JobStatus (1.19) → phase. SUSPENDED is a JobManager losing leadership: the job is not ended for the
+# cluster (another JobManager may take it over) but is for this watch of this JobManager.
+_PHASE_OF_STATE = {
+    "CREATED": RUNNING,
+    "INITIALIZING": RUNNING,
+    "RECONCILING": RUNNING,
+    "RUNNING": RUNNING,
+    "FAILING": RESTARTING,
+    "RESTARTING": RESTARTING,
+    "CANCELLING": CANCELLING,
+    "CANCELED": CANCELLED,
+    "FINISHED": FINISHED,
+    "FAILED": FAILED,
+    "SUSPENDED": SUSPENDED,
+}
+
+# HTTP statuses a JobManager answers while it is busy ending a job or restarting: worth asking again.
+TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
+NOT_FOUND = 404
+
+# The backoff between retries: the first wait, its growth per retry, and the longest single wait.
+FIRST_DELAY, GROWTH, LONGEST_DELAY = 0.1, 2.0, 2.0
+DEFAULT_REST_TIMEOUT = 30.0  # seconds a watch keeps retrying one failing REST call
+
+
+def job_phase(state: str) -> str:
+    """The phase of a job in Flink's `state` (GET /jobs/:id or /jobs/overview). A state a later Flink may add
+    is not taken for an end: the watch keeps following the job."""
+    return _PHASE_OF_STATE.get(state, RUNNING)
+
+
+def transient(status: int | None) -> bool:
+    """Whether a failed REST call is worth repeating: no answer at all (`None`: refused, reset, timed out) or an
+    internal error / unavailable answer."""
+    return status is None or status in TRANSIENT_STATUSES
+
+
+def retry_delays(budget: float) -> tuple[float, ...]:
+    """The waits between the attempts of one failing REST call, exponential from `FIRST_DELAY` up to
+    `LONGEST_DELAY` each, together exactly `budget` seconds (the last one shortened to fit); none for 0."""
+    delays: list[float] = []
+    left, delay = budget, FIRST_DELAY
+    while left > 1e-9:
+        step = min(delay, left)
+        delays.append(round(step, 6))
+        left -= step
+        delay = min(delay * GROWTH, LONGEST_DELAY)
+    return tuple(delays)
+
+
+def duration_seconds(text: str) -> float | None:
+    """A Flink duration option's value in seconds (`TimeUtils.parseDuration`: a number, milliseconds without a
+    unit, or with one of its units: `100 ms`, `10s`, `1 min`); None when it is not one."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zµ]*)\s*", text.lower())
+    if match is None:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    for names, seconds in _UNITS:
+        if unit in names:
+            return number * seconds
+    return None
+
+
+_UNITS = (
+    (("", "ms", "milli", "millis", "millisecond", "milliseconds"), 1e-3),
+    (("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1e-9),
+    (("us", "µs", "micro", "micros", "microsecond", "microseconds"), 1e-6),
+    (("s", "sec", "secs", "second", "seconds"), 1.0),
+    (("m", "min", "minute", "minutes"), 60.0),
+    (("h", "hour", "hours"), 3600.0),
+    (("d", "day", "days"), 86400.0),
+)
