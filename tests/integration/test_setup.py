@@ -34,6 +34,7 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
         "flink-s3-fs-hadoop",
         "smoke-job",
         "beam-pipeline",
+        "patch-classes",
         "beam-portable",
         "beam-python",
     )
