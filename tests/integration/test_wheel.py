@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +72,22 @@ def _run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[st
     )
 
 
-def _in_checkout(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "splitaudit", *args], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT
-    )
+Checkout = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def in_checkout() -> Checkout:
+    """`splitaudit ARGS` of this checkout, each command run once for both installers' tests."""
+    results: dict[tuple[str, ...], subprocess.CompletedProcess[str]] = {}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        if args not in results:
+            results[args] = subprocess.run(
+                [sys.executable, "-m", "splitaudit", *args], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT
+            )
+        return results[args]
+
+    return run
 
 
 def _json(result: subprocess.CompletedProcess[str]) -> Any:
@@ -101,20 +114,24 @@ def _positions(source: dict[str, Any]) -> list[tuple[int, int, int]]:
     )
 
 
-def test_inspect_from_the_wheel_decodes_the_savepoint_as_the_checkout_does(installed: Path, tmp_path: Path) -> None:
+def test_inspect_from_the_wheel_decodes_the_savepoint_as_the_checkout_does(
+    installed: Path, in_checkout: Checkout, tmp_path: Path
+) -> None:
     result = _run(installed, "--json", "inspect", str(SAVEPOINT), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     decoded = _json(result)
-    assert decoded == _json(_in_checkout("--json", "inspect", str(SAVEPOINT)))
+    assert decoded == _json(in_checkout("--json", "inspect", str(SAVEPOINT)))
     (source,) = [operator["source"] for operator in decoded["operators"] if operator.get("source")]
     expected = json.loads((SAVEPOINT / "expected.json").read_text())["source"]
     assert _positions(source) == _positions(expected) == [(0, 0, 5000), (0, 2, 5000), (1, 1, 5000), (1, 3, 5000)]
 
 
-def test_guard_from_the_wheel_judges_the_restore_as_the_checkout_does(installed: Path, tmp_path: Path) -> None:
+def test_guard_from_the_wheel_judges_the_restore_as_the_checkout_does(
+    installed: Path, in_checkout: Checkout, tmp_path: Path
+) -> None:
     jar = PIPELINE_JARS["stock"]
     result = _run(installed, "--json", "guard", "--savepoint", str(SAVEPOINT), "--jar", str(jar), cwd=tmp_path)
-    checkout = _in_checkout("--json", "guard", "--savepoint", str(SAVEPOINT), "--jar", str(jar))
+    checkout = in_checkout("--json", "guard", "--savepoint", str(SAVEPOINT), "--jar", str(jar))
     assert (result.returncode, checkout.returncode) == (1, 1), result.stderr
     assert _json(result) == _json(checkout)
     rereads = [f for f in _json(result)["findings"] if f["kind"] == "restore_rereads_partition"]
@@ -123,13 +140,14 @@ def test_guard_from_the_wheel_judges_the_restore_as_the_checkout_does(installed:
 
 @pytest.mark.parametrize("release", ["2.59.0", "2.62.0"])
 def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
-    installed: Path, tmp_path: Path, release: str
+    installed: Path, in_checkout: Checkout, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, release: str
 ) -> None:
     stock = (
         PIPELINE_JARS["stock"] if release == "2.62.0" else reference_runners() / "beam-runners-flink-1.16-2.59.0.jar"
     )
     result = _run(installed, "--json", "patch-jar", str(stock), "--out", str(tmp_path / "w.jar"), cwd=tmp_path)
-    checkout = _in_checkout("--json", "patch-jar", str(stock), "--out", str(tmp_path / "c.jar"))
+    checkout_jar = tmp_path_factory.getbasetemp() / f"checkout-patched-{release}.jar"  # one for both installers
+    checkout = in_checkout("--json", "patch-jar", str(stock), "--out", str(checkout_jar))
     assert (result.returncode, checkout.returncode) == (0, 0), result.stderr
     report, expected = _json(result), _json(checkout)
     assert report["beam_version"] == release
@@ -137,7 +155,7 @@ def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
         f"/site-packages/splitaudit/patch/classes/{Path(expected['patch_classes_from']).name}"
     )
     assert report["replaced"] == expected["replaced"]
-    with zipfile.ZipFile(tmp_path / "w.jar") as wheel_made, zipfile.ZipFile(tmp_path / "c.jar") as checkout_made:
+    with zipfile.ZipFile(tmp_path / "w.jar") as wheel_made, zipfile.ZipFile(checkout_jar) as checkout_made:
         assert {i.filename: i.CRC for i in wheel_made.infolist()} == {
             i.filename: i.CRC for i in checkout_made.infolist()
         }
