@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # Exit codes are a contract (docs/commands.md): 0 clean, 1 findings of severity error, 2 bad input or usage.
 # 3 extends it for a failure of the environment: a server that did not start, a download that failed.
@@ -80,27 +81,37 @@ def summary(ex: BaseException) -> str:
 
     A Java error passed through Py4J says only `An error occurred while calling o48.load.` on its first line;
     its Java text follows: the error it reports (`Encountered error while reading file …`) and, last, the
-    `Caused by:` at the root. Those two, without their class names, are the line.
+    `Caused by:` at the root (`java_errors`). Those two, without their class names, are the line.
     """
     lines = str(ex).strip().splitlines()
     if not lines:
         return type(ex).__name__
     if not _PY4J_CALL.match(lines[0]):
         return lines[0]
-    java = [line.strip().removeprefix(": ") for line in lines[1:] if line.strip() and not line.startswith("\tat ")]
-    top = next((line for line in java if not line.startswith("Caused by:")), None)
-    causes = [line.removeprefix("Caused by: ") for line in java if line.startswith("Caused by:")]
-    said = [_without_class(line) for line in (top, causes[-1] if causes else None) if line]
+    said = [_without_class(line.removeprefix("Caused by: ")) for line in java_errors(lines[1:])]
     return "; caused by: ".join(dict.fromkeys(said)) or lines[0]
 
 
+def java_errors(trace: Iterable[str]) -> list[str]:
+    """What the lines of a Java trace say went wrong, each its line as the trace has it, stripped: the first
+    exception it names (`org.x.SomeException: message`, after Py4J's `: ` if any) and the last `Caused by:`
+    (the root), either missing when the trace has none; never a frame (`at …`) or other text around them."""
+    lines = [line.strip().removeprefix(": ") for line in trace]
+    reported = next((line for line in lines if _JAVA_EXCEPTION.fullmatch(line)), None)
+    root = next((line for line in reversed(lines) if line.startswith("Caused by: ")), None)
+    return [line for line in (reported, root) if line is not None]
+
+
 _PY4J_CALL = re.compile(r"An error occurred while calling [\w.]+\.?$")
-# A Java exception line's class name: `org.apache.spark.SparkException: message` -> `message`.
-_JAVA_CLASS = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)?: ")
+# A Java class name (`org.apache.spark.SparkException`); a Java exception's line is one, then its message if any.
+_JAVA_CLASS = r"(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*"
+_JAVA_EXCEPTION = re.compile(rf"{_JAVA_CLASS}(?::.*)?")
+_CLASS_PREFIX = re.compile(rf"^{_JAVA_CLASS}: ")
 
 
 def _without_class(line: str) -> str:
-    return _JAVA_CLASS.sub("", line)
+    """A Java exception's line without its class name: `org.apache.spark.SparkException: message` -> `message`."""
+    return _CLASS_PREFIX.sub("", line)
 
 
 def printable(text: str) -> str:

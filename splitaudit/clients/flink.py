@@ -8,14 +8,13 @@ whole text as the error's `detail` (shown with `--debug`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from splitaudit.errors import ExternalError, printable
+from splitaudit.errors import ExternalError, java_errors, printable
 from splitaudit.polling import poll
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
@@ -41,19 +40,14 @@ class FlinkUnreachableError(ExternalError):
         super().__init__(f"Flink REST {method} {url} failed: {printable(str(reason))}")
 
 
-_JAVA_EXCEPTION = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?::.*)?$")
-
-
 def error_line(flink_errors: list[str]) -> str:
     """One line for the errors Flink's REST API returned: its first message, then, from a server-side trace,
-    the first Java exception and the last `Caused by:` (the root), never the trace's frames
-    (`Internal server error. (java.util.concurrent.CancellationException)`)."""
+    the Java exception it names and the last `Caused by:` (the root) as `java_errors` finds them, class names
+    kept, never the trace's frames (`Internal server error. (java.util.concurrent.CancellationException)`)."""
     lines = [line.strip() for text in flink_errors for line in text.splitlines() if line.strip()]
     if not lines:
         return "(no error text)"
-    first = next((line for line in lines[1:] if _JAVA_EXCEPTION.match(line)), None)
-    root = next((line for line in reversed(lines) if line.startswith("Caused by: ")), None)
-    named = [line for line in dict.fromkeys((first, root)) if line is not None and line != lines[0]]
+    named = [line for line in java_errors(lines[1:]) if line != lines[0]]
     return f"{lines[0]} ({'; '.join(named)})" if named else lines[0]
 
 
