@@ -6,7 +6,7 @@ savepoint tables) and each KafkaIO read's consumer settings (its serialized `spe
 topic's partitions, log-start and end offsets, the read's group's committed offsets and the offsets at its
 startReadTime (Kafka's admin API). The checks are the audit's own (assignment, `expired_unread`); the guard adds
 what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`).
-`judge` and `twin_starts` are the pure part, `run_guard` reads the inputs and calls them.
+`judge` and `source_twins` (`twin_starts`) are the pure part, `run_guard` reads the inputs and calls them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,10 +111,19 @@ def run_guard(
     with progress.step("judge the restore"):
         assignment = check_assignment(tables, listed)
         offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
+        per_source = source_twins(facts, sources, offsets, start_offsets)
         findings = judge(
-            facts, sources, assignment.findings, offset_findings, offsets, parallelism, start_offsets, impulses(view)
+            facts,
+            sources,
+            assignment.findings,
+            offset_findings,
+            offsets,
+            parallelism,
+            start_offsets,
+            impulses(view),
+            twins=per_source,
         )
-        twins = twin_starts(facts, sources, offsets, start_offsets)
+        twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
     if bootstrap is not None and wanted:
@@ -204,12 +214,14 @@ def judge(
     parallelism: int | None,
     start_offsets: Mapping[tuple[str, int], int | None] | None = None,
     impulse_ids: Sequence[str] = (),
+    twins: Sequence[Sequence[TwinStart]] | None = None,
 ) -> tuple[Finding, ...]:
     """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged); `impulse_ids`
-    the uid-less Impulses of a portable pipeline (`impulses`).
+    the uid-less Impulses of a portable pipeline (`impulses`); `twins` what `source_twins` predicted for the same
+    arguments, when the caller has it already (None: predicted here).
 
     - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
-      FlinkSource lacks the fix: its twin reader's start (`twin_starts`) in the detail, and as count and offset
+      FlinkSource lacks the fix: its twin reader's start (`source_twins`) in the detail, and as count and offset
       ranges the offsets already in the topic from that start on (with `kafka`; else none), all read twice;
       every record produced after the restore is read twice too (the detail says so).
     - warnings on the read's consumer settings: `auto_commit_without_finalize`, `latest_without_committed_offsets`
@@ -228,10 +240,11 @@ def judge(
       unchains the uid-less Impulse the read starts from: its id changes and Flink refuses the restore
       (`restore_refused_unmapped_impulse`, error).
     """
+    if twins is None:
+        twins = source_twins(jar, sources, kafka, start_offsets)
     findings: list[Finding] = []
-    for source in sources:
-        if FLINK_SOURCE_FAMILY in source.families and jar.rereads_restored_splits:
-            findings += [_reread(jar, source, twin) for twin in _twins(jar, source, kafka, start_offsets or {})]
+    for source, rereads in zip(sources, twins, strict=True):
+        findings += [_reread(jar, source, twin) for twin in rereads]
         findings += _config_warnings(jar, source, kafka)
         if parallelism is not None and parallelism != source.parallelism:
             findings += _rescale(jar, source, parallelism, impulse_ids)
@@ -251,27 +264,29 @@ def twin_starts(
     start_offsets: Mapping[tuple[str, int], int | None] | None = None,
 ) -> tuple[TwinStart, ...]:
     """The twin reader of every partition an unfixed FlinkSource restore of `sources` reads twice (none when the
-    jar has the fix or the patch)."""
-    if not jar.rereads_restored_splits:
-        return ()
-    return tuple(
-        twin
-        for source in sources
-        if FLINK_SOURCE_FAMILY in source.families
-        for twin in _twins(jar, source, kafka, start_offsets or {})
-    )
+    jar has the fix or the patch): `source_twins`, one source after the other."""
+    return tuple(chain.from_iterable(source_twins(jar, sources, kafka, start_offsets)))
 
 
-def _twins(
+def source_twins(
     jar: JarFacts,
-    source: SourceFacts,
+    sources: Sequence[SourceFacts],
     kafka: Mapping[tuple[str, int], PartitionOffsets],
-    start_offsets: Mapping[tuple[str, int], int | None],
-) -> list[TwinStart]:
-    return [
-        predict_twin(source.spec, jar, held, kafka.get(held.key), start_offsets.get(held.key))
-        for held in source.partitions
-    ]
+    start_offsets: Mapping[tuple[str, int], int | None] | None = None,
+) -> tuple[tuple[TwinStart, ...], ...]:
+    """Per source of `sources`, in their order, the twin reader of each partition it holds when a restore with
+    `jar` reads its splits twice: an unfixed FlinkSource's; none for other sources, or when the jar has the fix
+    or the patch."""
+    start_offsets = start_offsets or {}
+    return tuple(
+        tuple(
+            predict_twin(source.spec, jar, held, kafka.get(held.key), start_offsets.get(held.key))
+            for held in source.partitions
+        )
+        if FLINK_SOURCE_FAMILY in source.families and jar.rereads_restored_splits
+        else ()
+        for source in sources
+    )
 
 
 def _reread(jar: JarFacts, source: SourceFacts, twin: TwinStart) -> Finding:
