@@ -16,9 +16,9 @@ run in; Docker is not available here). Then, as the Java scenario does:
 6. wait until the sink holds every offset (or until it stops growing: a restore may lose partitions), and
    stop with a savepoint again.
 
-The TaskManager is restarted before every submission: each job loads Beam's classes (the job server jar)
-into its own class loader, and the EMBEDDED Java harness keeps threads that pin it after the job ends, so
-a second job in the same TaskManager ran out of metaspace.
+The TaskManager is restarted before every submission (`FlinkCluster.restart_taskmanager`): each job loads
+Beam's classes (the job server jar) into its own class loader, and the EMBEDDED Java harness keeps threads
+that pin it after the job ends, so a second job in the same TaskManager ran out of metaspace.
 
 `read` chooses KafkaIO's read: `deprecated` (the legacy UnboundedSource in Beam's UnboundedSourceWrapper,
 whose state the savepoint reader decodes) or `sdf` (the splittable DoFn).
@@ -182,8 +182,7 @@ def _submit(
     what = f"submit the Python pipeline ({label}, parallelism {parallelism}"
     what += f", from {savepoint})" if savepoint else ")"
     with run.steps.step(what) as out:
-        flink.kill("taskmanager")
-        flink.start_taskmanager()
+        flink.restart_taskmanager()
         client = flink.client()
         known = client.job_ids()
         argv = [
