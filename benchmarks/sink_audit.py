@@ -84,6 +84,7 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
+from splitaudit.audit.parquet_pass import parquet_files
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
 from splitaudit.audit.sink_files import read_sink
@@ -354,9 +355,13 @@ def naive(spark: SparkSession, path: str) -> tuple[int, int]:
     return int(duplicates[0]), int(gaps[0])
 
 
-def splitaudit_audit(spark: SparkSession, path: str) -> Expected:
-    """The audit's findings in the shape of `Layout.expected`: count and offset ranges per (kind, topic, partition)."""
-    result = audit_sink(read_sink(spark, path, "parquet", SinkColumns()))
+def splitaudit_audit(spark: SparkSession, path: str, *, spark_pass: bool = False) -> Expected:
+    """The audit's findings in the shape of `Layout.expected`: count and offset ranges per (kind, topic, partition).
+    With `spark_pass`, pass 1 is Spark's grouped aggregate (`buckets.bucket_stats`, the audit before
+    `parquet_pass`), not the sink's files read by pyarrow."""
+    sink = read_sink(spark, path, "parquet", SinkColumns())
+    files = None if spark_pass else parquet_files(sink, "parquet", SinkColumns())
+    result = audit_sink(sink, files=files)
     return {(f.kind, f.topic, f.partition): (f.count, f.offset_ranges) for f in result.findings}  # type: ignore[misc]
 
 
@@ -418,6 +423,9 @@ def main() -> None:
     parser.add_argument("--skip-naive", action="store_true", help="omit the naive audit (it is ~100x a scan)")
     parser.add_argument("--repeat", type=int, default=1, help="time scans and audit N times, report the fastest")
     parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
+    parser.add_argument(
+        "--spark-pass", action="store_true", help="also time the audit with Spark's grouped pass 1 (the baseline)"
+    )
     args = parser.parse_args()
     sizes = args.rows or [10_000_000]
 
@@ -445,7 +453,7 @@ def main() -> None:
         layout = layouts[rows]
         entry: dict[str, Any] = {}
         peak.reset()
-        scans, audits, string_scans = [], [], []
+        scans, audits, string_scans, spark_passes = [], [], [], []
         for _ in range(args.repeat):  # interleaved, so that a burst of load elsewhere hits all of them alike
             seconds, (count, _) = timed(partial(bare_scan, spark, path))
             assert count == layout.rows, count
@@ -460,6 +468,10 @@ def main() -> None:
             seconds, (count, _) = timed(partial(bare_scan_max_topic, spark, path))
             assert count == layout.rows, count
             string_scans.append(seconds)
+            if args.spark_pass:
+                seconds, found = timed(partial(splitaudit_audit, spark, path, spark_pass=True))
+                assert found == layout.expected, found
+                spark_passes.append(seconds)
         scan_seconds, audit_seconds = min(scans), min(audits)
         entry["bare_scan_s"] = round(scan_seconds, 2)
         entry["splitaudit_s"] = round(audit_seconds, 2)
@@ -468,6 +480,10 @@ def main() -> None:
         entry["splitaudit_over_max_topic_scan"] = round(audit_seconds / min(string_scans), 2)
         entry["peak_rss_mib"] = {"spark_driver_jvm": peak.jvm >> 20, "python_driver": peak.python >> 20}
         entry["runs_s"] = {"bare_scan": _rounded(scans), "splitaudit": _rounded(audits)}
+        if spark_passes:
+            entry["spark_pass_s"] = round(min(spark_passes), 2)
+            entry["spark_pass_over_scan"] = round(min(spark_passes) / scan_seconds, 2)
+            entry["runs_s"]["spark_pass"] = _rounded(spark_passes)
         report["sizes"][str(rows)] = entry
         print(json.dumps({str(rows): entry}), flush=True)
     # the naive audits last: the JVM keeps the heap they grow, which would inflate the audit's peak RSS

@@ -39,6 +39,7 @@ from splitaudit.savepoint.fileio import list_tree, metadata_written_at
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from splitaudit.audit.parquet_pass import ParquetFiles
     from splitaudit.audit.sink import SinkAudit
     from splitaudit.clients.kafka import PartitionOffsets
 
@@ -186,6 +187,7 @@ class JudgedSink:
     source: DataFrame | None
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
+    files: ParquetFiles | None = None  # the sink's own Parquet files, which pass 1 may read itself
 
 
 @contextmanager
@@ -198,8 +200,11 @@ def _judged_sink(
 
     assert request.sink is not None
     if request.identity is None:
+        from splitaudit.audit.parquet_pass import parquet_files
+
         source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
-        yield JudgedSink(_read_sink(spark, request, request.sink), source)
+        sink = _read_sink(spark, request, request.sink)
+        yield JudgedSink(sink, source, files=parquet_files(sink, request.sink_format, request.columns))
         return
     from splitaudit.audit.identity import map_to_source
 
@@ -218,7 +223,9 @@ def _audit_judged(
     from splitaudit.audit.sink import SinkAudit, audit_sink
 
     topics = frozenset(_source_topics(request, savepoint))
-    audit = audit_sink(judged.sink, exactly_once=request.exactly_once, source=judged.source, source_topics=topics)
+    audit = audit_sink(
+        judged.sink, exactly_once=request.exactly_once, source=judged.source, source_topics=topics, files=judged.files
+    )
     if evidence is None or audit.lineage.classified:
         return audit
     inferred = infer_classes(audit.findings, audit.coverage, evidence, request.exactly_once)

@@ -18,7 +18,7 @@ from functools import partial
 
 from pyspark.sql import DataFrame
 
-from splitaudit.audit import buckets
+from splitaudit.audit import buckets, parquet_pass
 from splitaudit.audit.bitmaps import BucketKey
 from splitaudit.audit.buckets import BucketStats
 from splitaudit.audit.coverage import (
@@ -54,6 +54,7 @@ def audit_sink(
     exactly_once: bool = False,
     source: DataFrame | None = None,
     source_topics: frozenset[str] = frozenset(),
+    files: parquet_pass.ParquetFiles | None = None,
 ) -> SinkAudit:
     """Duplicates and missing offsets per (topic, partition), exact, in one pass plus work on suspects only.
 
@@ -70,8 +71,13 @@ def audit_sink(
     must name: a sink naming none of them is refused (a UsageError: its coordinates are its own, not its
     source's), and rows of any other topic are left out of every check and reported as NOT_A_SOURCE_TOPIC, so
     no gap of a topic the job does not read is ever called missing.
+
+    `files` (`parquet_pass.parquet_files` of this very sink) lets pass 1 read the sink's Parquet files itself,
+    without Spark's hash grouping of every row; the result is the same.
     """
-    pass_one = buckets.bucket_stats(sink)
+    pass_one = None if files is None else parquet_pass.bucket_stats(sink.sparkSession, files)
+    if pass_one is None:
+        pass_one = buckets.bucket_stats(sink)
     stats, foreign = _source_topics_only(pass_one.stats, source_topics)
     lineage = Lineage.of(sink.columns)
     source_stats: dict[BucketKey, BucketStats] = {}

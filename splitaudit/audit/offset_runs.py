@@ -1,0 +1,115 @@
+"""Pass 1's per-row work as a vectorised scan: runs of consecutive offsets, summed per bucket, with numpy.
+
+A batch of rows (a small integer key per row, standing for its (topic, partition), and its offset) is cut into
+runs: maximal stretches, in the order the rows came within each key, of offsets that go up by exactly one. A run
+first..last holds each of those offsets once, so its rows, extremes and fingerprint (`fingerprint`: the sums
+telescope to g(last + 1) - g(first)) follow from its two ends: two hashes per run, none per row. A Kafka
+partition's records reach a file in offset order, so a file holds a few runs per partition however its
+partitions interleave; duplicates and gaps only add runs. Runs are cut at bucket edges and summed per (key,
+bucket): the same rows, first and last offsets and fingerprint sums that Spark's grouped aggregate of pass 1
+gives (`buckets.bucket_stats`), for any order of rows, only cheaper when rows come in runs.
+
+The per-row work is a stable sort by key (a radix sort; none when the batch holds one key), a difference and a
+comparison; everything after it is per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from splitaudit.audit.bitmaps import BUCKET_BITS
+from splitaudit.audit.fingerprint import INT64_MAX, LOW_32, SPARK_SEED, spark_xxhash64
+
+Int64s = npt.NDArray[np.int64]
+Int32s = npt.NDArray[np.int32]
+Keys = npt.NDArray[np.int16] | Int32s | Int64s  # int16 keys are sorted by radix, in linear time
+
+
+@dataclass(frozen=True)
+class BucketSums:
+    """Per (key, bucket), in key then bucket order: what pass 1 knows of a bucket, as parallel arrays."""
+
+    key: Int64s
+    bucket: Int64s
+    rows: Int64s
+    first: Int64s
+    last: Int64s
+    hash_high: Int64s
+    hash_low: Int64s
+
+    def __len__(self) -> int:
+        return len(self.key)
+
+
+def bucket_sums(keys: Keys | None, offsets: Int64s) -> BucketSums:
+    """The pass-1 sums per (key, bucket) of rows with these keys (small non-negative integers; None: every row
+    has key 0) and these non-negative offsets, in the order the rows came."""
+    if len(offsets) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return BucketSums(empty, empty, empty, empty, empty, empty, empty)
+    key_ends = np.array([len(offsets)])
+    if keys is not None:
+        offsets, key_ends = _by_key(keys, offsets)
+    breaks = np.empty(len(offsets), dtype=np.bool_)
+    breaks[0] = True
+    np.not_equal(np.diff(offsets), 1, out=breaks[1:])
+    breaks[key_ends[:-1]] = True
+    starts = np.flatnonzero(breaks)
+    ends = np.append(starts[1:] - 1, len(offsets) - 1)
+    run_key = np.searchsorted(key_ends, starts, side="right").astype(np.int64)
+    run_key, bucket, first, last = _cut_at_buckets(run_key, offsets[starts], offsets[ends])
+    high, low = _run_fingerprints(first, last)
+    return _summed(run_key, bucket, last - first + 1, first, last, high, low)
+
+
+def _by_key(keys: Keys, offsets: Int64s) -> tuple[Int64s, Int64s]:
+    """The offsets grouped by key, each key's in the order they came (a radix sort for int16 keys), and where
+    each key's rows end: key k's rows are those before key_ends[k] and from key_ends[k - 1] on."""
+    key_ends = np.cumsum(np.bincount(keys))
+    if len(key_ends) == 1:
+        return offsets, key_ends
+    return offsets[np.argsort(keys, kind="stable")], key_ends
+
+
+def _cut_at_buckets(key: Int64s, first: Int64s, last: Int64s) -> tuple[Int64s, Int64s, Int64s, Int64s]:
+    """Runs that cross a bucket edge cut into one piece per bucket: (key, bucket, first, last) per piece."""
+    first_bucket, last_bucket = first >> BUCKET_BITS, last >> BUCKET_BITS
+    pieces = last_bucket - first_bucket + 1
+    if bool(np.all(pieces == 1)):
+        return key, first_bucket, first, last
+    run = np.repeat(np.arange(len(first)), pieces)
+    within = np.arange(len(run)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    bucket = first_bucket[run] + within
+    start = np.maximum(first[run], bucket << BUCKET_BITS)
+    end = np.minimum(last[run], ((bucket + 1) << BUCKET_BITS) - 1)
+    return key[run], bucket, start, end
+
+
+def _run_fingerprints(first: Int64s, last: Int64s) -> tuple[Int64s, Int64s]:
+    """Each run's fingerprint sums, g(last + 1) - g(first) by 32-bit halves, as Spark's per-row sums give them
+    (Spark's g(offset + 1) of the largest long is the hash of null: the seed)."""
+    at = spark_xxhash64(first)
+    with np.errstate(over="ignore"):
+        after = np.where(last == INT64_MAX, np.int64(SPARK_SEED), spark_xxhash64(last + 1))
+    return (after >> 32) - (at >> 32), (after & LOW_32) - (at & LOW_32)
+
+
+def _summed(key: Int64s, bucket: Int64s, *values: Int64s) -> BucketSums:
+    """Pieces summed per (key, bucket): rows and hashes added, first the least, last the greatest."""
+    order = np.lexsort((bucket, key))
+    key, bucket = key[order], bucket[order]
+    rows, first, last, high, low = (v[order] for v in values)
+    starts = np.flatnonzero(np.append(True, (key[1:] != key[:-1]) | (bucket[1:] != bucket[:-1])))
+    with np.errstate(over="ignore"):
+        return BucketSums(
+            key[starts],
+            bucket[starts],
+            np.add.reduceat(rows, starts),
+            np.minimum.reduceat(first, starts),
+            np.maximum.reduceat(last, starts),
+            np.add.reduceat(high, starts),
+            np.add.reduceat(low, starts),
+        )

@@ -1,0 +1,108 @@
+"""What one Spark task of the Parquet pass yields for a file, against a row-by-row oracle (no Spark here: the
+pass against Spark's own is in tests/integration/test_parquet_pass.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from splitaudit.audit.bitmaps import BUCKET_BITS
+from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
+from splitaudit.audit.parquet_pass import BUCKET, INVALID, UNSUITED, _balanced, _file_rows
+from splitaudit.audit.request import SinkColumns
+
+Sums = dict[tuple[object, ...], tuple[object, ...]]  # (topic, partition, bucket) -> rows, first, last, high, low
+
+
+def _oracle(table: pa.Table) -> tuple[Sums, int]:
+    """Per (topic, partition, bucket): rows, first, last and fingerprint halves, row by row; and invalid rows."""
+    sums: dict[tuple[object, ...], tuple[int, int, int, int, int]] = {}
+    invalid = 0
+    for row in table.to_pylist():
+        topic, partition, offset = row["topic"], row["partition"], row["offset"]
+        if topic is None or partition is None or offset is None or offset < 0:
+            invalid += 1
+            continue
+        after, at = (int(h) for h in spark_xxhash64(np.array([offset + 1, offset], dtype=np.int64)))
+        key = (topic, partition, offset >> BUCKET_BITS)
+        rows, first, last, high, low = sums.get(key, (0, offset, offset, 0, 0))
+        sums[key] = (
+            rows + 1,
+            min(first, offset),
+            max(last, offset),
+            high + (after >> 32) - (at >> 32),
+            low + (after & LOW_32) - (at & LOW_32),
+        )
+    return dict(sums), invalid
+
+
+def _yielded(path: Path, columns: SinkColumns | None = None) -> tuple[Sums, int]:
+    sums: Sums = {}
+    invalid = 0
+    stat = path.stat()
+    for row in _file_rows(str(path), columns or SinkColumns()):
+        if row[0] == INVALID:
+            invalid += int(row[1])  # type: ignore[call-overload]
+            continue
+        assert row[0] == BUCKET
+        assert row[4:6] == (stat.st_size, stat.st_mtime_ns // 1_000_000 * 1_000)  # Spark's file key
+        sums[row[1:4]] = row[6:]
+    return sums, invalid
+
+
+def test_two_topics_far_apart_partitions_nulls_and_negative_offsets(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    n = 30_000
+    topic: list[str | None] = rng.choice(np.array(["orders", "clicks"]), n).tolist()
+    partition: list[int | None] = rng.choice(np.array([0, 7, 100_000]), n).tolist()
+    offset: list[int | None] = list((np.arange(n) + 40_000).tolist())
+    topic[5], partition[6], offset[7], offset[8] = None, None, None, -3
+    table = pa.table(
+        {"topic": pa.array(topic), "partition": pa.array(partition, pa.int64()), "offset": pa.array(offset)}
+    )
+    pq.write_table(table, tmp_path / "a.parquet", row_group_size=7_000)
+    sums, invalid = _yielded(tmp_path / "a.parquet")
+    assert (sums, invalid) == _oracle(table)
+    assert invalid == 4
+    assert sum(int(v[0]) for v in sums.values()) == n - 4  # type: ignore[call-overload]
+
+
+def test_one_partition_in_order_with_a_replay_and_renamed_columns(tmp_path: Path) -> None:
+    offsets = np.concatenate([np.arange(0, 100_000), np.arange(50_000, 50_500)])
+    table = pa.table(
+        {"t": pa.array(["x"] * len(offsets)).dictionary_encode(), "p": np.full(len(offsets), 3, np.int16), "o": offsets}
+    )
+    pq.write_table(table, tmp_path / "b.parquet")
+    sums, invalid = _yielded(tmp_path / "b.parquet", SinkColumns("t", "p", "o"))
+    oracle = _oracle(table.rename_columns(["topic", "partition", "offset"]))
+    assert (sums, invalid) == oracle
+    assert sums[("x", 3, 1)][0] == 32_768 + 500
+
+
+@pytest.mark.parametrize(
+    ("table", "reason"),
+    [
+        (pa.table({"topic": [1], "partition": [0], "offset": [5]}), "topic column of type int64"),
+        (pa.table({"topic": ["t"], "partition": [0], "offset": ["5"]}), "column 'offset' of type string"),
+        (pa.table({"topic": ["t"], "offset": [5]}), "no top-level column 'partition'"),
+        (pa.table({"topic": ["t"], "partition": [2**40], "offset": [5]}), "not in range"),
+    ],
+)
+def test_unsuited_files_send_the_pass_back_to_spark(tmp_path: Path, table: pa.Table, reason: str) -> None:
+    pq.write_table(table, tmp_path / "c.parquet")
+    rows = list(_file_rows(str(tmp_path / "c.parquet"), SinkColumns()))
+    assert [row[:2] for row in rows] == [(UNSUITED, str(tmp_path / "c.parquet"))]
+    assert reason in str(rows[0][2])
+
+
+def test_files_are_balanced_by_size(tmp_path: Path) -> None:
+    sizes = {"a": 900, "b": 500, "c": 400, "d": 100, "e": 50}
+    for name, size in sizes.items():
+        (tmp_path / name).write_bytes(b"\0" * size)
+    groups = _balanced(tuple(str(tmp_path / name) for name in sizes), 2)
+    assert sorted(sorted(Path(p).name for p in group) for group in groups) == [["a", "d"], ["b", "c", "e"]]
+    assert len(_balanced((str(tmp_path / "a"),), 6)) == 1
