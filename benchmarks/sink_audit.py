@@ -65,6 +65,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import threading
 import time
 import urllib.request
@@ -89,6 +90,8 @@ from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
 from splitaudit.audit.sink_files import read_sink
 from splitaudit.clients.spark import spark_session
+from splitaudit.stack.process import free_port
+from splitaudit.stack.spark_cluster import SparkCluster
 
 PARTITIONS = 12
 DUPLICATES = 1_000
@@ -180,7 +183,7 @@ def _stream_partitions() -> list[tuple[str, int]]:
     return [(topic, partition) for topic, count in STREAM_TOPICS for partition in range(count)]
 
 
-def generate_streaming(directory: Path, rows: int) -> Layout:
+def generate_streaming(directory: Path, rows: int, *, payload: bool = True) -> Layout:
     """The streaming layout: STREAM_FILES files, file i written by subtask i % SUBTASKS in time window
     i // SUBTASKS, holding that window's records of the subtask's partitions interleaved in (random) time order;
     offsets from large per-partition bases; payload columns key (16 bytes), value (8-56 bytes) and two
@@ -253,16 +256,18 @@ def generate_streaming(directory: Path, rows: int) -> Layout:
             [np.zeros(len(own), np.int32), *(np.full(len(e.offsets), e.attempt, np.int32) for e in late)]
         )
         count = len(offset_column)
-        lengths = rng.integers(8, 57, size=count, dtype=np.int32)
-        value_offsets = np.concatenate((np.zeros(1, np.int32), np.cumsum(lengths, dtype=np.int32)))
-        start = int(rng.integers(0, pool.size - int(value_offsets[-1]) - 16 * count))
-        key_start = start + int(value_offsets[-1])
-        timestamps = 1_700_000_000_000 + window * 60_000 + np.sort(rng.integers(0, 60_000, size=count))
-        table = pa.table(
-            {
-                "topic": pa.DictionaryArray.from_arrays(pa.array(topic_of[index_column]), topics),
-                "partition": pa.array(partition_of[index_column]),
-                "offset": pa.array(offset_column),
+        columns = {
+            "topic": pa.DictionaryArray.from_arrays(pa.array(topic_of[index_column]), topics),
+            "partition": pa.array(partition_of[index_column]),
+            "offset": pa.array(offset_column),
+        }
+        if payload:
+            lengths = rng.integers(8, 57, size=count, dtype=np.int32)
+            value_offsets = np.concatenate((np.zeros(1, np.int32), np.cumsum(lengths, dtype=np.int32)))
+            start = int(rng.integers(0, pool.size - int(value_offsets[-1]) - 16 * count))
+            key_start = start + int(value_offsets[-1])
+            timestamps = 1_700_000_000_000 + window * 60_000 + np.sort(rng.integers(0, 60_000, size=count))
+            columns |= {
                 "key": pa.FixedSizeBinaryArray.from_buffers(
                     pa.binary(16), count, [None, pool.slice(key_start, 16 * count)]
                 ),
@@ -271,6 +276,10 @@ def generate_streaming(directory: Path, rows: int) -> Layout:
                 ),
                 "event_time": pa.array(timestamps - rng.integers(0, 5_000, size=count), pa.timestamp("ms")),
                 "kafka_time": pa.array(timestamps, pa.timestamp("ms")),
+            }
+        table = pa.table(
+            {
+                **columns,
                 "reader_id": pa.array([f"reader-{s}" for s in range(SUBTASKS)])
                 .dictionary_encode()
                 .take(pa.array(subtasks)),
@@ -284,20 +293,32 @@ def generate_streaming(directory: Path, rows: int) -> Layout:
 
 
 GENERATORS: dict[str, Callable[[Path, int], Layout]] = {"sorted": generate_sorted, "streaming": generate_streaming}
+# Bytes on disk per row, measured on generated sinks (100 M rows), with a margin: the free-space check's basis.
+ROW_BYTES = {"sorted": 6, "streaming": 72, "streaming-lean": 12}
 
 
 class PeakRss(threading.Thread):
-    """Peak RSS of this process and of its JVM children (the Spark driver), sampled every 0.2 s; `reset` starts
-    a new window, so each sink size gets its own peak."""
+    """Peak RSS, sampled every 0.2 s, of this process, of its JVM children (the Spark driver), of the executor
+    JVMs a standalone cluster's workers started (their largest, and their sum) and of every PySpark Python
+    worker on the machine (their sum: they run only for Spark's tasks); `reset` starts a new window, so each
+    sink size gets its own peaks."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.python = 0
-        self.jvm = 0
+        self.python = self.jvm = self.executor = self.executors = self.python_workers = 0
         self.done = threading.Event()
 
     def reset(self) -> None:
-        self.python = self.jvm = 0
+        self.python = self.jvm = self.executor = self.executors = self.python_workers = 0
+
+    def peaks_mib(self) -> dict[str, int]:
+        return {
+            "spark_driver_jvm": self.jvm >> 20,
+            "python_driver": self.python >> 20,
+            "largest_executor_jvm": self.executor >> 20,
+            "executor_jvms": self.executors >> 20,
+            "python_workers": self.python_workers >> 20,
+        }
 
     def run(self) -> None:
         me = psutil.Process()
@@ -309,6 +330,17 @@ class PeakRss(threading.Thread):
                         self.jvm = max(self.jvm, child.memory_info().rss)
                 except psutil.NoSuchProcess:
                     continue
+            executors, workers = [], 0
+            for process in psutil.process_iter(["cmdline", "memory_info"]):
+                command = " ".join(process.info["cmdline"] or ())
+                rss = process.info["memory_info"].rss if process.info["memory_info"] else 0
+                if "CoarseGrainedExecutorBackend" in command:
+                    executors.append(rss)
+                elif "pyspark.daemon" in command or "pyspark.worker" in command:
+                    workers += rss
+            self.executor = max(self.executor, *executors, 0)
+            self.executors = max(self.executors, sum(executors))
+            self.python_workers = max(self.python_workers, workers)
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -426,30 +458,84 @@ def main() -> None:
     parser.add_argument(
         "--spark-pass", action="store_true", help="also time the audit with Spark's grouped pass 1 (the baseline)"
     )
+    parser.add_argument("--lean", action="store_true", help="streaming layout without its payload columns")
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="WORKERS",
+        help="run on a local standalone cluster of 1-core workers",
+    )
+    parser.add_argument("--executor-memory", default="4g", help="each cluster worker's memory for its executor")
     args = parser.parse_args()
     sizes = args.rows or [10_000_000]
-
+    if args.lean and args.layout != "streaming":
+        parser.error("--lean is for the streaming layout (the sorted one has no payload columns)")
+    name = f"{args.layout}{'-lean' if args.lean else ''}"
+    generate = partial(generate_streaming, payload=False) if args.lean else GENERATORS[args.layout]
+    for rows in sizes:  # the largest sink must fit: say so before generating anything
+        estimate = ROW_BYTES[name] * rows
+        if not (args.data / f"{name}-{rows}" / "_SUCCESS").exists() and estimate > _free_bytes(args.data):
+            parser.error(f"{args.data} has {_free_bytes(args.data) >> 30} GiB free; {rows} rows need ~{estimate >> 30}")
     layouts = {}  # generated before the sampler starts: generating is not part of what is measured
     for rows in sizes:
-        layouts[rows] = GENERATORS[args.layout](args.data / f"{args.layout}-{rows}", rows)
+        layouts[rows] = generate(args.data / f"{name}-{rows}", rows)
     peak = PeakRss()
     peak.start()
     config = {"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"}
     if args.stages:
         config |= {"spark.ui.enabled": "true", "spark.ui.port": "0"}
-    spark = spark_session(args.master, app_name="splitaudit-bench", config=config)
+    cluster = None
+    master = args.master
+    if args.cluster:
+        cluster = SparkCluster(
+            args.data / "spark-cluster",
+            free_port(),
+            free_port(),
+            tuple(free_port() for _ in range(args.cluster)),
+            worker_memory=args.executor_memory,
+        )
+        cluster.start()
+        master = cluster.master_url
+        config |= {"spark.executor.memory": args.executor_memory, "spark.cores.max": str(args.cluster)}
+    try:
+        report = _run(args, master, config, sizes, name, layouts, peak)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        peak.done.set()
+    print(json.dumps(report, indent=2))
+
+
+def _free_bytes(directory: Path) -> int:
+    directory.mkdir(parents=True, exist_ok=True)
+    return shutil.disk_usage(directory).free
+
+
+def _run(
+    args: argparse.Namespace,
+    master: str,
+    config: dict[str, str],
+    sizes: list[int],
+    name: str,
+    layouts: dict[int, Layout],
+    peak: PeakRss,
+) -> dict[str, Any]:
+    """Every timed query on one Spark session, size by size."""
+    spark = spark_session(master, app_name="splitaudit-bench", config=config)
     spark.sparkContext.setLogLevel("ERROR")
     stage_metrics = StageMetrics(spark) if args.stages else None
     report: dict[str, Any] = {
         "layout": args.layout,
-        "master": args.master,
+        "master": master,
+        "sink": name,
         "cpus": os.cpu_count(),
         "repeat": args.repeat,
         "sizes": {},
     }
-    bare_scan(spark, str(args.data / f"{args.layout}-{sizes[0]}"))  # warm-up: no timed query pays for JIT
+    bare_scan(spark, str(args.data / f"{name}-{sizes[0]}"))  # warm-up: no timed query pays for JIT
     for rows in sizes:
-        path = str(args.data / f"{args.layout}-{rows}")
+        path = str(args.data / f"{name}-{rows}")
         layout = layouts[rows]
         entry: dict[str, Any] = {}
         peak.reset()
@@ -478,7 +564,7 @@ def main() -> None:
         entry["splitaudit_over_scan"] = round(audit_seconds / scan_seconds, 2)
         entry["bare_scan_max_topic_s"] = round(min(string_scans), 2)
         entry["splitaudit_over_max_topic_scan"] = round(audit_seconds / min(string_scans), 2)
-        entry["peak_rss_mib"] = {"spark_driver_jvm": peak.jvm >> 20, "python_driver": peak.python >> 20}
+        entry["peak_rss_mib"] = peak.peaks_mib()
         entry["runs_s"] = {"bare_scan": _rounded(scans), "splitaudit": _rounded(audits)}
         if spark_passes:
             entry["spark_pass_s"] = round(min(spark_passes), 2)
@@ -490,16 +576,15 @@ def main() -> None:
     for rows in sizes if not args.skip_naive else []:
         entry = report["sizes"][str(rows)]
         peak.reset()
-        naive_seconds, found = timed(partial(naive, spark, str(args.data / f"{args.layout}-{rows}")))
+        naive_seconds, found = timed(partial(naive, spark, str(args.data / f"{name}-{rows}")))
         assert found == layouts[rows].naive_expected, found
         entry["naive_s"] = round(naive_seconds, 2)
         entry["naive_over_scan"] = round(naive_seconds / entry["bare_scan_s"], 2)
         entry["speedup_over_naive"] = round(naive_seconds / entry["splitaudit_s"], 2)
-        entry["naive_peak_rss_mib"] = {"spark_driver_jvm": peak.jvm >> 20, "python_driver": peak.python >> 20}
+        entry["naive_peak_rss_mib"] = peak.peaks_mib()
         print(json.dumps({str(rows): entry}), flush=True)
     spark.stop()
-    peak.done.set()
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
