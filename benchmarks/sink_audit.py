@@ -389,7 +389,7 @@ def naive(spark: SparkSession, path: str) -> tuple[int, int]:
 
 def splitaudit_audit(spark: SparkSession, path: str, *, spark_pass: bool = False) -> Expected:
     """The audit's findings in the shape of `Layout.expected`: count and offset ranges per (kind, topic, partition).
-    With `spark_pass`, pass 1 is Spark's grouped aggregate (`buckets.bucket_stats`, the audit before
+    With `spark_pass`, pass 1 is Spark's grouped aggregate (`pass_one.bucket_stats`, the audit before
     `parquet_pass`), not the sink's files read by pyarrow."""
     sink = read_sink(spark, path, "parquet", SinkColumns())
     files = None if spark_pass else parquet_files(sink, "parquet", SinkColumns())

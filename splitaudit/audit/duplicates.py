@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit import buckets
 from splitaudit.audit.bitmaps import BucketKey
+from splitaudit.audit.filters import FILE_COLUMN, any_of, offset_filter
 from splitaudit.audit.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
@@ -115,8 +115,8 @@ def classify_duplicates(
 ) -> list[Finding]:
     """One finding per (topic, partition, class) of the duplicated offsets in these buckets (and in any clean
     ones that the filter's joined runs span, which have none), in topic, partition, kind order. `sink` is the
-    sink, or any frame holding at least the rows of these buckets (`buckets.suspect_rows`)."""
-    rows = sink.filter(buckets.offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
+    sink, or any frame holding at least the rows of these buckets (`suspects.suspect_rows`)."""
+    rows = sink.filter(offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
     runs = runs_per_kind(_duplicated_offsets(rows, lineage))
     samples = _samples(sink, [r.first_offset for r in runs])
     return [_finding(r, samples.get(r.first_offset, ()), lineage, exactly_once) for r in runs]
@@ -225,14 +225,9 @@ def _samples(sink: DataFrame, keys: list[OffsetKey]) -> dict[OffsetKey, tuple[di
         (F.col("topic") == F.lit(t)) & (F.col("partition") == F.lit(p)) & (F.col("offset") == F.lit(o))
         for t, p, o in keys
     ]
-    columns = [c for c in sink.columns if c != buckets.FILE_COLUMN]  # the sink's own columns
+    columns = [c for c in sink.columns if c != FILE_COLUMN]  # the sink's own columns
     rank = F.row_number().over(Window.partitionBy("topic", "partition", "offset").orderBy(*columns))
-    chosen = (
-        sink.filter(buckets.any_of(exact))
-        .select(*columns)
-        .withColumn("_rank", rank)
-        .filter(F.col("_rank") <= SAMPLE_ROWS)
-    )
+    chosen = sink.filter(any_of(exact)).select(*columns).withColumn("_rank", rank).filter(F.col("_rank") <= SAMPLE_ROWS)
     samples: dict[OffsetKey, list[dict[str, object]]] = {}
     for row in chosen.drop("_rank").collect():
         samples.setdefault((row["topic"], row["partition"], row["offset"]), []).append(row.asDict())

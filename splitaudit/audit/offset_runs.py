@@ -7,7 +7,7 @@ telescope to g(last + 1) - g(first)) follow from its two ends: two hashes per ru
 partition's records reach a file in offset order, so a file holds a few runs per partition however its
 partitions interleave; duplicates and gaps only add runs. Runs are cut at bucket edges and summed per (key,
 bucket): the same rows, first and last offsets and fingerprint sums that Spark's grouped aggregate of pass 1
-gives (`buckets.bucket_stats`), for any order of rows, only cheaper when rows come in runs.
+gives (`pass_one.bucket_stats`), for any order of rows, only cheaper when rows come in runs.
 
 The per-row work is a stable sort by key (a radix sort; none when the batch holds one key), a difference and a
 comparison; everything after it is per run.

@@ -1,6 +1,6 @@
 """Pass 1 over a sink of local Parquet files, read by pyarrow in Spark's Python workers: no hash grouping per row.
 
-Spark's pass 1 (`buckets.bucket_stats`) updates a hash table for every row; on a sink whose files mix partitions
+Spark's pass 1 (`pass_one.bucket_stats`) updates a hash table for every row; on a sink whose files mix partitions
 that alone costs 1.4-1.9x a bare scan. Here Spark only hands out the files: each task reads its files' three
 coordinate columns with pyarrow (the topic dictionary-encoded, as Parquet stores it), and `offset_runs` sums
 each batch per (topic, partition, bucket) from its runs of consecutive offsets. What reaches the driver is one
@@ -29,8 +29,9 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.buckets import FILE_COLUMN, BucketStats, FileKey, PassOne
+from splitaudit.audit.filters import FILE_COLUMN, FileKey
 from splitaudit.audit.offset_runs import Int32s, Keys, bucket_sums
+from splitaudit.audit.pass_one import BucketStats, PassOne
 from splitaudit.audit.request import SinkColumns
 
 BATCH_ROWS = 1 << 20  # rows per pyarrow batch: numpy's per-call cost stays small next to the rows

@@ -1,12 +1,17 @@
 """The sink checks: every (topic, partition, offset) a sink should hold exactly once, judged without sorting it.
 
 `audit_sink` takes a sink read into (topic, partition, offset + lineage) columns (`sink_files.read_sink`,
-`kafka_topic.read_kafka_sink`) and runs pass 1 over all of it (`buckets.bucket_stats`), judges every bucket's
-coverage of its partition from that, reading only the suspect buckets again (`coverage`), and classifies the
-duplicates of the buckets that hold any (`duplicates`). The suspects' rows are read from the sink once
-(`buckets.suspect_rows`), and from a sink of files only out of the files that hold them: on a sink whose files
-mix partitions, where row-group statistics prune little, any other read costs about a full scan. Only
-per-bucket (per file: per bucket and file) rows, a bounded number of bitmaps and a few sample rows reach the
+`kafka_topic.read_kafka_sink`) through these stages, each a module the data passes once, in this order:
+
+1. pass 1 (`parquet_pass` for local Parquet files, else `pass_one`): every bucket's rows, offset extremes and
+   fingerprint, and the files that hold it;
+2. the suspects (`suspects`): the buckets whose sums are not those of the offsets they should hold, whose rows
+   are read once, from the files that hold them only, and kept;
+3. pass 2 (`pass_two`): exact counts and bitmaps of the suspects;
+4. the judgement (`coverage`): each partition's coverage and its missing and not-in-source offsets;
+5. the classification (`duplicates`) of the buckets holding duplicates.
+
+Only per-bucket (per file: per bucket and file) rows, a bounded number of bitmaps and a few sample rows reach the
 driver: no global sort, no row collect.
 """
 
@@ -18,19 +23,11 @@ from functools import partial
 
 from pyspark.sql import DataFrame
 
-from splitaudit.audit import buckets, parquet_pass
+from splitaudit.audit import coverage, parquet_pass, pass_one, pass_two, suspects
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.buckets import BucketStats
-from splitaudit.audit.coverage import (
-    DenseSpans,
-    dense_suspects,
-    judge_dense,
-    judge_source,
-    overfull_buckets,
-    source_suspects,
-)
 from splitaudit.audit.duplicates import Lineage, classify_duplicates
 from splitaudit.audit.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
+from splitaudit.audit.pass_one import BucketStats
 from splitaudit.errors import UsageError, printable
 
 
@@ -75,41 +72,42 @@ def audit_sink(
     `files` (`parquet_pass.parquet_files` of this very sink) lets pass 1 read the sink's Parquet files itself,
     without Spark's hash grouping of every row; the result is the same.
     """
-    pass_one = None if files is None else parquet_pass.bucket_stats(sink.sparkSession, files)
-    if pass_one is None:
-        pass_one = buckets.bucket_stats(sink)
-    stats, foreign = _source_topics_only(pass_one.stats, source_topics)
+    first = None if files is None else parquet_pass.bucket_stats(sink.sparkSession, files)
+    if first is None:
+        first = pass_one.bucket_stats(sink)
+    stats, foreign = _source_topics_only(first.stats, source_topics)
     lineage = Lineage.of(sink.columns)
     source_stats: dict[BucketKey, BucketStats] = {}
     if source is None:
-        spans = DenseSpans.of(stats)
-        suspects = dense_suspects(stats, spans)
+        spans = suspects.DenseSpans.of(stats)
+        chosen = suspects.dense_suspects(stats, spans)
     else:
-        source_stats = buckets.bucket_stats(source).stats
-        suspects = source_suspects(stats, source_stats)
-    # every later read of the sink is of suspect buckets (duplicated and overfull ones are suspects too): one
-    # read of their rows, kept, serves pass 2, the classification and the samples
-    held = suspects & stats.keys()
-    with buckets.suspect_rows(sink, held, pass_one.files_holding(held)) as rows, ThreadPoolExecutor(1) as pool:
+        source_stats = pass_one.bucket_stats(source).stats
+        chosen = suspects.source_suspects(stats, source_stats)
+    held = chosen & stats.keys()
+    with suspects.suspect_rows(sink, held, first.files_holding(held)) as rows, ThreadPoolExecutor(1) as pool:
         classify = partial(classify_duplicates, rows, lineage=lineage, exactly_once=exactly_once)
         early: Future[list[Finding]] | None = None
         overfull: list[BucketKey] = []
         if source is None:
-            overfull = overfull_buckets(stats, spans)
+            overfull = suspects.overfull_buckets(stats, spans)
             if overfull:  # surely duplicated: classify them while pass 2 runs
                 early = pool.submit(classify, overfull)
-            judgement = judge_dense(rows, stats, spans, suspects)
+            exact = pass_two.read_suspects(rows, held, None, set(), coverage.dense_bitmaps_needed(spans))
+            judgement = coverage.judge_dense(stats, spans, exact)
         else:
-            judgement = judge_source(rows, stats, source, source_stats, suspects)
+            from_source = chosen & source_stats.keys()
+            exact = pass_two.read_suspects(rows, held, source, from_source, coverage.source_bitmaps_needed)
+            judgement = coverage.judge_source(stats, source_stats, chosen, exact)
         findings = list(judgement.findings)
         duplicated = judgement.duplicated_buckets(stats)
         if early is not None and duplicated == overfull:
             findings += early.result()
         elif duplicated:  # others too (duplicates and gaps in one bucket): classify them all together
             findings += classify(duplicated)
-    if pass_one.invalid:
+    if first.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
-        findings.append(Finding(INVALID, ERROR, None, None, pass_one.invalid, detail=detail))
+        findings.append(Finding(INVALID, ERROR, None, None, first.invalid, detail=detail))
     for topic, count in sorted(foreign.items()):
         detail = f"sink rows naming topic {printable(topic)!r}, which no source reads: not judged"
         findings.append(Finding(NOT_A_SOURCE_TOPIC, INFO, topic, None, count, detail=detail))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit import buckets
 from splitaudit.audit.duplicates import LINEAGE_COLUMNS
+from splitaudit.audit.filters import FILE_COLUMN, FILE_STATISTICS
 from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError, summary
 
@@ -42,8 +42,8 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
             "partition and offset with --topic-col, --partition-col and --offset-col, or map its rows to the source "
             "records they carry with --sink-key EXPR --source-key EXPR (or --match-payload) and --bootstrap"
         )
-    # Parquet and ORC keep row-group statistics, from which pass 1 can prove a single topic (`buckets`)
-    statistics = {buckets.FILE_STATISTICS: sink_format in ("parquet", "orc")}
+    # Parquet and ORC keep row-group statistics, from which pass 1 can prove a single topic (`pass_one`)
+    statistics = {FILE_STATISTICS: sink_format in ("parquet", "orc")}
     selected = [
         F.col(columns.topic).cast("string").alias("topic", metadata=statistics),
         F.col(columns.partition).cast("int").alias("partition"),
@@ -51,13 +51,13 @@ def read_sink(spark: SparkSession, path: str, sink_format: str, columns: SinkCol
     ]
     selected += [F.col(c) for c in LINEAGE_COLUMNS if c in frame.columns and c not in wanted.values()]
     if "_metadata" not in frame.columns:  # Spark's hidden file metadata, unless a column of the sink hides it
-        selected.append(_file_identity().alias(buckets.FILE_COLUMN))
+        selected.append(_file_identity().alias(FILE_COLUMN))
     return frame.select(*selected)
 
 
 def _file_identity() -> Column:
     """Each row's file as (size, modified microseconds), from Spark's file metadata: pass 1 keeps which files
-    hold each bucket, and a filter on it skips the other files without opening them (`buckets.file_filter`)."""
+    hold each bucket, and a filter on it skips the other files without opening them (`filters.file_filter`)."""
     size = F.col("_metadata.file_size")
     modified = F.unix_micros(F.col("_metadata.file_modification_time"))
     return F.struct(size.alias("size"), modified.alias("modified"))

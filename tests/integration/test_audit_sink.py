@@ -15,8 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from splitaudit.audit import buckets
-from splitaudit.audit import coverage as coverage_module
+from splitaudit.audit import filters, pass_one, pass_two, suspects
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
@@ -116,7 +115,7 @@ def _reads_kept_rows(frame: DataFrame) -> bool:
 def test_suspect_rows_hold_exactly_the_suspect_buckets_while_kept(spark: SparkSession, planted_parquet: Path) -> None:
     sink = read_sink(spark, str(planted_parquet), "parquet", SinkColumns())
     # t/1 bucket 0: 10,000 offsets and 100 again; u/0 bucket 1 (32,768..65,535): all but 32,768..32,780
-    with buckets.suspect_rows(sink, {("t", 1, 0), ("u", 0, 1)}) as rows:
+    with suspects.suspect_rows(sink, {("t", 1, 0), ("u", 0, 1)}) as rows:
         assert _reads_kept_rows(rows)
         assert rows.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism
         counts = {
@@ -125,7 +124,7 @@ def test_suspect_rows_hold_exactly_the_suspect_buckets_while_kept(spark: SparkSe
         assert counts == {("t", 1): 10_100, ("u", 0): 32_768 - 13}
         assert rows.columns == sink.columns  # the lineage columns too: classification and samples read them
     assert not _reads_kept_rows(rows.select("*"))  # released after the block: planned anew, it reads the sink
-    with buckets.suspect_rows(sink, set()) as rows:
+    with suspects.suspect_rows(sink, set()) as rows:
         assert rows is sink
 
 
@@ -142,8 +141,8 @@ def test_suspects_are_read_from_the_files_that_hold_them_only(
     copy = tmp_path / "sink"
     shutil.copytree(planted_parquet, copy)
     sink = read_sink(spark, str(copy), "parquet", SinkColumns())
-    pass_one = buckets.bucket_stats(sink)
-    assert pass_one.stats[("t", 1, 0)].rows == 10_100
+    first = pass_one.bucket_stats(sink)
+    assert first.stats[("t", 1, 0)].rows == 10_100
     keys = {("t", 1, 0), ("u", 0, 1)}
     # the oracle, by pyarrow: the files holding rows of t/1 offsets 0..32767 or u/0 offsets 32768..65535
     holding, others = set(), []
@@ -156,19 +155,19 @@ def test_suspects_are_read_from_the_files_that_hold_them_only(
     # part-0000 (t/1), part-0001 and part-0002 (u/0 bucket 1); part-0003 holds u/0 from offset 98,304 only
     assert [p.name for p in others] == ["part-0003.parquet"]
     assert len(holding) == 3
-    files = pass_one.files_holding(keys)
+    files = first.files_holding(keys)
     assert files == holding
-    assert buckets.bucket_stats(sink.drop(buckets.FILE_COLUMN)).files is None  # not read from files
+    assert pass_one.bucket_stats(sink.drop(filters.FILE_COLUMN)).files is None  # not read from files
     for path in others:  # garbage of the same size and time: reading it would fail
         stat = path.stat()
         path.write_bytes(b"\0" * stat.st_size)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    with buckets.suspect_rows(sink, keys, files) as rows:
+    with suspects.suspect_rows(sink, keys, files) as rows:
         counts = {
             (r["topic"], r["partition"]): r["count"] for r in rows.groupBy("topic", "partition").count().collect()
         }
     assert counts == {("t", 1): 10_100, ("u", 0): 32_768 - 13}
-    assert pass_one.files_holding(set()) == set()
+    assert first.files_holding(set()) == set()
 
 
 def test_without_lineage_duplicates_are_unclassified_errors(spark: SparkSession, planted_parquet: Path) -> None:
@@ -331,8 +330,8 @@ def test_bounded_filters_and_bitmaps_keep_counts_exact(
 ) -> None:
     # p0's suspect buckets 0, 1 and 3 become one filtered run 0..3 (bucket 2 dropped after the aggregate), and
     # only the first bucket that needs a bitmap (p0's bucket 0) gets one: the counts stay exact
-    monkeypatch.setattr(buckets, "MAX_FILTER_RANGES", 1)
-    monkeypatch.setattr(coverage_module, "MAX_BITMAP_BUCKETS", 1)
+    monkeypatch.setattr(filters, "MAX_FILTER_RANGES", 1)
+    monkeypatch.setattr(pass_two, "MAX_BITMAP_BUCKETS", 1)
     sink_path, source_path = source_and_sink
     sink = read_sink(spark, str(sink_path), "parquet", SinkColumns())
     result = audit_sink(sink, source=spark.read.parquet(str(source_path)))

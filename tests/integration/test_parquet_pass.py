@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit import buckets, parquet_pass
+from splitaudit.audit import parquet_pass, pass_one
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, INVALID, MISSING, REPLAY
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
@@ -72,7 +72,7 @@ def test_the_parquet_pass_equals_sparks_pass(spark: SparkSession, streaming_sink
     assert files is not None
     assert len(files.paths) == 5
     ours = parquet_pass.bucket_stats(spark, files)
-    assert ours == buckets.bucket_stats(sink)  # every bucket's sums, the invalid rows and which files hold them
+    assert ours == pass_one.bucket_stats(sink)  # every bucket's sums, the invalid rows and which files hold them
     assert ours is not None
     assert ours.invalid == 1
     assert ours.stats[("a", 0, 1)].rows == 32_768 + 1_000  # offsets 32,768..65,535 and the second reader's 1,000
