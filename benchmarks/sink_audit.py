@@ -1,13 +1,13 @@
 """Sink-audit benchmark: splitaudit's fingerprint-then-suspects audit against a bare scan and a naive audit, same run.
 
-Generates a Parquet sink of N rows in one of two layouts (`--layout`), then times on one Spark session: a bare
-scan of the three key columns, splitaudit's `audit_sink`, and the naive audit (groupBy(topic, partition,
-offset).count() for duplicates, lag() over a window ordered by offset for gaps). Every approach must find
-exactly the planted anomalies; splitaudit's findings (kind, topic, partition, count, offset ranges) must equal
-the planted ones. Prints JSON with the times, the ratios to the bare scan, and the peak RSS of the Spark driver
-JVM and of this Python driver while each size is scanned and audited (sinks are generated first, outside the
-measurement). The naive audits run after all of those, with their own peak: the JVM keeps the heap they grow, so
-running them in between would inflate the audit's figures.
+Generates a Parquet sink of N rows in one of two layouts (`--layout`), then times on one Spark session: a bare scan
+of the three key columns, splitaudit's `audit_sink`, and the naive audit (groupBy(topic, partition, offset).count()
+for duplicates, lag() over a window ordered by offset for gaps). Every approach must find exactly the planted
+anomalies; splitaudit's findings (kind, topic, partition, count, offset ranges) must equal the planted ones. Prints
+JSON with the times, the ratios to the bare scan, and the peak RSS of the Spark driver JVM and of this Python driver
+while each size is scanned and audited (sinks are generated first, outside the measurement), and the same peaks
+sampled while the audits alone ran. The naive audits run after all of those, with their own peak: the JVM keeps the
+heap they grow, so running them in between would inflate the audit's figures.
 
 - `sorted`: one topic, 12 partitions of dense offsets from 0, each in files of its own, lineage columns subtask
   and attempt; 1,000 duplicate rows planted in partition 3 and a 100-offset gap in partition 7. Row-group
@@ -22,42 +22,26 @@ running them in between would inflate the audit's figures.
 `--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's own metrics of each stage of the
 last audit (wall and task time, rows and bytes read, rows shuffled): where the audit's time goes.
 
-The bare scan (the floor) is count(*), max(offset), max(partition) and count(topic): all three columns are
-read and decoded, and no topic string is compared. An earlier floor took max(topic), whose string comparison
-on every row made it about 4x dearer at 100 M rows; it is still timed, as `bare_scan_max_topic_s`, to compare
-with figures measured against it. One untimed scan first warms the JVM, so that no timed query pays for JIT
-compilation. The machine is shared: `--repeat N` times the scans and the audit N times each, interleaved, and
-reports the fastest of each (the naive audit runs once).
+The bare scan (the floor) is count(*), max(offset), max(partition) and count(topic): all three columns are read and
+decoded, and no topic string is compared. An earlier floor took max(topic), whose string comparison on every row
+made it about 4x dearer at 100 M rows; it is still timed, as `bare_scan_max_topic_s`, to compare with figures
+measured against it. One untimed scan first warms the JVM, so that no timed query pays for JIT compilation, and one
+audit of the first sink starts Spark's Python workers (reported as `cold_first_audit_s`). The machine is shared:
+`--repeat N` times the scans and the audit N times each, interleaved, and reports the fastest of each (the naive
+audit runs once).
 
     .venv/bin/python benchmarks/sink_audit.py [--layout streaming] --rows 10000000 [--rows 100000000] \
         [--data /big/disk] [--repeat 3] [--skip-naive] [--stages]
 
-Measured in one run per layout (local[2], best of 3, idle machine, `--rows 10000000 --rows 100000000 --repeat 3
---stages`; sinks on disk, in the page cache):
+`--spark-pass` also times the same audit with Spark's grouped pass 1 (`pass_one.bucket_stats`), the audit as it
+was before `parquet_pass`: the before and after of one run. `--lean` generates the streaming layout without its
+payload columns (a billion rows of it take 4.5 GB instead of ~65 GB); `--cluster N` starts the stack's Spark
+standalone cluster (a master and N one-core workers on 127.0.0.1, `--executor-memory` each) for the run and
+stops it after. The peaks reported are the Spark driver JVM's, this Python driver's, the executor JVMs' (the
+largest and their sum, on a cluster) and the PySpark Python workers' (their sum). The free space of `--data` is
+checked against the sinks' expected size before anything is generated.
 
-    layout     rows   bare scan  audit   ratio  naive    driver peak RSS (JVM / Python)
-    streaming  10 M   1.36 s     5.47 s  4.01x  22.5 s   1.8 GiB / 132 MiB
-    streaming  100 M  3.28 s     9.49 s  2.89x  201.8 s  2.1 GiB / 135 MiB
-    sorted     10 M   0.51 s     2.28 s  4.46x  18.2 s   2.3 GiB / 130 MiB
-    sorted     100 M  1.97 s     4.97 s  2.52x  219.9 s  2.4 GiB / 133 MiB
-
-Where the time goes (Spark's stage metrics, 100 M rows): pass 1 6.21 s streaming (1.89x the scan), 3.26 s sorted
-(1.65x); then the topics' names from one file each (0.21 s), the suspects' rows read and kept (0.52 s streaming:
-878,186 rows of 7 files; 0.39 s sorted: 2.4 M rows of the suspects' row groups), pass 2, the classification and
-the samples (about 12 small jobs, 0.8-2.2 s) and 0.7-0.8 s on the driver between jobs. Pass 1's cost is the
-grouping itself: its aggregates over the whole sink without grouping take 1.08x the scan; grouping by
-(partition, bucket) alone 1.2-1.66x; the topic string as a key adds 0.4-0.6x (its 64-bit hash, now used for
-sinks of files, 0.2x); the file key (size, modification time) adds nothing measurable (Spark's partial
-aggregate keeps one group per bucket per task anyway); packing the keys into one long would save about 0.1x and
-lose exactness. So 1.5x is out of reach for a grouped pass 1 on either layout.
-
-Before the file key, on the streaming layout the suspects' rows were read out of every file that row-group
-statistics could not exclude: 100 M rows, audit 27.89 s against a 4.60 s scan (6.06x), of which pass 1 7.68 s and
-the suspects' read 15.52 s (50.1 M rows read); with --repeat 3, 24.12 s against 3.27 s (7.38x). Earlier figures
-(sessions before, loaded machine): the single read of the suspects' rows instead of three (6.05x against 7.1x at
-10 M), and pass 2 with Spark's `bitmap_construct_agg` 1.5-3x faster than bitmaps built in Python workers with
-mapInArrow. Bitmaps of every bucket in pass 1 (exact at once, no fingerprint) took 3.15x the scan (streaming,
-10 M): too dear.
+The measured figures, before and after, are in docs/audit.md ("How it scales").
 """
 
 from __future__ import annotations
@@ -298,7 +282,7 @@ ROW_BYTES = {"sorted": 6, "streaming": 72, "streaming-lean": 12}
 
 
 class PeakRss(threading.Thread):
-    """Peak RSS, sampled every 0.2 s, of this process, of its JVM children (the Spark driver), of the executor
+    """Peak RSS, sampled every 0.2 s, of this process, of the Spark driver JVM (pyspark's gateway), of the executor
     JVMs a standalone cluster's workers started (their largest, and their sum) and of every PySpark Python
     worker on the machine (their sum: they run only for Spark's tasks); `reset` starts a new window, so each
     sink size gets its own peaks."""
@@ -324,17 +308,14 @@ class PeakRss(threading.Thread):
         me = psutil.Process()
         while not self.done.wait(0.2):
             self.python = max(self.python, me.memory_info().rss)
-            for child in me.children(recursive=True):
-                try:
-                    if "java" in child.name():
-                        self.jvm = max(self.jvm, child.memory_info().rss)
-                except psutil.NoSuchProcess:
-                    continue
             executors, workers = [], 0
+            mine = {child.pid for child in me.children(recursive=True)}
             for process in psutil.process_iter(["cmdline", "memory_info"]):
                 command = " ".join(process.info["cmdline"] or ())
                 rss = process.info["memory_info"].rss if process.info["memory_info"] else 0
-                if "CoarseGrainedExecutorBackend" in command:
+                if process.pid in mine and "org.apache.spark.deploy.SparkSubmit" in command:  # pyspark's gateway
+                    self.jvm = max(self.jvm, rss)
+                elif "CoarseGrainedExecutorBackend" in command:
                     executors.append(rss)
                 elif "pyspark.daemon" in command or "pyspark.worker" in command:
                     workers += rss
@@ -534,21 +515,30 @@ def _run(
         "sizes": {},
     }
     bare_scan(spark, str(args.data / f"{name}-{sizes[0]}"))  # warm-up: no timed query pays for JIT
+    # and one audit, which starts Spark's Python workers (and imports pyarrow in them): reported, not compared
+    seconds, found = timed(partial(splitaudit_audit, spark, str(args.data / f"{name}-{sizes[0]}")))
+    assert found == layouts[sizes[0]].expected, found
+    report["cold_first_audit_s"] = round(seconds, 2)
+    audit_peak = PeakRss()
+    audit_peak.start()
     for rows in sizes:
         path = str(args.data / f"{name}-{rows}")
         layout = layouts[rows]
         entry: dict[str, Any] = {}
         peak.reset()
         scans, audits, string_scans, spark_passes = [], [], [], []
+        audit_peaks: dict[str, int] = {}
         for _ in range(args.repeat):  # interleaved, so that a burst of load elsewhere hits all of them alike
             seconds, (count, _) = timed(partial(bare_scan, spark, path))
             assert count == layout.rows, count
             scans.append(seconds)
             if stage_metrics is not None:
                 stage_metrics.mark()
+            audit_peak.reset()
             seconds, found = timed(partial(splitaudit_audit, spark, path))
             assert found == layout.expected, found
             audits.append(seconds)
+            audit_peaks = {key: max(value, audit_peaks.get(key, 0)) for key, value in audit_peak.peaks_mib().items()}
             if stage_metrics is not None:
                 entry["audit_stages"] = stage_metrics.since_mark()  # of the last run
             seconds, (count, _) = timed(partial(bare_scan_max_topic, spark, path))
@@ -565,6 +555,7 @@ def _run(
         entry["bare_scan_max_topic_s"] = round(min(string_scans), 2)
         entry["splitaudit_over_max_topic_scan"] = round(audit_seconds / min(string_scans), 2)
         entry["peak_rss_mib"] = peak.peaks_mib()
+        entry["audit_peak_rss_mib"] = audit_peaks  # sampled while the audits ran only
         entry["runs_s"] = {"bare_scan": _rounded(scans), "splitaudit": _rounded(audits)}
         if spark_passes:
             entry["spark_pass_s"] = round(min(spark_passes), 2)
@@ -572,6 +563,7 @@ def _run(
             entry["runs_s"]["spark_pass"] = _rounded(spark_passes)
         report["sizes"][str(rows)] = entry
         print(json.dumps({str(rows): entry}), flush=True)
+    audit_peak.done.set()
     # the naive audits last: the JVM keeps the heap they grow, which would inflate the audit's peak RSS
     for rows in sizes if not args.skip_naive else []:
         entry = report["sizes"][str(rows)]

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
 import pytest
 
 from splitaudit.audit.tables import savepoint_table
@@ -38,12 +40,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
         spark.stop()
 
 
-def _audit(master: str) -> dict[str, Any]:
-    """`splitaudit --json audit` of the stock restore run's sink and final savepoint, in a fresh process."""
+def _audit(master: str, sink: Path = STOCK_SINK, sink_format: str = "json") -> dict[str, Any]:
+    """`splitaudit --json audit` of the stock restore run's sink (or a copy in another format) and final savepoint,
+    in a fresh process."""
     done = subprocess.run(
         [
             *(sys.executable, "-m", "splitaudit", "--json", "audit", "--master", master),
-            *("--sink", str(STOCK_SINK), "--sink-format", "json", "--savepoint", str(STOCK_SAVEPOINT)),
+            *("--sink", str(sink), "--sink-format", sink_format, "--savepoint", str(STOCK_SAVEPOINT)),
             *("--topic", STOCK_TOPIC),
         ],
         capture_output=True,
@@ -115,3 +118,21 @@ def test_the_data_source_reads_on_the_executors(cluster: SparkCluster) -> None:
     logs = {key: text for key, text in _executor_logs(cluster).items() if key not in before}
     python_tasks = [key for key, text in logs.items() if "Starting Python task execution" in text]
     assert python_tasks, f"no executor of this application ran a Python task: {sorted(logs)}"
+
+
+def test_a_parquet_sink_is_read_by_the_executors_python_workers(cluster: SparkCluster, tmp_path: Path) -> None:
+    """Pass 1 of a local Parquet sink runs in the executors' Python workers (pyarrow): the same findings."""
+    parquet = tmp_path / "sink"
+    parquet.mkdir()
+    for index, path in enumerate(sorted(STOCK_SINK.glob("*.jsonl"))):
+        pq.write_table(pajson.read_json(path), parquet / f"part-{index:04d}.parquet")
+    before = set(_executor_logs(cluster))
+    on_cluster = _audit(cluster.master_url, parquet, "parquet")
+    logs = {key: text for key, text in _executor_logs(cluster).items() if key not in before}
+    assert [key for key, text in logs.items() if "Starting Python task execution" in text]
+    assert on_cluster == _audit("local[2]", parquet, "parquet")
+    as_json = _audit("local[2]")
+    assert on_cluster["summary"] == as_json["summary"]
+    assert on_cluster["coverage"] == as_json["coverage"]
+    double = [f for f in on_cluster["findings"] if f["kind"] == "double_assignment"]
+    assert [(f["partition"], f["count"], f["offset_ranges"]) for f in double] == [(p, 50, [[50, 99]]) for p in range(4)]
