@@ -3,7 +3,9 @@ against patched, and for every Beam release."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +26,89 @@ from splitaudit.cli.scenario_options import (
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.scenario.results import FAULTS, TASKMANAGER_KILL
+
+if TYPE_CHECKING:
+    from splitaudit.scenario.restore import ScenarioSettings
+
+
+@dataclass(frozen=True)
+class ScenarioCommand:
+    """What `scenario` runs, its options checked against each other (`scenario_command`)."""
+
+    run_dir: Path
+    variant: str
+    jar: Path | None  # None: the reference pipeline's jar of `variant`
+    settings: ScenarioSettings
+    keep_stack: bool
+    fault: str | None  # --kill-taskmanager is --fault taskmanager-kill
+    guard: bool
+    force: bool
+
+    def action(self, context: Context) -> int:
+        """Run the scenario (under the guard with --guard) on a stack of its own; show the result; its exit code."""
+        from splitaudit.scenario.restore import own_stack, pipeline_jar, run_with_own_stack
+
+        variant, settings = self.variant, self.settings
+        if self.guard:
+            from splitaudit.scenario.watched import run_guarded_restore
+
+            with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
+                jar = self.jar or pipeline_jar(variant)
+                guarded = run_guarded_restore(
+                    stack, self.run_dir / variant, jar, variant, context.progress, settings, self.force
+                )
+            context.output.guarded_restore(guarded)
+            return guarded.exit_code
+        jar = self.jar or pipeline_jar(variant)
+        report = run_with_own_stack(self.run_dir, jar, variant, context.progress, settings, self.keep_stack, self.fault)
+        context.output.scenario_report(report)
+        return report.audit.exit_code
+
+
+def scenario_command(
+    *,
+    variant: str,
+    jar: Path | None,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    restore_parallelism: int | None,
+    keep_stack: bool,
+    kill_taskmanager: bool,
+    fault: str | None,
+    continuous: bool,
+    added_partitions: int,
+    guard: bool,
+    force: bool,
+) -> ScenarioCommand:
+    """`scenario`'s options as the run they ask for; click.UsageError (exit 2, before anything starts) for
+    options that do not combine."""
+    from splitaudit.scenario.restore import ScenarioSettings
+
+    if force and not guard:
+        raise click.UsageError("--force overrides the guard's refusal: it needs --guard")
+    if guard and (fault is not None or kill_taskmanager or continuous or added_partitions):
+        raise click.UsageError("--guard runs the plain savepoint restore: no --fault, --continuous or --add-partitions")
+    if kill_taskmanager:
+        if fault not in (None, TASKMANAGER_KILL):
+            raise click.UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
+        fault = TASKMANAGER_KILL
+    if fault is not None and (added_partitions or continuous or restore_parallelism is not None):
+        raise click.UsageError(
+            "--add-partitions, --continuous and --restore-parallelism apply to the savepoint restore, not to a fault"
+        )
+    if added_partitions and continuous:
+        raise click.UsageError("--add-partitions and --continuous do not go together")
+    settings = ScenarioSettings(
+        *first_and_more(topic_partitions),
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+        added_partitions=added_partitions,
+        continuous=continuous,
+    )
+    return ScenarioCommand(new_run_dir(workdir), variant, jar, settings, keep_stack, fault, guard, force)
 
 
 @main.command()
@@ -108,49 +193,23 @@ def scenario(
     job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
     neither found an error.
     """
-    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_with_own_stack
-
-    if force and not guard:
-        raise click.UsageError("--force overrides the guard's refusal: it needs --guard")
-    if guard and (fault is not None or kill_taskmanager or continuous or added_partitions):
-        raise click.UsageError("--guard runs the plain savepoint restore: no --fault, --continuous or --add-partitions")
-    if kill_taskmanager:
-        if fault not in (None, TASKMANAGER_KILL):
-            raise click.UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
-        fault = TASKMANAGER_KILL
-    if fault is not None and (added_partitions or continuous or restore_parallelism is not None):
-        raise click.UsageError(
-            "--add-partitions, --continuous and --restore-parallelism apply to the savepoint restore, not to a fault"
-        )
-    if added_partitions and continuous:
-        raise click.UsageError("--add-partitions and --continuous do not go together")
-    run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(
-        *first_and_more(topic_partitions),
+    command = scenario_command(
+        variant=variant,
+        jar=jar,
+        workdir=workdir,
+        topic_partitions=topic_partitions,
         records=records,
         parallelism=parallelism,
         restore_parallelism=restore_parallelism,
-        added_partitions=added_partitions,
+        keep_stack=keep_stack,
+        kill_taskmanager=kill_taskmanager,
+        fault=fault,
         continuous=continuous,
+        added_partitions=added_partitions,
+        guard=guard,
+        force=force,
     )
-
-    def action(context: Context) -> int:
-        if guard:
-            from splitaudit.scenario.watched import run_guarded_restore
-
-            with own_stack(run_dir, context.progress, keep_stack) as stack:
-                guarded = run_guarded_restore(
-                    stack, run_dir / variant, jar or pipeline_jar(variant), variant, context.progress, settings, force
-                )
-            context.output.guarded_restore(guarded)
-            return guarded.exit_code
-        report = run_with_own_stack(
-            run_dir, jar or pipeline_jar(variant), variant, context.progress, settings, keep_stack, fault
-        )
-        context.output.scenario_report(report)
-        return report.audit.exit_code
-
-    run(ctx, action, run_dir / LIBRARIES_LOG)
+    run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
 @main.command()
