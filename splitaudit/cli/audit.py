@@ -10,19 +10,7 @@ from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
-
-
-def _partition_counts(values: tuple[str, ...]) -> tuple[tuple[str | None, int], ...]:
-    """`--partitions` values (`N`, `TOPIC=N`, comma-separated or repeated) as (topic or None, N) pairs."""
-    counts: list[tuple[str | None, int]] = []
-    for item in (part.strip() for value in values for part in value.split(",")):
-        topic, _, count = item.rpartition("=")
-        try:
-            counts.append((topic or None, int(count)))
-        except ValueError:
-            raise click.BadParameter(f"{item!r} is not N or TOPIC=N", param_hint="--partitions") from None
-    return tuple(counts)
-
+from splitaudit.cli.partitions import PartitionCount, comma_items, partition_counts
 
 SPARK_MASTER = click.option(
     "--master",
@@ -104,6 +92,7 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     "--partitions",
     metavar="N|TOPIC=N",
     multiple=True,
+    callback=partition_counts,
     help="The topic has partitions 0..N-1 (N: the one source topic; TOPIC=N, repeated or comma-separated, per "
     "topic): partitions the savepoint holds nowhere are reported missing. --bootstrap asks Kafka instead; "
     "without either the list comes from the sink, else from the enumerator's checkpoint. The report says which.",
@@ -168,7 +157,7 @@ def audit(
     bootstrap: str | None,
     topics: tuple[str, ...],
     group: str | None,
-    partitions: tuple[str, ...],
+    partitions: tuple[PartitionCount, ...],
     sink_key: str | None,
     source_key: str | None,
     match_payload: bool,
@@ -226,8 +215,8 @@ def audit(
         savepoint=savepoint,
         before=before,
         savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
-        topics=tuple(t.strip() for item in topics for t in item.split(",") if t.strip()),
-        partitions=_partition_counts(partitions),
+        topics=tuple(topic for topic in comma_items(topics) if topic),
+        partitions=partitions,
         bootstrap=bootstrap,
         group=group,
         exactly_once=exactly_once,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from splitaudit.cli.partitions import one_topic_count, topic_counts
+
 # Options shared by the commands that run a scenario in a run directory of their own.
 RUN_DIR = click.option(
     "--workdir",
@@ -14,18 +16,15 @@ RUN_DIR = click.option(
     default=None,
     help="Run directory (default: .splitaudit/runs/<UTC time>). Must not hold an earlier run.",
 )
-PARTITIONS = click.option("--partitions", default=4, show_default=True, help="Partitions of the topic.")
-
-
-def topic_counts(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
-    """`--partitions 4` (one topic) or `--partitions 5,2` (two topics): the partitions of each topic."""
-    try:
-        counts = tuple(int(item) for item in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not N or N,N,… (partitions of each topic)") from None
-    if any(count < 1 for count in counts):
-        raise click.BadParameter(f"{value!r}: every topic needs at least one partition")
-    return counts
+PARTITIONS = click.option(
+    "--partitions",
+    multiple=True,
+    default=("4",),
+    show_default=True,
+    metavar="N",
+    callback=one_topic_count,
+    help="Partitions of the topic the job reads (one count: the job reads one topic).",
+)
 
 
 def first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
@@ -36,12 +35,13 @@ def first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
 TOPIC_PARTITIONS = click.option(
     "--partitions",
     "topic_partitions",
-    default="4",
+    multiple=True,
+    default=("4",),
     show_default=True,
     metavar="N[,N…]",
     callback=topic_counts,
-    help="Partitions of the topic the job reads; comma-separated for a job reading several topics, one count "
-    "per topic (5,2: two new topics with 5 and 2 partitions, --records records produced to each).",
+    help="Partitions of the topic the job reads; comma-separated (or repeated) for a job reading several topics, "
+    "one count per topic (5,2: two new topics with 5 and 2 partitions, --records records produced to each).",
 )
 PARALLELISM = click.option(
     "--parallelism", type=click.IntRange(min=1), default=2, show_default=True, help="Parallelism of the job."
