@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
@@ -12,7 +10,7 @@ from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import LOG_FILE, default_log
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
-from splitaudit.guard.results import ACTIONS, STOP, WatchEvent
+from splitaudit.guard.results import ACTIONS, STOP
 
 
 @main.command()
@@ -106,22 +104,17 @@ def watch(
         settings = WatchSettings(
             flink_rest,
             job_id,
-            bootstrap,
-            on_error,
-            interval,
-            duration,
-            savepoint_dir,
-            savepoint,
-            wait,
-            probe,
-            rest_timeout,
+            bootstrap=bootstrap,
+            on_error=on_error,
+            interval=interval,
+            duration=duration,
+            savepoint_dir=savepoint_dir,
+            savepoint=savepoint,
+            wait=wait,
+            probe=probe,
+            rest_timeout=rest_timeout,
         )
-
-        def emit(event: WatchEvent) -> None:
-            sys.stdout.write(json.dumps(event.to_json()) + "\n")
-            sys.stdout.flush()
-
-        report = run_watch(settings, context.progress, emit)
+        report = run_watch(settings, context.progress, context.output.watch_event)
         context.output.watch_report(report)
         return report.exit_code
 
