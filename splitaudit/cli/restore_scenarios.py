@@ -111,6 +111,67 @@ def scenario_command(
     return ScenarioCommand(new_run_dir(workdir), variant, jar, settings, keep_stack, fault, guard, force)
 
 
+@dataclass(frozen=True)
+class DemoCommand:
+    """What `demo` runs, its options checked against each other (`demo_command`)."""
+
+    run_dir: Path
+    settings: ScenarioSettings
+    keep_stack: bool
+    guard: bool
+
+    def action(self, context: Context) -> int:
+        """Run the stock and the patched side (each under the guard with --guard) on one stack; show both; exit 0
+        when each came out as expected."""
+        from splitaudit.scenario.restore import own_stack, pipeline_jar, run_demo
+
+        if self.guard:
+            from splitaudit.scenario.watched import run_guarded_restore
+
+            with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
+                sides = [
+                    run_guarded_restore(
+                        stack, self.run_dir / v, pipeline_jar(v), v, context.progress, self.settings, False
+                    )
+                    for v in ("stock", "patched")
+                ]
+            for side in sides:
+                context.output.guarded_restore(side)
+            stock, patched = sides
+            as_expected = stock.restore is None and patched.restore is not None and patched.exit_code == EXIT_CLEAN
+            return EXIT_CLEAN if as_expected else EXIT_FINDINGS
+        report = run_demo(self.run_dir, context.progress, self.settings, self.keep_stack)
+        context.output.demo_report(report)
+        return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
+
+
+def demo_command(
+    *,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    restore_parallelism: int | None,
+    added_partitions: int,
+    keep_stack: bool,
+    guard: bool,
+) -> DemoCommand:
+    """`demo`'s options as the run they ask for; click.UsageError (exit 2, before anything starts) for options
+    that do not combine."""
+    from splitaudit.scenario.restore import ScenarioSettings
+
+    if guard and added_partitions:
+        raise click.UsageError("--guard runs the plain savepoint restore: no --add-partitions")
+    settings = ScenarioSettings(
+        *first_and_more(topic_partitions),
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+        added_partitions=added_partitions,
+    )
+    return DemoCommand(new_run_dir(workdir), settings, keep_stack, guard)
+
+
 @main.command()
 @click.option(
     "--variant",
@@ -250,38 +311,17 @@ def demo(
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
-    from splitaudit.scenario.restore import ScenarioSettings, own_stack, pipeline_jar, run_demo
-
-    if guard and added_partitions:
-        raise click.UsageError("--guard runs the plain savepoint restore: no --add-partitions")
-    run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(
-        *first_and_more(topic_partitions),
+    command = demo_command(
+        workdir=workdir,
+        topic_partitions=topic_partitions,
         records=records,
         parallelism=parallelism,
         restore_parallelism=restore_parallelism,
         added_partitions=added_partitions,
+        keep_stack=keep_stack,
+        guard=guard,
     )
-
-    def action(context: Context) -> int:
-        if guard:
-            from splitaudit.scenario.watched import run_guarded_restore
-
-            with own_stack(run_dir, context.progress, keep_stack) as stack:
-                sides = [
-                    run_guarded_restore(stack, run_dir / v, pipeline_jar(v), v, context.progress, settings, False)
-                    for v in ("stock", "patched")
-                ]
-            for side in sides:
-                context.output.guarded_restore(side)
-            stock, patched = sides
-            as_expected = stock.restore is None and patched.restore is not None and patched.exit_code == EXIT_CLEAN
-            return EXIT_CLEAN if as_expected else EXIT_FINDINGS
-        report = run_demo(run_dir, context.progress, settings, keep_stack)
-        context.output.demo_report(report)
-        return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
-
-    run(ctx, action, run_dir / LIBRARIES_LOG)
+    run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
 @main.command()

@@ -9,7 +9,6 @@ import click
 
 from splitaudit.cli.partitions import one_topic_count, topic_counts
 
-# Options shared by the commands that run a scenario in a run directory of their own.
 RUN_DIR = click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
