@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from splitaudit.audit.findings import Findings
-    from splitaudit.guard.results import GuardReport, WatchReport
+    from splitaudit.guard.results import GuardReport, WatchEvent, WatchReport
     from splitaudit.patch.results import PatchReport
     from splitaudit.savepoint_view import SavepointView
     from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
@@ -74,6 +74,12 @@ class Output(ABC):
     @abstractmethod
     def guard_report(self, report: GuardReport) -> None:
         """Show what `splitaudit guard` predicts for a restore, ending in its one CI line."""
+
+    def watch_event(self, event: WatchEvent) -> None:
+        """Write one event of a running `splitaudit watch` as a JSON line on stdout, at once (flushed), the same
+        with or without --json: a CI step reads them while the watch still runs."""
+        sys.stdout.write(json.dumps(event.to_json()) + "\n")
+        sys.stdout.flush()
 
     @abstractmethod
     def watch_report(self, report: WatchReport) -> None:

@@ -1,0 +1,244 @@
+"""`audit`: a savepoint's Kafka split assignment and the job's sink, on Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
+from splitaudit.cli.context import Context, run
+from splitaudit.cli.group import main
+from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
+from splitaudit.cli.partitions import PartitionCount, comma_items, partition_counts
+
+SPARK_MASTER = click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
+)
+
+
+def _identity(sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
+    """How --sink-key, --source-key and --match-payload map the sink to source records; None: by its columns."""
+    if match_payload:
+        if source_key:
+            raise click.UsageError("--match-payload compares the record values: give no --source-key with it")
+        return IdentityMatch.payload(sink_key)
+    if bool(sink_key) != bool(source_key):
+        raise click.UsageError("give --sink-key and --source-key together (or --match-payload for a pass-through job)")
+    return IdentityMatch(sink_key, source_key) if sink_key and source_key else None
+
+
+@main.command()
+@click.option(
+    "--savepoint",
+    metavar="SP",
+    help="A savepoint or checkpoint (dir or its _metadata; local path or s3://, hdfs://, gs:// URI): check that "
+    "every partition is held by exactly one split, and find sink records past its next offsets.",
+)
+@click.option(
+    "--before",
+    metavar="SP0",
+    help="An earlier savepoint of the same job (needs --savepoint): rewinds, dropped and new partitions.",
+)
+@click.option(
+    "--sink",
+    metavar="PATH",
+    help="The job's output: a directory or file of sink records, as the job wrote it (Beam's windowed names with "
+    "':', its .temp-beam folders and compressed files by suffix: .gz, .bz2, .zst, .deflate).",
+)
+@click.option(
+    "--sink-format",
+    type=click.Choice(SINK_FORMATS),
+    default="parquet",
+    show_default=True,
+    help="How the sink is stored (JSON means JSON lines; CSV needs a header row; text: one row per line, in a "
+    "`value` column). kafka: --sink is a topic of the --bootstrap cluster whose record values are JSON objects "
+    "with the coordinate (and lineage) fields.",
+)
+@SINK_NAMING
+@click.option(
+    "--watermark-delay",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How far the job's watermark may trail its records' Kafka time (KafkaIO withLogAppendTime: 2 s when "
+    "caught up; withCreateTime(maxDelay): maxDelay): with --before, windows ending this long before the job's "
+    "watermark at that savepoint had closed, and a file written for one after it is a rewrite.",
+)
+@click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
+@click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
+@click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
+@click.option(
+    "--bootstrap",
+    metavar="HOST:PORT",
+    help="The source topic's Kafka cluster: its partitions (admin API) for the assignment check, the offsets "
+    "that really exist for the gaps (transaction markers and compaction are not loss), expired records "
+    "(log start above the savepoint's next offset) and lag. With --sink-format kafka, also the sink's cluster.",
+)
+@click.option("--topic", "topics", metavar="T", multiple=True,
+              help="A source topic; repeat it (or separate with commas) for several (default: every topic the "
+                   "savepoint's sources read).")  # fmt: skip
+@click.option(
+    "--group",
+    metavar="G",
+    help="A consumer group (needs --bootstrap): its committed offsets against the savepoint's next offsets and "
+    "the sink's processed ones.",
+)
+@click.option(
+    "--partitions",
+    metavar="N|TOPIC=N",
+    multiple=True,
+    callback=partition_counts,
+    help="The topic has partitions 0..N-1 (N: the one source topic; TOPIC=N, repeated or comma-separated, per "
+    "topic): partitions the savepoint holds nowhere are reported missing. --bootstrap asks Kafka instead; "
+    "without either the list comes from the sink, else from the enumerator's checkpoint. The report says which.",
+)
+@click.option(
+    "--sink-key",
+    metavar="EXPR",
+    help="A sink without the source's coordinates: a Spark SQL expression over the sink's columns giving each "
+    "row's record identity (e.g. `timestamp`), matched to --source-key's over the source records (needs "
+    "--bootstrap). With --match-payload: the sink column holding the record value (default `value`).",
+)
+@click.option(
+    "--source-key",
+    metavar="EXPR",
+    help="The same identity over each source record as Spark's Kafka source gives it (key, value, topic, "
+    "partition, offset, timestamp, headers), e.g. `get_json_object(CAST(value AS STRING), '$.timestamp')`. "
+    "Both sides are compared as text.",
+)
+@click.option(
+    "--match-payload",
+    is_flag=True,
+    help="A pass-through job's sink: the identity is the record's whole value (the sink's `value` column, or "
+    "--sink-key's), so no expressions are needed.",
+)
+@click.option(
+    "--jar",
+    metavar="JOB.jar",
+    help="The jar the job was restored with (needs --before): evidence for classifying duplicates of a sink "
+    "without lineage (an unfixed FlinkSource re-reads restored splits).",
+)
+@UIDS
+@ALLOW_EXTERNAL_STATE
+@MAX_FILE_SIZE
+@click.option(
+    "--exactly-once",
+    is_flag=True,
+    help="Declare the sink exactly-once: replays after a restore, and sink records past the savepoint's next "
+    "offsets, become errors instead of warnings.",
+)
+@SPARK_MASTER
+@LOG_FILE
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the findings as a self-contained HTML page to FILE (a new file in an existing folder).",
+)
+@click.pass_context
+def audit(
+    ctx: click.Context,
+    savepoint: str | None,
+    before: str | None,
+    sink: str | None,
+    sink_format: str,
+    sink_naming: str | None,
+    watermark_delay: float,
+    topic_col: str,
+    partition_col: str,
+    offset_col: str,
+    bootstrap: str | None,
+    topics: tuple[str, ...],
+    group: str | None,
+    partitions: tuple[PartitionCount, ...],
+    sink_key: str | None,
+    source_key: str | None,
+    match_payload: bool,
+    jar: str | None,
+    uids: tuple[str, ...],
+    allow_external_state: bool,
+    max_file_size: int,
+    exactly_once: bool,
+    master: str,
+    log_path: Path | None,
+    html_path: Path | None,
+) -> None:
+    """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
+
+    Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output). Spark starts
+    only for a sink: the savepoint checks run without it (a savepoint-only audit starts no JVM).
+
+    \b
+    Savepoint: a partition held by two splits or subtasks, held by a reader and also pending in the
+      enumerator, or held by nobody (error). With --before: a partition whose next offset went backwards
+      (rewind), or that was dropped (error) or is new (info).
+    Several topics: every check works per (topic, partition); --bootstrap reads every topic the savepoint's
+      sources read (or each --topic).
+    Sink: duplicate (topic, partition, offset) keys, classified by the lineage columns reader_id and attempt
+      (and job_id) when present, per generation (a job_id and attempt; the attempt alone without job_id):
+      double assignment (two readers within one generation, an error) or replay (one reader in each of several
+      generations: a restore or failover, a warning unless --exactly-once); missing offsets: with --bootstrap
+      the offsets that exist in the topic but not in the sink, else those between a partition's lowest and
+      highest sink offset (dense offsets assumed, and the report says so).
+    Both: sink records at or past the savepoint's next offsets, which a restore from it reads again.
+    A sink whose coordinates name only topics no source reads is refused (exit 2): they are its own, not its
+      source's. Rows of other topics beside source ones are left out (not_a_source_topic, info).
+    Your own job's sink (no coordinates): --sink-key/--source-key (or --match-payload) with --bootstrap map each
+      row to the source record carrying its identity, then every check above runs on those coordinates;
+      unmatched_sink_rows and ambiguous_source_identity (error) say what could not be mapped. Without lineage,
+      --before (the savepoint the job was restored from) and --jar classify duplicates by where their runs
+      start and end: double assignment or replay, marked classified_by "inferred" with the evidence.
+    Kafka (--bootstrap, --group): records deleted before the job read them (log start above the offset it
+      resumes from: loss), committed group offsets that disagree with the savepoint or the sink, and lag.
+    File sinks: the ledger of Beam's windowed file names (window, pane, shard, rows, size, time; "ledger" in
+      the JSON): files left in .temp-beam folders (unfinalized_files), absent shards and panes. With --before,
+      the files written after that savepoint for windows that closed before it (rewritten_files: a restored job
+      re-read those windows and replaced their files) and, with --bootstrap, their records held once though read
+      twice (masked_duplicates) or lost with the replaced file (lost_by_rewrite).
+
+    --html FILE also writes one page (no external resources) with the summary, the partition x subtask
+    assignment matrix, per-partition offset-coverage bars and the findings; it never overwrites FILE.
+
+    Exit 0 clean, 1 findings of severity error, 2 bad input.
+    """
+    request = AuditRequest(
+        sink=sink,
+        sink_format=sink_format,
+        columns=SinkColumns(topic_col, partition_col, offset_col),
+        savepoint=savepoint,
+        before=before,
+        savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
+        topics=tuple(topic for topic in comma_items(topics) if topic),
+        partitions=partitions,
+        bootstrap=bootstrap,
+        group=group,
+        exactly_once=exactly_once,
+        master=master,
+        identity=_identity(sink_key, source_key, match_payload),
+        jar=jar,
+        sink_naming=sink_naming,
+        watermark_delay=watermark_delay,
+    )
+
+    def action(context: Context) -> int:
+        from splitaudit.report.html import check_html_target, write_html
+
+        if html_path is not None:
+            check_html_target(html_path)  # before the audit, not after an hour of Spark
+        from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
+
+        findings = run_audit(request, context.progress)
+        context.output.findings(findings)
+        if html_path is not None:
+            with context.progress.step(f"write the HTML report {html_path}"):
+                write_html(html_path, findings, "splitaudit audit of " + " and ".join(filter(None, (savepoint, sink))))
+        return findings.exit_code
+
+    run(ctx, action, log_path or default_log("audit"))

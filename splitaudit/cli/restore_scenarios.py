@@ -1,0 +1,219 @@
+"""`scenario`, `demo` and `matrix`: the beam#31313 restore scenario with the reference pipeline, once, stock
+against patched, and for every Beam release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from splitaudit.cli.context import Context, run
+from splitaudit.cli.group import main
+from splitaudit.cli.options import LIBRARIES_LOG
+from splitaudit.cli.restore_runs import demo_command, scenario_command
+from splitaudit.cli.scenario_options import (
+    ADD_PARTITIONS,
+    BEAM_RECORDS,
+    KEEP_STACK,
+    PARALLELISM,
+    RESTORE_PARALLELISM,
+    RUN_DIR,
+    TOPIC_PARTITIONS,
+    first_and_more,
+    new_run_dir,
+)
+from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
+from splitaudit.home import MATRIX_FLINK
+from splitaudit.scenario.results import FAULTS
+
+
+@main.command()
+@click.option(
+    "--variant",
+    type=click.Choice(["stock", "patched"]),
+    default="patched",
+    show_default=True,
+    help="Which build of the reference pipeline to run: Beam 2.62.0 as released, or with the patch.",
+)
+@click.option(
+    "--jar",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Run this job jar instead (e.g. one `patch-jar` wrote); --variant then only labels the run.",
+)
+@RUN_DIR
+@TOPIC_PARTITIONS
+@BEAM_RECORDS
+@PARALLELISM
+@RESTORE_PARALLELISM
+@KEEP_STACK
+@click.option(
+    "--kill-taskmanager",
+    is_flag=True,
+    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore "
+    "(the same as --fault taskmanager-kill).",
+)
+@click.option(
+    "--fault",
+    type=click.Choice(FAULTS),
+    default=None,
+    help="Interrupt the running job instead of savepoint + restore: taskmanager-kill (kill -9, Flink fails "
+    "over), broker-restart (the Kafka broker stopped and started again while the job reads), jobmanager-kill "
+    "(kill -9 the JobManager, start the cluster again, resubmit the job from its latest retained checkpoint).",
+)
+@click.option(
+    "--continuous",
+    is_flag=True,
+    help="Produce records all along (about 1,000/s after the first N) and cancel 2 s after the savepoint while "
+    "they keep arriving: the restored job replays what the first job read in between.",
+)
+@ADD_PARTITIONS
+@click.option("--guard", is_flag=True,
+              help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "
+                   "after it.")  # fmt: skip
+@click.option("--force", is_flag=True,
+              help="With --guard: restore even when the guard says unsafe, and let the watch stop the "
+                   "job.")  # fmt: skip
+@click.pass_context
+def scenario(
+    ctx: click.Context,
+    variant: str,
+    jar: Path | None,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    restore_parallelism: int | None,
+    keep_stack: bool,
+    kill_taskmanager: bool,
+    fault: str | None,
+    continuous: bool,
+    added_partitions: int,
+    guard: bool,
+    force: bool,
+) -> None:
+    """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
+
+    Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
+    cancels once all N are in the sink, produces N more, restores from the savepoint (at --restore-parallelism N
+    when given), waits for all 2N offsets,
+    savepoints and cancels again. Then audits the sink and both savepoints on Spark (`splitaudit audit`) and
+    prints, per partition, the records expected, sink rows, duplicate rows, missing offsets, records read twice
+    within one generation (double assignment: the bug) and records replayed in another generation, with the
+    auditor's verdict. With --continuous records keep arriving through the savepoint, the cancellation and the
+    restore. With --fault (or --kill-taskmanager) the job is not restored from a savepoint: it is interrupted
+    while it reads N/2 more records, recovers, and reads the last N/2. Exits as `audit` does: 0 clean, 1 findings.
+
+    With --guard, `splitaudit guard` judges the restore before it (the savepoint, the jar, the topic) and refuses
+    an unsafe one (exit 1); with --force too the restore goes ahead and `splitaudit watch` follows the restored
+    job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
+    neither found an error.
+    """
+    command = scenario_command(
+        variant=variant,
+        jar=jar,
+        workdir=workdir,
+        topic_partitions=topic_partitions,
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+        keep_stack=keep_stack,
+        kill_taskmanager=kill_taskmanager,
+        fault=fault,
+        continuous=continuous,
+        added_partitions=added_partitions,
+        guard=guard,
+        force=force,
+    )
+    run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
+
+
+@main.command()
+@RUN_DIR
+@TOPIC_PARTITIONS
+@BEAM_RECORDS
+@PARALLELISM
+@RESTORE_PARALLELISM
+@ADD_PARTITIONS
+@KEEP_STACK
+@click.option("--guard", is_flag=True,
+              help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "
+                   "stock restore and lets the patched one through, and the watch stays silent over it.")  # fmt: skip
+@click.pass_context
+def demo(
+    ctx: click.Context,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    restore_parallelism: int | None,
+    added_partitions: int,
+    keep_stack: bool,
+    guard: bool,
+) -> None:
+    """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
+
+    On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
+    and cancels, produces N more and restores from the savepoint (at --restore-parallelism N when given; see
+    `splitaudit scenario`), and the Spark auditor judges each run. Prints both sides per partition (records
+    expected, sink rows, duplicate rows, missing offsets) and the auditor's verdict: stock is double assignment
+    of every partition, patched is clean. Exits 0 when that is what the auditor found, 1 otherwise.
+
+    With --add-partitions K the topic gains K partitions while the job is down, and Beam 2.70.0 (the upstream
+    fix; its jar comes from `splitaudit setup --matrix`) runs between the two: expected, stock reads the old
+    partitions twice, 2.70.0 never reads the new ones, the patched jar reads every offset exactly once.
+
+    With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
+    restore and the patched one was let through with a silent watch, 1 otherwise.
+    """
+    command = demo_command(
+        workdir=workdir,
+        topic_partitions=topic_partitions,
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+        added_partitions=added_partitions,
+        keep_stack=keep_stack,
+        guard=guard,
+    )
+    run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
+
+
+@main.command()
+@RUN_DIR
+@TOPIC_PARTITIONS
+@BEAM_RECORDS
+@PARALLELISM
+@click.option("--releases", default=",".join(MATRIX_FLINK), show_default=True,
+              help="Comma-separated Beam releases to run (each on its own Flink: 2.54.0, 2.56.0, 2.59.0 on "
+                   "1.16.3; 2.62.0, 2.70.0 on 1.19.3).")  # fmt: skip
+@click.pass_context
+def matrix(
+    ctx: click.Context,
+    workdir: Path | None,
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    releases: str,
+) -> None:
+    """The restore scenario on a real cluster for every Beam release reachable here, stock and patched.
+
+    Needs `splitaudit setup --matrix` (Flink 1.16.3 and the reference pipeline of every release). For each
+    Flink version one stack is started in the run directory; each release's jars run the scenario of `splitaudit
+    scenario` on it and the auditor judges each run. Expected: an affected release's stock jar is double
+    assignment of every partition; its patched jar and Beam 2.70.0 (fixed upstream, unpatched) are clean.
+    Exits 0 when every run is as expected, 1 otherwise. Takes about 2 minutes per run on an idle laptop.
+    """
+    from splitaudit.scenario.matrix import run_matrix
+    from splitaudit.scenario.restore import ScenarioSettings
+
+    run_dir = new_run_dir(workdir)
+    settings = ScenarioSettings(*first_and_more(topic_partitions), records=records, parallelism=parallelism)
+    chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
+
+    def action(context: Context) -> int:
+        report = run_matrix(run_dir, context.progress, settings, chosen)
+        context.output.matrix_report(report)
+        return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
+
+    run(ctx, action, run_dir / LIBRARIES_LOG)
