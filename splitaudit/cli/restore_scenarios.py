@@ -4,6 +4,7 @@ against patched, and for every Beam release."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -75,23 +76,7 @@ from splitaudit.scenario.results import FAULTS
               help="With --guard: restore even when the guard says unsafe, and let the watch stop the "
                    "job.")  # fmt: skip
 @click.pass_context
-def scenario(
-    ctx: click.Context,
-    variant: str,
-    jar: Path | None,
-    workdir: Path | None,
-    topic_partitions: tuple[int, ...],
-    records: int,
-    parallelism: int,
-    restore_parallelism: int | None,
-    keep_stack: bool,
-    kill_taskmanager: bool,
-    fault: str | None,
-    continuous: bool,
-    added_partitions: int,
-    guard: bool,
-    force: bool,
-) -> None:
+def scenario(ctx: click.Context, /, **options: Any) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
     Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
@@ -109,22 +94,7 @@ def scenario(
     job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
     neither found an error.
     """
-    command = scenario_command(
-        variant=variant,
-        jar=jar,
-        workdir=workdir,
-        topic_partitions=topic_partitions,
-        records=records,
-        parallelism=parallelism,
-        restore_parallelism=restore_parallelism,
-        keep_stack=keep_stack,
-        kill_taskmanager=kill_taskmanager,
-        fault=fault,
-        continuous=continuous,
-        added_partitions=added_partitions,
-        guard=guard,
-        force=force,
-    )
+    command = scenario_command(**options)
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
@@ -140,17 +110,7 @@ def scenario(
               help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "
                    "stock restore and lets the patched one through, and the watch stays silent over it.")  # fmt: skip
 @click.pass_context
-def demo(
-    ctx: click.Context,
-    workdir: Path | None,
-    topic_partitions: tuple[int, ...],
-    records: int,
-    parallelism: int,
-    restore_parallelism: int | None,
-    added_partitions: int,
-    keep_stack: bool,
-    guard: bool,
-) -> None:
+def demo(ctx: click.Context, /, **options: Any) -> None:
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
     On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
@@ -166,16 +126,7 @@ def demo(
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
-    command = demo_command(
-        workdir=workdir,
-        topic_partitions=topic_partitions,
-        records=records,
-        parallelism=parallelism,
-        restore_parallelism=restore_parallelism,
-        added_partitions=added_partitions,
-        keep_stack=keep_stack,
-        guard=guard,
-    )
+    command = demo_command(**options)
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
