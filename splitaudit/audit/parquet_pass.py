@@ -110,23 +110,24 @@ def _group_rows(paths: Iterable[str], columns: SinkColumns) -> Iterator[TaskRow]
 
 def _file_rows(path: str, columns: SinkColumns) -> Iterator[TaskRow]:
     """One file's sums per (topic, partition, bucket), and its invalid rows; UNSUITED when its coordinate columns
-    are absent or not a string topic and integer partition and offset."""
-    status = os.stat(path)
-    file_key = (status.st_size, status.st_mtime_ns // 1_000_000 * 1_000)  # Spark's (size, modified micros)
-    parquet = pq.ParquetFile(path, read_dictionary=[columns.topic])  # the topic as Parquet keeps it: no strings
+    are absent or not a string topic and integer partition and offset, or when pyarrow cannot read it (Spark's
+    pass then reads it, and says what is wrong with it as it would have)."""
     names = (columns.topic, columns.partition, columns.offset)
-    reason = _unsuited(parquet.schema_arrow, names)
-    if reason:
-        yield UNSUITED, path, reason
-        return
     sums: dict[BucketKey, list[int]] = {}
     invalid = 0
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(dict.fromkeys(names))):
-        try:
-            invalid += _add_batch(sums, *(batch.column(name) for name in names))
-        except pa.ArrowInvalid as ex:  # a partition beyond int, an offset beyond long: Spark's cast decides
-            yield UNSUITED, path, str(ex)
+    try:
+        status = os.stat(path)
+        parquet = pq.ParquetFile(path, read_dictionary=[columns.topic])  # the topic as Parquet keeps it: no strings
+        reason = _unsuited(parquet.schema_arrow, names)
+        if reason:
+            yield UNSUITED, path, reason
             return
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(dict.fromkeys(names))):
+            invalid += _add_batch(sums, *(batch.column(name) for name in names))
+    except (OSError, pa.ArrowException) as ex:  # unreadable; or a partition beyond int, an offset beyond long
+        yield UNSUITED, path, str(ex)
+        return
+    file_key = (status.st_size, status.st_mtime_ns // 1_000_000 * 1_000)  # Spark's (size, modified micros)
     for (topic, partition, bucket), (rows, first, last, high, low) in sums.items():
         yield BUCKET, topic, partition, bucket, *file_key, rows, first, last, high, low
     if invalid:

@@ -106,3 +106,10 @@ def test_files_are_balanced_by_size(tmp_path: Path) -> None:
     groups = _balanced(tuple(str(tmp_path / name) for name in sizes), 2)
     assert sorted(sorted(Path(p).name for p in group) for group in groups) == [["a", "d"], ["b", "c", "e"]]
     assert len(_balanced((str(tmp_path / "a"),), 6)) == 1
+
+
+def test_a_file_pyarrow_cannot_read_is_left_to_spark(tmp_path: Path) -> None:
+    (tmp_path / "d.parquet").write_bytes(b"not a parquet file at all")
+    rows = list(_file_rows(str(tmp_path / "d.parquet"), SinkColumns()))
+    assert [row[:2] for row in rows] == [(UNSUITED, str(tmp_path / "d.parquet"))]
+    assert [row[0] for row in _file_rows(str(tmp_path / "gone.parquet"), SinkColumns())] == [UNSUITED]
