@@ -44,6 +44,7 @@ from splitaudit.errors import UsageError, printable, summary
 
 SAMPLE_ROWS = 5  # sink rows or source records shown with each identity finding
 _ID = ("_id_high", "_id_low")  # the identity's fingerprint: two differently seeded 64-bit hashes
+JOIN_ROWS = 2_000_000  # source identities per partition of the join: one task's hash map (~150 MB) fits its memory
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def map_to_source(
 
     The identities are aggregated over fixed-width columns only (the topic as its index in `topics`), which
     Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. The join
-    is a shuffled hash join: neither side is sorted.
+    is a shuffled hash join: neither side is sorted; it has at least one partition per JOIN_ROWS identities.
     """
     sink_identity = _expression(match.sink_key, "--sink-key", sink, "sink")
     source_identity = _expression(match.source_key, "--source-key", source_records, "source records")
@@ -115,7 +116,15 @@ def map_to_source(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
-    mapped = fingerprinted.join(identities.hint("shuffle_hash"), list(_ID), "left").persist(
+    held = identities.count()  # fills the kept identities, and says how many partitions the join needs
+    parts = -(-held // JOIN_ROWS)
+    if parts > int(sink.sparkSession.conf.get("spark.sql.shuffle.partitions") or "0"):
+        # each join task builds a hash map of one partition of the identities, which does not spill: beyond
+        # JOIN_ROWS identities it outgrows the task's memory ("not enough memory to build hash map")
+        identities_side, fingerprinted = identities.repartition(parts, *_ID), fingerprinted.repartition(parts, *_ID)
+    else:
+        identities_side = identities
+    mapped = fingerprinted.join(identities_side.hint("shuffle_hash"), list(_ID), "left").persist(
         StorageLevel.MEMORY_AND_DISK
     )
     try:
