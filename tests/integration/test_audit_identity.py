@@ -13,7 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
+from pyspark.sql import SparkSession
 
+from splitaudit.audit import identity
 from splitaudit.audit.findings import (
     AMBIGUOUS_IDENTITY,
     DUPLICATE,
@@ -24,6 +26,9 @@ from splitaudit.audit.findings import (
     NOT_A_SOURCE_TOPIC,
     UNMATCHED,
 )
+from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.request import IdentityMatch
+from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit.stack.stack import Stack
 
@@ -179,3 +184,30 @@ def test_a_sink_without_coordinates_says_what_would_let_it_be_judged(tmp_path: P
     assert code == 2
     assert "the sink has no column topic (--topic-col), partition (--partition-col), offset (--offset-col)" in message
     assert "--sink-key EXPR --source-key EXPR" in message
+
+
+def test_the_join_takes_one_partition_per_join_rows_identities(
+    stack: Stack, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A join of more identities than JOIN_ROWS per shuffle partition gets more partitions (so no join task's hash
+    map outgrows its memory), with the same answer."""
+    bootstrap = stack.kafka.bootstrap
+    kafka.create_topic(bootstrap, "weather-join", partitions=2)
+    records = [_weather(i) for i in range(100)]  # record i to partition i % 2, so offset i // 2
+    _produce(bootstrap, "weather-join", [(i % 2, json.dumps(r).encode()) for i, r in enumerate(records)])
+    rows = [r for i, r in enumerate(records) if i not in (10, 12)] + [records[i] for i in (41, 43, 45)]
+    sink = tmp_path / "sink.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    monkeypatch.setattr(identity, "JOIN_ROWS", 10)  # 100 identities: 10 partitions, more than the session's 4
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions") or "200"
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    try:
+        source = read_topics(spark, bootstrap, ("weather-join",), headers=True)
+        match = IdentityMatch("timestamp", SOURCE_KEY)
+        with identity.map_to_source(spark.read.parquet(str(sink)), source, ("weather-join",), match) as mapping:
+            assert mapping.sink.rdd.getNumPartitions() == 10
+            audit = audit_sink(mapping.sink, source=mapping.source, source_topics=frozenset({"weather-join"}))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+    found = [(f.kind, f.partition, f.count, f.offset_ranges) for f in audit.findings]
+    assert found == [(MISSING, 0, 2, ((5, 6),)), (DUPLICATE, 1, 3, ((20, 22),))]
