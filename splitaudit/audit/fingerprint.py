@@ -57,9 +57,18 @@ def fingerprint_sums(offset: Column) -> tuple[Column, Column]:
     return high, low
 
 
-def range_fingerprint(first: int, last: int) -> tuple[int, int]:
-    """The fingerprint sums of the dense offsets first..last, each once: g(last + 1) - g(first), by halves."""
-    at = int(spark_xxhash64(np.array([first], dtype=np.int64))[0])
-    # Spark's g(offset + 1) of the largest long is xxhash64(null), which is the seed
-    after = SPARK_SEED if last == INT64_MAX else int(spark_xxhash64(np.array([last + 1], dtype=np.int64))[0])
+def range_fingerprints(
+    first: npt.NDArray[np.int64], last: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The fingerprint sums of the dense ranges first..last (inclusive, element-wise), each offset once:
+    g(last + 1) - g(first), by halves. Spark's g(offset + 1) of the largest long is xxhash64(null): the seed."""
+    at = spark_xxhash64(first)
+    with np.errstate(over="ignore"):
+        after = np.where(last == INT64_MAX, np.int64(SPARK_SEED), spark_xxhash64(last + 1))
     return (after >> 32) - (at >> 32), (after & LOW_32) - (at & LOW_32)
+
+
+def range_fingerprint(first: int, last: int) -> tuple[int, int]:
+    """The fingerprint sums of the dense offsets first..last, each once (`range_fingerprints` of one range)."""
+    high, low = range_fingerprints(np.array([first], dtype=np.int64), np.array([last], dtype=np.int64))
+    return int(high[0]), int(low[0])

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from splitaudit.audit.bitmaps import BUCKET_BITS
-from splitaudit.audit.fingerprint import INT64_MAX, LOW_32, SPARK_SEED, spark_xxhash64
+from splitaudit.audit.fingerprint import range_fingerprints
 
 Int64s = npt.NDArray[np.int64]
 Int32s = npt.NDArray[np.int32]
@@ -61,7 +61,7 @@ def bucket_sums(keys: Keys | None, offsets: Int64s) -> BucketSums:
     ends = np.append(starts[1:] - 1, len(offsets) - 1)
     run_key = np.searchsorted(key_ends, starts, side="right").astype(np.int64)
     run_key, bucket, first, last = _cut_at_buckets(run_key, offsets[starts], offsets[ends])
-    high, low = _run_fingerprints(first, last)
+    high, low = range_fingerprints(first, last)  # a run holds each of its offsets once
     return _summed(run_key, bucket, last - first + 1, first, last, high, low)
 
 
@@ -86,15 +86,6 @@ def _cut_at_buckets(key: Int64s, first: Int64s, last: Int64s) -> tuple[Int64s, I
     start = np.maximum(first[run], bucket << BUCKET_BITS)
     end = np.minimum(last[run], ((bucket + 1) << BUCKET_BITS) - 1)
     return key[run], bucket, start, end
-
-
-def _run_fingerprints(first: Int64s, last: Int64s) -> tuple[Int64s, Int64s]:
-    """Each run's fingerprint sums, g(last + 1) - g(first) by 32-bit halves, as Spark's per-row sums give them
-    (Spark's g(offset + 1) of the largest long is the hash of null: the seed)."""
-    at = spark_xxhash64(first)
-    with np.errstate(over="ignore"):
-        after = np.where(last == INT64_MAX, np.int64(SPARK_SEED), spark_xxhash64(last + 1))
-    return (after >> 32) - (at >> 32), (after & LOW_32) - (at & LOW_32)
 
 
 def _summed(key: Int64s, bucket: Int64s, *values: Int64s) -> BucketSums:
