@@ -17,6 +17,7 @@ result never depends on which pass ran. Measured in benchmarks/sink_audit.py.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +41,8 @@ BUCKET = "bucket"  # a task's row of one (file, topic, partition, bucket)
 INVALID = "invalid"  # a task's row for the invalid rows of a file (null coordinate, negative offset)
 UNSUITED = "unsuited"  # a task's row for a file this pass cannot read as Spark would: fall back
 
-# What a task yields: (BUCKET, topic, partition, bucket, size, modified, rows, first, last, high, low),
-# (INVALID, count) or (UNSUITED, path, reason).
+# What a task yields: (BUCKET, BucketStats, (size, modified)) per bucket of a file, (INVALID, count) or
+# (UNSUITED, path, reason).
 TaskRow = tuple[object, ...]
 
 
@@ -50,6 +51,7 @@ class ParquetFiles:
     """The local Parquet files of a sink, and the columns of each that hold its coordinates."""
 
     paths: tuple[str, ...]
+    sizes: tuple[int, ...]  # each path's bytes, which balance the tasks
     columns: SinkColumns
     by_file: bool  # the sink frame carries FILE_COLUMN: later stages read only the suspects' files
 
@@ -63,14 +65,18 @@ def parquet_files(sink: DataFrame, sink_format: str, columns: SinkColumns) -> Pa
     if not uris or not all(urlparse(uri).scheme == "file" for uri in uris):
         return None
     paths = tuple(unquote(urlparse(uri).path) for uri in uris)
-    if not all(os.path.isfile(path) for path in paths):
+    try:
+        found = [os.stat(path) for path in paths]
+    except OSError:
         return None
-    return ParquetFiles(paths, columns, FILE_COLUMN in sink.columns)
+    if not all(stat.S_ISREG(status.st_mode) for status in found):
+        return None
+    return ParquetFiles(paths, tuple(status.st_size for status in found), columns, FILE_COLUMN in sink.columns)
 
 
 def bucket_stats(spark: SparkSession, files: ParquetFiles) -> PassOne | None:
     """Pass 1 over the files, one Spark task per group of files; None when a file does not suit (see module)."""
-    groups = _balanced(files.paths, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
+    groups = _balanced(files.paths, files.sizes, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
     columns = files.columns
     rows = spark.sparkContext.parallelize(groups, len(groups)).flatMap(lambda group: _group_rows(group, columns))
     stats: dict[BucketKey, BucketStats] = {}
@@ -82,17 +88,16 @@ def bucket_stats(spark: SparkSession, files: ParquetFiles) -> PassOne | None:
         if row[0] == INVALID:
             invalid += int(row[1])  # type: ignore[call-overload]
             continue
-        topic, partition, bucket, size, modified, *sums = row[1:]
-        key = (str(topic), int(partition), int(bucket))  # type: ignore[call-overload]
-        found = BucketStats(*key, *(int(v) for v in sums))  # type: ignore[call-overload]
-        stats[key] = found if key not in stats else stats[key].plus(found)
-        held.setdefault(key, set()).add((int(size), int(modified)))  # type: ignore[call-overload]
+        _, found, file_key = row
+        assert isinstance(found, BucketStats)
+        stats[found.key] = found if found.key not in stats else stats[found.key].plus(found)
+        held.setdefault(found.key, set()).add(file_key)  # type: ignore[arg-type]
     return PassOne(stats, invalid, held if files.by_file else None)
 
 
-def _balanced(paths: tuple[str, ...], groups: int) -> list[list[str]]:
+def _balanced(paths: tuple[str, ...], sizes: tuple[int, ...], groups: int) -> list[list[str]]:
     """The files in at most `groups` groups of about equal bytes (largest first, each to the lightest group)."""
-    sized = sorted(((os.path.getsize(path), path) for path in paths), reverse=True)
+    sized = sorted(zip(sizes, paths, strict=True), reverse=True)
     bins: list[tuple[int, list[str]]] = [(0, []) for _ in range(min(groups, len(sized)))]
     for size, path in sized:
         lightest = min(range(len(bins)), key=lambda i: bins[i][0])
@@ -113,7 +118,7 @@ def _file_rows(path: str, columns: SinkColumns) -> Iterator[TaskRow]:
     are absent or not a string topic and integer partition and offset, or when pyarrow cannot read it (Spark's
     pass then reads it, and says what is wrong with it as it would have)."""
     names = (columns.topic, columns.partition, columns.offset)
-    sums: dict[BucketKey, list[int]] = {}
+    sums: dict[BucketKey, BucketStats] = {}
     invalid = 0
     try:
         status = os.stat(path)
@@ -128,8 +133,8 @@ def _file_rows(path: str, columns: SinkColumns) -> Iterator[TaskRow]:
         yield UNSUITED, path, str(ex)
         return
     file_key = (status.st_size, status.st_mtime_ns // 1_000_000 * 1_000)  # Spark's (size, modified micros)
-    for (topic, partition, bucket), (rows, first, last, high, low) in sums.items():
-        yield BUCKET, topic, partition, bucket, *file_key, rows, first, last, high, low
+    for found in sums.values():
+        yield BUCKET, found, file_key
     if invalid:
         yield INVALID, invalid
 
@@ -150,7 +155,7 @@ def _unsuited(schema: pa.Schema, names: tuple[str, str, str]) -> str | None:
     return None
 
 
-def _add_batch(sums: dict[BucketKey, list[int]], topic: pa.Array, partition: pa.Array, offset: pa.Array) -> int:
+def _add_batch(sums: dict[BucketKey, BucketStats], topic: pa.Array, partition: pa.Array, offset: pa.Array) -> int:
     """Add one batch's sums per (topic, partition, bucket) to `sums`; return its invalid rows (a null
     coordinate, a negative offset), which are left out."""
     encoded = topic if pa.types.is_dictionary(topic.type) else pc.dictionary_encode(topic)
@@ -167,15 +172,11 @@ def _add_batch(sums: dict[BucketKey, list[int]], topic: pa.Array, partition: pa.
     if len(offsets) == 0:
         return invalid
     keys, of_key = _keys(encoded.dictionary.to_pylist(), topic_index, partitions)
-    found = bucket_sums(keys, offsets)
-    per_bucket = (found.key, found.bucket, found.rows, found.first, found.last, found.hash_high, found.hash_low)
+    summed = bucket_sums(keys, offsets)
+    per_bucket = (summed.key, summed.bucket, summed.rows, summed.first, summed.last, summed.hash_high, summed.hash_low)
     for key, bucket, *add in zip(*(a.tolist() for a in per_bucket), strict=True):
-        where = (*of_key(key), bucket)
-        held = sums.get(where)
-        if held is None:
-            sums[where] = add
-        else:
-            held[:] = [held[0] + add[0], min(held[1], add[1]), max(held[2], add[2]), held[3] + add[3], held[4] + add[4]]
+        found = BucketStats(*of_key(key), bucket, *add)
+        sums[found.key] = found if found.key not in sums else sums[found.key].plus(found)
     return invalid
 
 

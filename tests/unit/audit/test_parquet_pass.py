@@ -13,6 +13,7 @@ import pytest
 from splitaudit.audit.bitmaps import BUCKET_BITS
 from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
 from splitaudit.audit.parquet_pass import BUCKET, INVALID, UNSUITED, _balanced, _file_rows
+from splitaudit.audit.pass_one import BucketStats
 from splitaudit.audit.request import SinkColumns
 
 Sums = dict[tuple[object, ...], tuple[object, ...]]  # (topic, partition, bucket) -> rows, first, last, high, low
@@ -49,8 +50,10 @@ def _yielded(path: Path, columns: SinkColumns | None = None) -> tuple[Sums, int]
             invalid += int(row[1])  # type: ignore[call-overload]
             continue
         assert row[0] == BUCKET
-        assert row[4:6] == (stat.st_size, stat.st_mtime_ns // 1_000_000 * 1_000)  # Spark's file key
-        sums[row[1:4]] = row[6:]
+        _, found, file_key = row
+        assert file_key == (stat.st_size, stat.st_mtime_ns // 1_000_000 * 1_000)  # Spark's file key
+        assert isinstance(found, BucketStats)
+        sums[found.key] = (found.rows, found.first_offset, found.last_offset, found.hash_high, found.hash_low)
     return sums, invalid
 
 
@@ -99,13 +102,11 @@ def test_unsuited_files_send_the_pass_back_to_spark(tmp_path: Path, table: pa.Ta
     assert reason in str(rows[0][2])
 
 
-def test_files_are_balanced_by_size(tmp_path: Path) -> None:
+def test_files_are_balanced_by_size() -> None:
     sizes = {"a": 900, "b": 500, "c": 400, "d": 100, "e": 50}
-    for name, size in sizes.items():
-        (tmp_path / name).write_bytes(b"\0" * size)
-    groups = _balanced(tuple(str(tmp_path / name) for name in sizes), 2)
-    assert sorted(sorted(Path(p).name for p in group) for group in groups) == [["a", "d"], ["b", "c", "e"]]
-    assert len(_balanced((str(tmp_path / "a"),), 6)) == 1
+    groups = _balanced(tuple(sizes), tuple(sizes.values()), 2)
+    assert sorted(sorted(group) for group in groups) == [["a", "d"], ["b", "c", "e"]]
+    assert len(_balanced(("a",), (900,), 6)) == 1
 
 
 def test_a_file_pyarrow_cannot_read_is_left_to_spark(tmp_path: Path) -> None:
