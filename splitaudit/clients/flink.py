@@ -18,6 +18,7 @@ from splitaudit.errors import ExternalError, java_errors, printable
 from splitaudit.polling import poll
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
+NO_WATERMARK = -(2**63)  # Flink's Long.MIN_VALUE: an operator that has seen no watermark yet
 
 
 class FlinkRestError(ExternalError):
@@ -235,13 +236,15 @@ class FlinkRestClient:
 
     def input_watermarks(self, job_id: str) -> dict[str, int]:
         """Per vertex that has inputs (not a source), the lowest `currentInputWatermark` of its subtasks, epoch ms:
-        event time before it is complete there (windows ending at or before it have fired)."""
+        event time before it is complete there (windows ending at or before it have fired). A vertex whose
+        subtasks report no watermark yet (just deployed, or the metric fetcher has not reached them) has Flink's
+        own "no watermark", `Long.MIN_VALUE`: nothing is complete there."""
         plan = self.job(job_id)["plan"]["nodes"]
         lowest: dict[str, int] = {}
         for node in plan:
             if node.get("inputs"):
                 values = self._call("GET", f"/jobs/{job_id}/vertices/{node['id']}/watermarks")
-                lowest[str(node["id"])] = min(int(float(m["value"])) for m in values)
+                lowest[str(node["id"])] = min((int(float(m["value"])) for m in values), default=NO_WATERMARK)
         return lowest
 
     def job_state(self, job_id: str) -> str:
