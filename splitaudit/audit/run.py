@@ -74,7 +74,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         spark = _spark(request, progress)
         with (
             progress.step(f"audit the {request.sink_format} sink {request.sink}"),
-            _judged_sink(spark, request, kafka, savepoint) as judged,
+            _judged_sink(spark, request, kafka) as judged,
         ):
             sink_audit = _audit_judged(judged, request, savepoint, evidence)
             findings += judged.findings + sink_audit.findings
@@ -186,9 +186,7 @@ class JudgedSink:
 
 
 @contextmanager
-def _judged_sink(
-    spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointTables | None
-) -> Iterator[JudgedSink]:
+def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None) -> Iterator[JudgedSink]:
     """The sink with its own coordinates, or, with --sink-key/--match-payload, mapped to the source records
     whose identity its rows carry (`identity.map_to_source`), kept while the block runs."""
     from splitaudit.audit.kafka_topic import read_topics, source_offsets
