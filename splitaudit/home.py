@@ -87,11 +87,6 @@ def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
     return patch_classes() / built_patch_jar(flink_runner, beam_version).name
 
 
-def reference_runners() -> Path:
-    """Released `beam-runners-flink-*` jars the reactor copies for the patch tests (not on any classpath)."""
-    return JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners"
-
-
 def in_checkout() -> bool:
     """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the poms and
     sources `splitaudit setup` builds from; an installed wheel does not."""

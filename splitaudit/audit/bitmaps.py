@@ -13,7 +13,6 @@ import numpy.typing as npt
 
 BUCKET_BITS = 15
 BUCKET_SIZE = 1 << BUCKET_BITS  # 32,768 offsets
-BITMAP_BYTES = BUCKET_SIZE // 8  # 4,096 bytes
 
 BucketKey = tuple[str, int, int]  # (topic, partition, bucket)
 

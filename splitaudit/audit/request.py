@@ -1,9 +1,15 @@
-"""What an audit is asked to do: the inputs and how to read them. Kept free of Spark so the CLI starts fast."""
+"""What an audit or a diff is asked to do: the inputs and how to read them, checked against each other when the
+request is made (a UsageError, exit 2), so every caller (the CLI, the pytest plugin, the scenarios) gets the
+same checks before anything is read or Spark starts. Kept free of Spark so the CLI starts fast."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
 
+from splitaudit.audit.beam_names import NamingTemplate
+from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 
 FILE_FORMATS = ("parquet", "json", "csv", "orc", "avro", "text")  # text: one `value` row per line
@@ -35,6 +41,18 @@ class IdentityMatch:
         """A pass-through job's identity: the record's whole value, in the sink's `value` column (or sink_key)."""
         return cls(sink_key or PAYLOAD, PAYLOAD)
 
+    @classmethod
+    def from_options(cls, sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
+        """How --sink-key, --source-key and --match-payload map the sink to source records; None: by its columns.
+        UsageError when they do not combine."""
+        if match_payload:
+            if source_key:
+                raise UsageError("--match-payload compares the record values: give no --source-key with it")
+            return cls.payload(sink_key)
+        if bool(sink_key) != bool(source_key):
+            raise UsageError("give --sink-key and --source-key together (or --match-payload for a pass-through job)")
+        return cls(sink_key, source_key) if sink_key and source_key else None
+
     @property
     def described(self) -> str:
         return f"sink {self.sink_key} = source {self.source_key}"
@@ -52,7 +70,8 @@ class SavepointOptions:
 @dataclass(frozen=True)
 class AuditRequest:
     """What the user asked to audit (a savepoint, a sink, or both; optionally an earlier savepoint and the
-    topics' partition counts), and how to run Spark."""
+    topics' partition counts), and how to run Spark. Made only with options that combine, naming inputs that
+    exist (`__post_init__`)."""
 
     sink: str | None = None
     sink_format: str = "parquet"
@@ -71,3 +90,112 @@ class AuditRequest:
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
     watermark_delay: float = 10.0  # seconds a job's watermark may trail its records' Kafka time (--watermark-delay)
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        savepoint: str | None,
+        before: str | None,
+        sink: str | None,
+        sink_format: str,
+        sink_naming: str | None,
+        watermark_delay: float,
+        topic_col: str,
+        partition_col: str,
+        offset_col: str,
+        bootstrap: str | None,
+        topics: tuple[str, ...],
+        group: str | None,
+        partitions: tuple[tuple[str | None, int], ...],
+        sink_key: str | None,
+        source_key: str | None,
+        match_payload: bool,
+        jar: str | None,
+        uids: tuple[str, ...],
+        allow_external_state: bool,
+        max_file_size: int,
+        exactly_once: bool,
+        master: str,
+    ) -> AuditRequest:
+        """The request `audit`'s options (as the CLI parsed them) ask for; UsageError when they do not combine."""
+        return cls(
+            sink=sink,
+            sink_format=sink_format,
+            columns=SinkColumns(topic_col, partition_col, offset_col),
+            savepoint=savepoint,
+            before=before,
+            savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
+            topics=topics,
+            partitions=partitions,
+            bootstrap=bootstrap,
+            group=group,
+            exactly_once=exactly_once,
+            master=master,
+            identity=IdentityMatch.from_options(sink_key, source_key, match_payload),
+            jar=jar,
+            sink_naming=sink_naming,
+            watermark_delay=watermark_delay,
+        )
+
+    def __post_init__(self) -> None:
+        """Usage errors before anything is read and before paying for a Spark start."""
+        if not self.savepoint and not self.sink:
+            raise UsageError("give --savepoint, --sink or both: there is nothing to audit")
+        if self.before and not self.savepoint:
+            raise UsageError("--before needs --savepoint: it is the earlier savepoint to compare it with")
+        for topic, count in self.partitions:
+            if count < 1:
+                raise UsageError(
+                    f"--partitions must be at least 1, not {count}" + (f" (topic {topic})" if topic else "")
+                )
+        if sum(topic is None for topic, _ in self.partitions) > 1:
+            raise UsageError("--partitions N names the one source topic: give it once, or TOPIC=N per topic")
+        if self.group and not self.bootstrap:
+            raise UsageError("--group needs --bootstrap: the group's offsets are read from the Kafka cluster")
+        if self.sink_format == "kafka" and not self.bootstrap:
+            raise UsageError("--sink-format kafka needs --bootstrap: --sink names a topic of that cluster")
+        if self.bootstrap and not self.topics and not self.savepoint:
+            raise UsageError("--bootstrap needs --topic (or a --savepoint whose sources name their topics)")
+        if self.identity is not None and not (self.sink and self.bootstrap):
+            raise UsageError(
+                "--sink-key/--source-key and --match-payload need --sink and --bootstrap: the sink's rows are mapped "
+                "to the records of the source topics, read from that cluster"
+            )
+        if self.sink_naming is not None:
+            if not self.sink or self.sink_format == "kafka":
+                raise UsageError("--sink-naming needs --sink naming a directory of files: it reads their names")
+            NamingTemplate.custom(self.sink_naming)  # a template it cannot read is refused now, not after Spark
+        if self.jar and not self.before:
+            raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
+        for path, option in ((self.savepoint, "--savepoint"), (self.before, "--before")):
+            if path:
+                _check_exists(path, option)
+        if self.sink and self.sink_format != "kafka":
+            _check_exists(self.sink, "--sink")
+
+    @property
+    def naming(self) -> NamingTemplate:
+        """How the sink's file names are read for its ledger: --sink-naming's template, else Beam's own names."""
+        return NamingTemplate.beam_defaults() if self.sink_naming is None else NamingTemplate.custom(self.sink_naming)
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    """Two savepoints of one job to compare (`diff SP0 SP1`: the earlier, then the later), and how to read them.
+    Made only with savepoints that exist (`__post_init__`)."""
+
+    before: str
+    after: str
+    savepoint_options: SavepointOptions = field(default_factory=SavepointOptions)
+
+    def __post_init__(self) -> None:
+        for path, argument in ((self.before, "SP0"), (self.after, "SP1")):
+            _check_exists(path, argument)
+
+
+def _check_exists(path: str, named: str) -> None:
+    """A local path must exist; URIs (file:, s3://, hdfs://, gs://) are left to the readers. `named`: the option
+    or argument that gave it."""
+    if len(urlparse(path).scheme) <= 1 and not Path(path).exists():
+        raise UsageError(f"{path}: no such file or directory ({named})")

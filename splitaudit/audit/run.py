@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
-from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
@@ -28,7 +27,7 @@ from splitaudit.audit.findings import (
 from splitaudit.audit.inference import RestoreEvidence, infer_classes
 from splitaudit.audit.ledger import Ledger, check_ledger, closure, count_rows, find_rewrites, ledger_of
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
-from splitaudit.audit.request import AuditRequest, SavepointOptions
+from splitaudit.audit.request import AuditRequest, DiffRequest, SavepointOptions
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
@@ -52,8 +51,8 @@ DENSE_NOTE = (
 def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     """Audit what was given: the savepoint's assignment (and its rewinds against --before), the sink's
     duplicates and gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's
-    own offsets (real gaps, expired records, committed group offsets, lag)."""
-    _validate(request)
+    own offsets (real gaps, expired records, committed group offsets, lag). The request was checked when it was
+    made: what is left to refuse here depends on what the savepoint holds."""
     savepoint = before = None
     if request.savepoint:
         savepoint = _load(request.savepoint, request.savepoint_options, progress)
@@ -69,13 +68,13 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     ledger = None
     if request.sink and request.sink_format != "kafka" and not _is_local_file(request.sink):
         with progress.step(f"read the file names of {request.sink}"):
-            ledger = ledger_of(list_tree(request.sink), _naming(request))
+            ledger = ledger_of(list_tree(request.sink), request.naming)
             findings += check_ledger(ledger)
     if request.sink:
         spark = _spark(request, progress)
         with (
             progress.step(f"audit the {request.sink_format} sink {request.sink}"),
-            _judged_sink(spark, request, kafka, savepoint) as judged,
+            _judged_sink(spark, request, kafka) as judged,
         ):
             sink_audit = _audit_judged(judged, request, savepoint, evidence)
             findings += judged.findings + sink_audit.findings
@@ -114,10 +113,6 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
 def _is_local_file(path: str) -> bool:
     """A local path naming one file (a sink of one file has no ledger to read)."""
     return len(urlparse(path).scheme) <= 1 and Path(path).is_file()
-
-
-def _naming(request: AuditRequest) -> NamingTemplate:
-    return NamingTemplate.beam_defaults() if request.sink_naming is None else NamingTemplate.custom(request.sink_naming)
 
 
 def _judge_rewrites(
@@ -191,9 +186,7 @@ class JudgedSink:
 
 
 @contextmanager
-def _judged_sink(
-    spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None, savepoint: SavepointTables | None
-) -> Iterator[JudgedSink]:
+def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None) -> Iterator[JudgedSink]:
     """The sink with its own coordinates, or, with --sink-key/--match-payload, mapped to the source records
     whose identity its rows carry (`identity.map_to_source`), kept while the block runs."""
     from splitaudit.audit.kafka_topic import read_topics, source_offsets
@@ -208,7 +201,7 @@ def _judged_sink(
         return
     from splitaudit.audit.identity import map_to_source
 
-    assert kafka is not None  # _validate: an identity needs the source topics' cluster
+    assert kafka is not None  # AuditRequest: an identity needs the source topics' cluster
     records = read_topics(spark, kafka.bootstrap, kafka.topics, headers=True)
     raw = _read_raw_sink(spark, request, request.sink)
     with map_to_source(raw, records, kafka.topics, request.identity) as mapping:
@@ -264,55 +257,12 @@ class KafkaSource:
         )
 
 
-def run_diff(before: str, after: str, options: SavepointOptions, progress: Progress) -> Findings:
+def run_diff(request: DiffRequest, progress: Progress) -> Findings:
     """`diff SP0 SP1`: rewinds, dropped and new partitions between two savepoints of one job."""
-    for path in (before, after):
-        _check_exists(path, "savepoint")
-    earlier = _load(before, options, progress)
-    later = _load(after, options, progress)
+    earlier = _load(request.before, request.savepoint_options, progress)
+    later = _load(request.after, request.savepoint_options, progress)
     with progress.step("compare the two savepoints"):
         return _findings(list(check_rewind(earlier, later)), None, None, [])
-
-
-def _validate(request: AuditRequest) -> None:
-    """Usage errors before paying for a Spark start."""
-    if not request.savepoint and not request.sink:
-        raise UsageError("give --savepoint, --sink or both: there is nothing to audit")
-    if request.before and not request.savepoint:
-        raise UsageError("--before needs --savepoint: it is the earlier savepoint to compare it with")
-    for topic, count in request.partitions:
-        if count < 1:
-            raise UsageError(f"--partitions must be at least 1, not {count}" + (f" (topic {topic})" if topic else ""))
-    if sum(topic is None for topic, _ in request.partitions) > 1:
-        raise UsageError("--partitions N names the one source topic: give it once, or TOPIC=N per topic")
-    if request.group and not request.bootstrap:
-        raise UsageError("--group needs --bootstrap: the group's offsets are read from the Kafka cluster")
-    if request.sink_format == "kafka" and not request.bootstrap:
-        raise UsageError("--sink-format kafka needs --bootstrap: --sink names a topic of that cluster")
-    if request.bootstrap and not request.topics and not request.savepoint:
-        raise UsageError("--bootstrap needs --topic (or a --savepoint whose sources name their topics)")
-    if request.identity is not None and not (request.sink and request.bootstrap):
-        raise UsageError(
-            "--sink-key/--source-key and --match-payload need --sink and --bootstrap: the sink's rows are mapped to "
-            "the records of the source topics, read from that cluster"
-        )
-    if request.sink_naming is not None:
-        if not request.sink or request.sink_format == "kafka":
-            raise UsageError("--sink-naming needs --sink naming a directory of files: it reads their names")
-        _naming(request)
-    if request.jar and not request.before:
-        raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
-    for path, option in ((request.savepoint, "savepoint"), (request.before, "before")):
-        if path:
-            _check_exists(path, option)
-    if request.sink and request.sink_format != "kafka":
-        _check_exists(request.sink, "sink")
-
-
-def _check_exists(path: str, option: str) -> None:
-    """A local path must exist; URIs (file:, s3://, hdfs://, gs://) are left to the readers."""
-    if len(urlparse(path).scheme) <= 1 and not Path(path).exists():
-        raise UsageError(f"{path}: no such file or directory (--{option})")
 
 
 def _spark(request: AuditRequest, progress: Progress) -> SparkSession:

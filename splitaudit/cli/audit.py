@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from splitaudit.audit.request import SINK_FORMATS, AuditRequest, IdentityMatch, SavepointOptions, SinkColumns
+from splitaudit.audit.request import SINK_FORMATS, AuditRequest
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
-from splitaudit.cli.partitions import PartitionCount, comma_items, partition_counts
+from splitaudit.cli.partitions import comma_items, partition_counts
 
 SPARK_MASTER = click.option(
     "--master",
@@ -20,15 +21,9 @@ SPARK_MASTER = click.option(
 )
 
 
-def _identity(sink_key: str | None, source_key: str | None, match_payload: bool) -> IdentityMatch | None:
-    """How --sink-key, --source-key and --match-payload map the sink to source records; None: by its columns."""
-    if match_payload:
-        if source_key:
-            raise click.UsageError("--match-payload compares the record values: give no --source-key with it")
-        return IdentityMatch.payload(sink_key)
-    if bool(sink_key) != bool(source_key):
-        raise click.UsageError("give --sink-key and --source-key together (or --match-payload for a pass-through job)")
-    return IdentityMatch(sink_key, source_key) if sink_key and source_key else None
+def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Click callback of `--topic`: the topics named, repeated or comma-separated (empty items left out)."""
+    return tuple(topic for topic in comma_items(values) if topic)
 
 
 @main.command()
@@ -79,7 +74,7 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     "that really exist for the gaps (transaction markers and compaction are not loss), expired records "
     "(log start above the savepoint's next offset) and lag. With --sink-format kafka, also the sink's cluster.",
 )
-@click.option("--topic", "topics", metavar="T", multiple=True,
+@click.option("--topic", "topics", metavar="T", multiple=True, callback=_topic_names,
               help="A source topic; repeat it (or separate with commas) for several (default: every topic the "
                    "savepoint's sources read).")  # fmt: skip
 @click.option(
@@ -143,33 +138,7 @@ def _identity(sink_key: str | None, source_key: str | None, match_payload: bool)
     help="Also write the findings as a self-contained HTML page to FILE (a new file in an existing folder).",
 )
 @click.pass_context
-def audit(
-    ctx: click.Context,
-    savepoint: str | None,
-    before: str | None,
-    sink: str | None,
-    sink_format: str,
-    sink_naming: str | None,
-    watermark_delay: float,
-    topic_col: str,
-    partition_col: str,
-    offset_col: str,
-    bootstrap: str | None,
-    topics: tuple[str, ...],
-    group: str | None,
-    partitions: tuple[PartitionCount, ...],
-    sink_key: str | None,
-    source_key: str | None,
-    match_payload: bool,
-    jar: str | None,
-    uids: tuple[str, ...],
-    allow_external_state: bool,
-    max_file_size: int,
-    exactly_once: bool,
-    master: str,
-    log_path: Path | None,
-    html_path: Path | None,
-) -> None:
+def audit(ctx: click.Context, /, html_path: Path | None, log_path: Path | None, **options: Any) -> None:
     """Audit a Flink savepoint's Kafka split assignment and the job's sink, on Spark.
 
     Give --savepoint, --sink or both (a sink alone is a valid audit: any Kafka consumer's output). Spark starts
@@ -208,37 +177,24 @@ def audit(
 
     Exit 0 clean, 1 findings of severity error, 2 bad input.
     """
-    request = AuditRequest(
-        sink=sink,
-        sink_format=sink_format,
-        columns=SinkColumns(topic_col, partition_col, offset_col),
-        savepoint=savepoint,
-        before=before,
-        savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
-        topics=tuple(topic for topic in comma_items(topics) if topic),
-        partitions=partitions,
-        bootstrap=bootstrap,
-        group=group,
-        exactly_once=exactly_once,
-        master=master,
-        identity=_identity(sink_key, source_key, match_payload),
-        jar=jar,
-        sink_naming=sink_naming,
-        watermark_delay=watermark_delay,
-    )
 
     def action(context: Context) -> int:
         from splitaudit.report.html import check_html_target, write_html
 
         if html_path is not None:
             check_html_target(html_path)  # before the audit, not after an hour of Spark
+        request = AuditRequest.from_options(**options)
         from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
 
         findings = run_audit(request, context.progress)
         context.output.findings(findings)
         if html_path is not None:
             with context.progress.step(f"write the HTML report {html_path}"):
-                write_html(html_path, findings, "splitaudit audit of " + " and ".join(filter(None, (savepoint, sink))))
+                write_html(
+                    html_path,
+                    findings,
+                    "splitaudit audit of " + " and ".join(filter(None, (request.savepoint, request.sink))),
+                )
         return findings.exit_code
 
     run(ctx, action, log_path or default_log("audit"))

@@ -7,7 +7,7 @@ from typing import NoReturn
 
 import click
 
-from splitaudit.audit.request import SavepointOptions
+from splitaudit.audit.request import DiffRequest, SavepointOptions
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, MAX_FILE_SIZE, UIDS
@@ -35,12 +35,12 @@ def diff(
     SP1 holds (new: info). Exit 0 clean, 1 findings of severity error, 2 bad input. The savepoints are read in
     pure Python: no Spark starts.
     """
-    options = SavepointOptions(uids, allow_external_state, max_file_size)
 
     def action(context: Context) -> int:
         from splitaudit.audit.run import run_diff
 
-        findings = run_diff(before, after, options, context.progress)
+        request = DiffRequest(before, after, SavepointOptions(uids, allow_external_state, max_file_size))
+        findings = run_diff(request, context.progress)
         context.output.findings(findings)
         return findings.exit_code
 

@@ -326,12 +326,3 @@ def read_topic(
     finally:
         consumer.close()
     return records
-
-
-def consume_all(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, list[int]]:
-    """Read every record of the topic from the beginning; return the offsets seen per partition (a
-    `PollTimeoutError` when not all arrive within `timeout`)."""
-    seen: dict[int, list[int]] = {p: [] for p in range(partitions)}
-    for record in read_topic(bootstrap, topic, range(partitions), timeout):
-        seen[record.partition].append(record.offset)
-    return seen

@@ -17,7 +17,6 @@ import re
 # `gone` a job Flink no longer knows (HTTP 404 after it left the history) or whose REST API stopped answering.
 RUNNING, RESTARTING, CANCELLING = "running", "restarting", "cancelling"
 CANCELLED, FINISHED, FAILED, SUSPENDED, GONE = "cancelled", "finished", "failed", "suspended", "gone"
-PHASES = (RUNNING, RESTARTING, CANCELLING, CANCELLED, FINISHED, FAILED, SUSPENDED, GONE)
 ENDED_NORMALLY = frozenset({CANCELLED, FINISHED})  # cancelled, stopped with a savepoint, or bounded input read
 ENDED_ABNORMALLY = frozenset({FAILED, SUSPENDED, GONE})  # no final state the user asked for
 ENDED = ENDED_NORMALLY | ENDED_ABNORMALLY

@@ -6,7 +6,7 @@ savepoint tables) and each KafkaIO read's consumer settings (its serialized `spe
 topic's partitions, log-start and end offsets, the read's group's committed offsets and the offsets at its
 startReadTime (Kafka's admin API). The checks are the audit's own (assignment, `expired_unread`); the guard adds
 what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`).
-`judge` and `source_twins` (`twin_starts`) are the pure part, `run_guard` reads the inputs and calls them.
+`judge` and `source_twins` are the pure part, `run_guard` reads the inputs and calls them.
 """
 
 from __future__ import annotations
@@ -255,17 +255,6 @@ def judge(
             findings.append(finding)
     findings += [f for f in offsets if f.kind in (EXPIRED_UNREAD, LAG)]
     return tuple(findings)
-
-
-def twin_starts(
-    jar: JarFacts,
-    sources: Sequence[SourceFacts],
-    kafka: Mapping[tuple[str, int], PartitionOffsets],
-    start_offsets: Mapping[tuple[str, int], int | None] | None = None,
-) -> tuple[TwinStart, ...]:
-    """The twin reader of every partition an unfixed FlinkSource restore of `sources` reads twice (none when the
-    jar has the fix or the patch): `source_twins`, one source after the other."""
-    return tuple(chain.from_iterable(source_twins(jar, sources, kafka, start_offsets)))
 
 
 def source_twins(

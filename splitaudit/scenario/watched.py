@@ -61,7 +61,7 @@ def run_watched_restore(
     `WatchSettings`)."""
     run = ScenarioRun(stack, run_dir, f"watch-{variant}", settings, progress)
     savepoint = _first_half(run, jar)
-    return _restore_and_watch(run, jar, variant, progress, savepoint, on_error, watch_seconds, probe, interval)
+    return _restore_and_watch(run, jar, variant, savepoint, on_error, watch_seconds, probe, interval)
 
 
 def run_guarded_restore(
@@ -84,7 +84,7 @@ def run_guarded_restore(
         out.append(guard.line)
     if not guard.safe and not force:
         return GuardedRestore(variant, guard, force, None)
-    restore = _restore_and_watch(run, jar, variant, progress, savepoint, STOP, watch_seconds)
+    restore = _restore_and_watch(run, jar, variant, savepoint, STOP, watch_seconds)
     return GuardedRestore(variant, guard, force, restore)
 
 
@@ -99,7 +99,6 @@ def _restore_and_watch(
     run: ScenarioRun,
     jar: Path,
     variant: str,
-    progress: Progress,
     savepoint: str,
     on_error: str = STOP,
     watch_seconds: float | None = None,

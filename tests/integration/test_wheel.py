@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from splitaudit.home import PATCH_VARIANTS, PIPELINE_JARS, REPO_ROOT, patch_jar_path, reference_runners
+from splitaudit.home import PATCH_VARIANTS, PIPELINE_JARS, REPO_ROOT, patch_jar_path
+from tests.unit.patch.conftest import REFERENCE_RUNNERS
 
 pytestmark = pytest.mark.integration
 
@@ -142,9 +143,7 @@ def test_guard_from_the_wheel_judges_the_restore_as_the_checkout_does(
 def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
     installed: Path, in_checkout: Checkout, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, release: str
 ) -> None:
-    stock = (
-        PIPELINE_JARS["stock"] if release == "2.62.0" else reference_runners() / "beam-runners-flink-1.16-2.59.0.jar"
-    )
+    stock = PIPELINE_JARS["stock"] if release == "2.62.0" else REFERENCE_RUNNERS / "beam-runners-flink-1.16-2.59.0.jar"
     result = _run(installed, "--json", "patch-jar", str(stock), "--out", str(tmp_path / "w.jar"), cwd=tmp_path)
     checkout_jar = tmp_path_factory.getbasetemp() / f"checkout-patched-{release}.jar"  # one for both installers
     checkout = in_checkout("--json", "patch-jar", str(stock), "--out", str(checkout_jar))

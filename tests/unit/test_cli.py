@@ -142,3 +142,20 @@ def test_inspect_audit_and_diff_of_the_sdf_savepoints() -> None:
     assert rewound.exit_code == 1
     findings = json.loads(rewound.stdout)["findings"]
     assert [(f["kind"], f["partition"], f["count"]) for f in findings] == [("rewind", p, 500) for p in range(4)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sink-key", "k"], "give --sink-key and --source-key together (or --match-payload for a pass-through job)"),
+        (
+            ["--savepoint", "sp", "--group", "g"],
+            "--group needs --bootstrap: the group's offsets are read from the Kafka cluster",
+        ),
+    ],
+)
+def test_every_audit_usage_error_is_one_json_document(tmp_path: Path, args: list[str], message: str) -> None:
+    # The request checks its options once (AuditRequest), and its errors are shown as every other error is.
+    result = CliRunner().invoke(main, ["--json", "audit", *args, "--log", str(tmp_path / "libraries.log")])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {"error": {"type": "UsageError", "message": message}}

@@ -24,7 +24,7 @@ from splitaudit.guard.predict import (
     judge,
     kafka_specs,
     source_facts,
-    twin_starts,
+    source_twins,
 )
 from splitaudit.guard.results import HeldPartition, SourceFacts
 from splitaudit.guard.twin import (
@@ -191,12 +191,12 @@ def test_twin_start_of_each_partition_without_kafka(
     ] == [(topic, p, NEXT_OFFSET[folder], None, start_is, decided_by, fact, ()) for p in range(4)]
     assert all(twin.after_restore for twin in twins)
     # The guard's own path from the savepoint's sources gives the same twins.
-    assert list(twin_starts(jar, [source], {})) == twins
+    assert source_twins(jar, [source], {}) == (tuple(twins),)
 
 
 def test_no_twin_with_the_patched_jar() -> None:
     for folder in (NO_GROUP_LATEST, AUTO_COMMIT, START_READ):
-        assert twin_starts(PATCHED, [_source(folder)], {}) == ()
+        assert source_twins(PATCHED, [_source(folder)], {}) == ((),)
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from splitaudit.audit.bitmaps import BITMAP_BYTES, BUCKET_SIZE, bitmap_bits, offset_runs, span_bits
+from splitaudit.audit.bitmaps import BUCKET_SIZE, bitmap_bits, offset_runs, span_bits
 
 # Printed by Spark 4.3.0: SELECT bitmap_construct_agg(p) FROM VALUES (0L), (1L), (9L), (32767L) AS t(p):
 # 4,096 bytes, 0x03 0x02 at the start, 0x80 at the end, zero elsewhere
-SPARK_BITMAP = bytes([0x03, 0x02]) + bytes(BITMAP_BYTES - 3) + bytes([0x80])
+SPARK_BITMAP = bytes([0x03, 0x02]) + bytes(BUCKET_SIZE // 8 - 3) + bytes([0x80])
 
 
 def test_sparks_bitmap_decodes_to_its_positions() -> None:

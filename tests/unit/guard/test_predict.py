@@ -20,7 +20,7 @@ from splitaudit.guard.predict import (
     judge,
     kafka_specs,
     source_facts,
-    twin_starts,
+    source_twins,
 )
 from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
 from splitaudit.patch.jar import (
@@ -128,7 +128,7 @@ def test_an_unpatched_flink_source_rereads_every_partition_from_the_twins_start(
         "(5000) and every record produced after the restore is read twice; run `splitaudit patch-jar JAR --out "
         "PATCHED.jar` and restore with PATCHED.jar"
     )
-    assert [(t.partition, t.twin_start, t.decided_by) for t in twin_starts(STOCK, [FLINK_SOURCE], KAFKA)] == [
+    assert [(t.partition, t.twin_start, t.decided_by) for t in source_twins(STOCK, [FLINK_SOURCE], KAFKA)[0]] == [
         (p, 5000, "committed_offset") for p in range(4)
     ]
 
@@ -142,7 +142,7 @@ def test_without_kafka_the_reread_names_the_partitions_with_no_count() -> None:
     assert _rows(judge(STOCK, [FLINK_SOURCE], (), (), {}, None)) == [
         (RESTORE_REREADS, ERROR, TOPIC, p, 0, ()) for p in range(4)
     ]
-    (twin, *_) = twin_starts(STOCK, [FLINK_SOURCE], {})
+    (twin, *_) = source_twins(STOCK, [FLINK_SOURCE], {})[0]
     assert (twin.twin_start, twin.start_is, twin.fact) == (
         None, "committed_offset", "group.id g, whose offsets the job commits; --bootstrap reads them"
     )  # fmt: skip

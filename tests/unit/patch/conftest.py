@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.home import PIPELINE_JARS, maven_repo, reference_runners
+from splitaudit.home import JAVA_ROOT, PIPELINE_JARS, maven_repo
 
 BUILD = "mvn -B -Dmaven.repo.local=.stack/m2 -f beam_pipelines/java/pom.xml package -DskipTests"
 
+
+# Released `beam-runners-flink-*` jars the enumerator-patch module copies for these tests (not on any classpath).
+REFERENCE_RUNNERS = JAVA_ROOT / "enumerator-patch" / "target" / "reference-runners"
 
 BUILT = frozenset({"stock_jar", "patched_jar", "released_runners", "maven_artifact"})
 
@@ -44,7 +47,7 @@ def patched_jar() -> Path:
 @pytest.fixture(scope="session")
 def released_runners() -> Path:
     """Released runner jars the build copies for these tests: every supported release and 2.70.0 (fixed)."""
-    return _built(reference_runners() / "beam-runners-flink-1.19-2.70.0.jar").parent
+    return _built(REFERENCE_RUNNERS / "beam-runners-flink-1.19-2.70.0.jar").parent
 
 
 @pytest.fixture(scope="session")
