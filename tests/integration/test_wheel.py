@@ -100,6 +100,11 @@ def test_the_wheel_carries_the_patch_classes_and_no_checkout_files(wheel: Path) 
     jars = {f"splitaudit/patch/classes/beam-runners-flink-{f}-patch-{b}.jar" for f, b in (
         ("1.16", "2.54.0"), ("1.16", "2.56.0"), ("1.16", "2.59.0"), ("1.19", "2.62.0"))}  # fmt: skip
     assert jars <= names
+    # the lineage kit, and the reference pipeline's own jar the demo's job jars are assembled from
+    assert {
+        "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar",
+        "splitaudit/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
+    } <= names
     assert {"splitaudit/py.typed", "pyspark_flink_savepoint.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
