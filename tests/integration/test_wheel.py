@@ -1,7 +1,7 @@
 """The wheel is the product: built from this checkout, installed with uv and with pip into fresh virtual
 environments outside the repository, with no extra, it runs `inspect`, `guard` and `patch-jar` exactly as the
-checkout does (the patch's classes come from the wheel's package data), keeps its stack home out of
-`site-packages`, and tells a user which extra a command without its dependencies needs.
+checkout does (the patch's classes come from the wheel's package data), writes the lineage kit's jar, keeps its
+stack home out of `site-packages`, and tells a user which extra a command without its dependencies needs.
 
 The base install resolves its dependencies from PyPI (uv's and pip's caches keep a second run offline). Spark
 (`[spark]`) is not installed here: pyspark's sdist is built on every fresh install (0.5-1.4 GB).
@@ -20,7 +20,14 @@ from typing import Any
 
 import pytest
 
-from splitaudit.home import PATCH_VARIANTS, PIPELINE_JARS, REPO_ROOT, patch_jar_path, reference_runners
+from splitaudit.home import (
+    PATCH_VARIANTS,
+    PIPELINE_JARS,
+    REPO_ROOT,
+    built_lineage_kit,
+    patch_jar_path,
+    reference_runners,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -164,6 +171,14 @@ def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
         assert {i.filename: i.CRC for i in wheel_made.infolist()} == {
             i.filename: i.CRC for i in checkout_made.infolist()
         }
+
+
+def test_lineage_kit_from_the_wheel_writes_the_reactors_jar(installed: Path, tmp_path: Path) -> None:
+    result = _run(installed, "--json", "lineage-kit", "--out", str(tmp_path / "libs"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    jar = tmp_path / "libs" / "beam-kafka-lineage-0.1.0.jar"
+    assert _json(result)["jar"] == str(jar)
+    assert jar.read_bytes() == built_lineage_kit().read_bytes()
 
 
 def test_a_command_without_its_extra_says_which_to_install(installed: Path, tmp_path: Path) -> None:
