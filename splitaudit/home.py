@@ -42,7 +42,7 @@ PYTHON_PIPELINE_ROOT = REPO_ROOT / "beam_pipelines" / "python"
 PIPELINE_MAIN_CLASS = "dev.splitaudit.pipeline.KafkaAuditPipeline"
 
 
-def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
+def built_pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
     """The reference pipeline's job jars for one Beam release, as the beam_pipelines/java reactor builds them:
     `stock` always, `patched` for releases a patch variant exists for."""
     target = JAVA_ROOT / "reference-pipeline" / f"beam-{beam_version}" / "target"
@@ -50,7 +50,15 @@ def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
     return {variant: target / f"splitaudit-pipeline-{variant}.jar" for variant in variants}
 
 
-PIPELINE_JARS = pipeline_jars()
+PIPELINE_JARS = built_pipeline_jars()
+
+
+def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
+    """The reference pipeline's job jars the demo and the scenarios run: the reactor's in a checkout; in an installed
+    wheel BEAM_VERSION's in the stack home's jobs/, where setup assembles them (`job_jar.write_pipeline_jars`)."""
+    if in_checkout() or beam_version != BEAM_VERSION:
+        return built_pipeline_jars(beam_version)
+    return {variant: jobs_dir() / jar.name for variant, jar in built_pipeline_jars().items()}
 
 
 def users_job_jars() -> dict[str, Path]:
@@ -195,7 +203,7 @@ def patch_repo() -> Path:
 
 
 def jobs_dir() -> Path:
-    """Job jars built from beam_pipelines/java."""
+    """Job jars setup installs into the stack home: the smoke job's, and from a wheel the reference pipeline's."""
     return stack_home() / "jobs"
 
 

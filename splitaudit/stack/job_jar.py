@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from splitaudit.errors import InputError
+from splitaudit.home import PIPELINE_MAIN_CLASS, built_pipeline_jars, lineage_kit_jar, pipeline_classes_jar
+from splitaudit.patch.jar import patch_jar
 from splitaudit.patch.rawzip import ZipArchive, ZipWriter, written_atomically
 
 # The pom's <filters> for every artifact (SimpleFilter: `*` matches within one path segment, case-sensitive).
@@ -49,6 +51,20 @@ _SERVICES = "META-INF/services"
 # The line separators of java.util.Scanner.nextLine, which reads the services files.
 _SCANNER_LINE_BREAK = re.compile("\r\n|[\n\r\u2028\u2029\u0085]")
 _MANIFEST_LINE_BREAK = re.compile(b"\r\n|\n|\r")
+
+
+def write_pipeline_jars(dependencies: Sequence[Path], out_dir: Path) -> dict[str, Path]:
+    """Write the reference pipeline's stock and patched job jars (BEAM_VERSION) into `out_dir`, replacing earlier ones.
+
+    `dependencies` are the pipeline's runtime dependencies from Maven Central in Maven's resolution order. The
+    package's jars complete them as the pom's stock shade execution has it: the pipeline's own jar first, then the
+    lineage kit, the first dependency Maven resolves after the patch artifact, which only the patched execution
+    takes. The patched jar is the stock one through `patch-jar`, which gives the same entries as that execution.
+    """
+    jars = {variant: out_dir / jar.name for variant, jar in built_pipeline_jars().items()}
+    write_job_jar([lineage_kit_jar(), *dependencies], pipeline_classes_jar(), PIPELINE_MAIN_CLASS, jars["stock"])
+    patch_jar(jars["stock"], jars["patched"], force=True)
+    return jars
 
 
 def write_job_jar(dependencies: Sequence[Path], project_jar: Path, main_class: str, out: Path) -> int:

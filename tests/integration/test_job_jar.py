@@ -1,8 +1,9 @@
-"""The demo's job jars made without Maven are Maven's: the reference pipeline's stock jar, assembled from its own jar
-and the lineage kit (package data, as a wheel has them) and its runtime dependencies from the stack's Maven
-repository in the order Maven resolves them, holds every entry of the reactor's splitaudit-pipeline-stock.jar with
-the same CRC-32, in the same order but for the services files, and the same manifest byte for byte; `patch-jar`
-makes of it the reactor's splitaudit-pipeline-patched.jar."""
+"""The demo's job jars made without Maven are Maven's: `write_pipeline_jars`, given the reference pipeline's runtime
+dependencies from Maven Central in the order Maven resolves them (from the stack's Maven repository) and its own jar
+and the lineage kit from the package (as a wheel has them), writes a stock jar with every entry of the reactor's
+splitaudit-pipeline-stock.jar, the same CRC-32s, in the same order but for the services files, and the same
+manifest byte for byte, and a patched jar with the entries and CRC-32s of the reactor's
+splitaudit-pipeline-patched.jar."""
 
 from __future__ import annotations
 
@@ -17,14 +18,12 @@ from splitaudit.home import (
     BEAM_VERSION,
     JAVA_ROOT,
     PIPELINE_JARS,
-    PIPELINE_MAIN_CLASS,
     lineage_kit_jar,
     maven_repo,
     patch_repo,
     pipeline_classes_jar,
 )
-from splitaudit.patch.jar import patch_jar
-from splitaudit.stack.job_jar import write_job_jar
+from splitaudit.stack.job_jar import write_pipeline_jars
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 
@@ -37,7 +36,6 @@ SETTINGS = """<settings>
   <activeProfiles><activeProfile>patch-repo</activeProfile></activeProfiles>
 </settings>
 """
-LINEAGE_KIT = "dev.splitaudit:beam-kafka-lineage:0.1.0"
 
 
 def _runtime_dependencies(tmp_path: Path) -> list[tuple[str, Path]]:
@@ -77,30 +75,32 @@ def test_the_stock_and_patched_jars_assembled_without_maven_are_mavens(tmp_path:
     maven_stock, maven_patched = _built(PIPELINE_JARS["stock"]), _built(PIPELINE_JARS["patched"])
     dependencies = _runtime_dependencies(tmp_path)
     assert len(dependencies) == 160
-    # The stock shade execution's artifactSet excludes the patch (and Flink and slf4j, which are not runtime).
-    shaded = [
-        lineage_kit_jar() if coordinates == LINEAGE_KIT else path
-        for coordinates, path in dependencies
-        if coordinates != f"dev.splitaudit:beam-runners-flink-1.19-patch:{BEAM_VERSION}"
-        and not coordinates.startswith(("org.apache.flink:", "org.slf4j:"))
+    # The reactor's own artifacts lead, and write_pipeline_jars puts the lineage kit where Maven has it; the patch
+    # only the patched execution takes. Flink and slf4j, which the pom's artifactSet excludes, are not runtime.
+    assert [coordinates for coordinates, _ in dependencies[:2]] == [
+        f"dev.splitaudit:beam-runners-flink-1.19-patch:{BEAM_VERSION}",
+        "dev.splitaudit:beam-kafka-lineage:0.1.0",
     ]
-    assert shaded[0] == _built(lineage_kit_jar())
-    assert len(shaded) == 159
-    stock = tmp_path / "stock.jar"
-    assert write_job_jar(shaded, _built(pipeline_classes_jar()), PIPELINE_MAIN_CLASS, stock) == 62_574
-    assert _crcs(stock) == _crcs(maven_stock)
-    with zipfile.ZipFile(stock) as ours, zipfile.ZipFile(maven_stock) as maven:
-        assert len(maven.infolist()) == 62_574
+    from_central = [path for _, path in dependencies[2:]]
+    assert not [c for c, _ in dependencies[2:] if c.startswith(("dev.splitaudit:", "org.apache.flink:", "org.slf4j:"))]
+    assert len(from_central) == 158
+    for package_jar in (lineage_kit_jar(), pipeline_classes_jar()):
+        _built(package_jar)
+    jars = write_pipeline_jars(from_central, tmp_path / "jobs")
+    assert jars == {
+        "stock": tmp_path / "jobs" / "splitaudit-pipeline-stock.jar",
+        "patched": tmp_path / "jobs" / "splitaudit-pipeline-patched.jar",
+    }
+    stock = _crcs(jars["stock"])
+    assert len(stock) == 62_574
+    assert stock == _crcs(maven_stock)
+    with zipfile.ZipFile(jars["stock"]) as ours, zipfile.ZipFile(maven_stock) as maven:
         assert ours.read("META-INF/MANIFEST.MF") == maven.read("META-INF/MANIFEST.MF")
         # Maven writes the merged services files in its HashMap's order, job_jar in name order.
         not_services = [[i.filename for i in jar.infolist() if not i.filename.startswith("META-INF/services/")]
                         for jar in (ours, maven)]  # fmt: skip
         assert not_services[0] == not_services[1]
         assert ours.testzip() is None
-
-    patched = tmp_path / "patched.jar"
-    report = patch_jar(stock, patched, force=False)
-    assert (report.entries_total, len(report.replaced), len(report.added)) == (62_574, 4, 3)
-    crcs = _crcs(patched)
-    assert len(crcs) == 62_577
-    assert crcs == _crcs(maven_patched)
+    patched = _crcs(jars["patched"])
+    assert len(patched) == 62_577
+    assert patched == _crcs(maven_patched)

@@ -57,3 +57,18 @@ def test_the_lineage_kit_and_the_pipelines_own_jar_are_package_data() -> None:
     assert home.built_pipeline_classes() == (
         home.JAVA_ROOT / "reference-pipeline" / "beam-2.62.0" / "target" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
     )
+
+
+def test_the_demo_runs_the_reactors_jars_in_a_checkout_and_the_stack_homes_from_a_wheel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SPLITAUDIT_HOME", str(tmp_path / "stackhome"))
+    target = home.JAVA_ROOT / "reference-pipeline" / "beam-2.62.0" / "target"
+    built = {variant: target / f"splitaudit-pipeline-{variant}.jar" for variant in ("stock", "patched")}
+    assert home.pipeline_jars() == home.PIPELINE_JARS == built
+    monkeypatch.setattr(home, "in_checkout", lambda: False)
+    jobs = tmp_path / "stackhome" / "jobs"
+    assert home.pipeline_jars() == {variant: jobs / f"splitaudit-pipeline-{variant}.jar" for variant in built}
+    # the matrix's releases are a checkout's only
+    fixed = home.JAVA_ROOT / "reference-pipeline" / "beam-2.70.0" / "target" / "splitaudit-pipeline-stock.jar"
+    assert home.pipeline_jars("2.70.0") == {"stock": fixed}
