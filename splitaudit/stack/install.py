@@ -88,6 +88,7 @@ def components(matrix: bool = False) -> list[Component]:
         JAVA_ROOT / "reference-pipeline",
         JAVA_ROOT / "users-job",
     )
+    for_users = [*(built_patch_jar(*variant) for variant in PATCH_VARIANTS), built_lineage_kit()]
     everything = [
         Component(
             "flink",
@@ -169,10 +170,9 @@ def components(matrix: bool = False) -> list[Component]:
             "patch-classes",
             BEAM_VERSION,
             patch_classes(),
-            lambda: _tree_hash(*reactor),
-            lambda p, log: _copy_built_jars(
-                patch_classes(), [*(built_patch_jar(*variant) for variant in PATCH_VARIANTS), built_lineage_kit()]
-            ),
+            # the jars' names too: a folder copied before it held the lineage kit is stale
+            lambda: f"{_tree_hash(*reactor)}+{','.join(jar.name for jar in for_users)}",
+            lambda p, log: _copy_built_jars(patch_classes(), for_users),
         ),
         Component(
             "pipeline-classes",
