@@ -38,7 +38,11 @@ JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
 PYTHON_PIPELINE_ROOT = REPO_ROOT / "beam_pipelines" / "python"
 
 
-def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
+# The reference pipeline's main class (the pom's main.class), which its job jars' manifests name.
+PIPELINE_MAIN_CLASS = "dev.splitaudit.pipeline.KafkaAuditPipeline"
+
+
+def built_pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
     """The reference pipeline's job jars for one Beam release, as the beam_pipelines/java reactor builds them:
     `stock` always, `patched` for releases a patch variant exists for."""
     target = JAVA_ROOT / "reference-pipeline" / f"beam-{beam_version}" / "target"
@@ -46,7 +50,15 @@ def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
     return {variant: target / f"splitaudit-pipeline-{variant}.jar" for variant in variants}
 
 
-PIPELINE_JARS = pipeline_jars()
+PIPELINE_JARS = built_pipeline_jars()
+
+
+def pipeline_jars(beam_version: str = BEAM_VERSION) -> dict[str, Path]:
+    """The reference pipeline's job jars the demo and the scenarios run: the reactor's in a checkout; in an installed
+    wheel BEAM_VERSION's in the stack home's jobs/, where setup assembles them (`job_jar.write_pipeline_jars`)."""
+    if in_checkout() or beam_version != BEAM_VERSION:
+        return built_pipeline_jars(beam_version)
+    return {variant: jobs_dir() / jar.name for variant, jar in built_pipeline_jars().items()}
 
 
 def users_job_jars() -> dict[str, Path]:
@@ -77,14 +89,40 @@ def built_patch_jar(flink_runner: str, beam_version: str) -> Path:
 
 
 def patch_classes() -> Path:
-    """The folder of the patch's jars that `patch-jar` puts into job jars: package data of `splitaudit.patch`, so
-    the wheel carries them (`classes/`, filled from the reactor's build by `splitaudit setup` in a checkout)."""
+    """The folder of the jars for users' own job builds: the patch's, which `patch-jar` puts into job jars, and
+    the lineage kit's. Package data of `splitaudit.patch`, so the wheel carries them (`classes/`, filled from the
+    reactor's build by `splitaudit setup` in a checkout)."""
     return Path(str(importlib.resources.files("splitaudit.patch"))) / "classes"
 
 
 def patch_jar_path(flink_runner: str, beam_version: str) -> Path:
     """The patch's jar for one Beam release and runner artifact, as `patch-jar` reads it (package data)."""
     return patch_classes() / built_patch_jar(flink_runner, beam_version).name
+
+
+def built_lineage_kit() -> Path:
+    """The lineage kit's jar (dev.splitaudit:beam-kafka-lineage:0.1.0) as the reactor builds it."""
+    return JAVA_ROOT / "lineage-kit" / "target" / "beam-kafka-lineage-0.1.0.jar"
+
+
+def lineage_kit_jar() -> Path:
+    """The lineage kit's jar as package data beside the patch's jars: what `lineage-kit` gives users' builds, and
+    what the reference pipeline's job jars bundle."""
+    return patch_classes() / built_lineage_kit().name
+
+
+def built_pipeline_classes(beam_version: str = BEAM_VERSION) -> Path:
+    """The reference pipeline module's own jar (its classes, 12 KB) as the reactor builds it; the shade plugin
+    puts it first into the module's job jars."""
+    module = JAVA_ROOT / "reference-pipeline" / f"beam-{beam_version}"
+    return module / "target" / f"reference-pipeline-beam-{beam_version}-0.1.0.jar"
+
+
+def pipeline_classes_jar() -> Path:
+    """The reference pipeline's own jar for BEAM_VERSION as package data of `splitaudit.stack` (`jobs/`, filled
+    from the reactor's build by `splitaudit setup` in a checkout): an installed wheel assembles the demo's job
+    jars from it, the lineage kit and the pipeline's dependencies from Maven Central."""
+    return Path(str(importlib.resources.files("splitaudit.stack"))) / "jobs" / built_pipeline_classes().name
 
 
 def in_checkout() -> bool:
@@ -160,7 +198,7 @@ def patch_repo() -> Path:
 
 
 def jobs_dir() -> Path:
-    """Job jars built from beam_pipelines/java."""
+    """Job jars setup installs into the stack home: the smoke job's, and from a wheel the reference pipeline's."""
     return stack_home() / "jobs"
 
 

@@ -1,4 +1,5 @@
-"""`patch-jar`: put the beam#31313 enumerator patch into a user's job jar."""
+"""`patch-jar`: put the beam#31313 enumerator patch into a user's job jar; `lineage-kit`: the lineage kit's jar for
+a user's own build."""
 
 from __future__ import annotations
 
@@ -34,3 +35,24 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     from splitaudit.patch.jar import patch_jar
 
     run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))
+
+
+@main.command("lineage-kit")
+@click.option("--out", "out_dir", metavar="DIR", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The folder to write beam-kafka-lineage-0.1.0.jar into; made if missing. An existing jar of that "
+                   "name is never overwritten.")  # fmt: skip
+@click.pass_context
+def lineage_kit_command(ctx: click.Context, out_dir: Path) -> None:
+    """Write the lineage kit's jar for your own Maven or Gradle build, and print the lines that add it.
+
+    The kit (dev.splitaudit:beam-kafka-lineage:0.1.0; Java 8 bytecode, Beam 2.54.0 to 2.70.0, with Beam, Kafka and
+    Flink `provided`) gives your pipeline's sink the lineage columns topic, partition, offset, reader_id, subtask,
+    attempt and job_id, from which `audit` classifies duplicates instead of inferring them (docs/audit.md, "Add
+    lineage to your pipeline"). The jar comes from splitaudit's own package (a wheel carries it): no checkout
+    needed. Maven: install it with the printed `mvn ...:install-file` line, which generates the kit's pom (its
+    dependencies are all provided), then depend on dev.splitaudit:beam-kafka-lineage:0.1.0. Gradle: add the
+    printed `implementation(files(...))` line. Refuses (exit 2) when DIR already holds the jar.
+    """
+    from splitaudit.patch.lineage_kit import write_lineage_kit
+
+    run(ctx, lambda context: context.output.lineage_kit_report(write_lineage_kit(out_dir)))

@@ -13,9 +13,7 @@ already patched (unless `--force`), a release no variant is built for, or classe
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from typing import Any
 
 from splitaudit.errors import ExternalError, InputError, UsageError
 from splitaudit.home import patch_jar_path
-from splitaudit.patch.rawzip import rewrite_entries
+from splitaudit.patch.rawzip import rewrite_entries, written_atomically
 from splitaudit.patch.results import PatchReport, ReplacedEntry
 
 SOURCE_PACKAGE = "org/apache/beam/runners/flink/translation/wrappers/streaming/io/source/"
@@ -238,7 +236,8 @@ def patch_jar(in_jar: Path, out_jar: Path, force: bool) -> PatchReport:
     present = set(names)
     replacements = {name: content for name, content in patched.items() if name in PATCHED_CLASSES or name in present}
     additions = {name: content for name, content in patched.items() if name not in replacements}
-    _write_atomically(in_jar, out_jar, replacements, additions)
+    with written_atomically(out_jar) as out:
+        rewrite_entries(in_jar, out, replacements, additions)
     replaced = tuple(
         ReplacedEntry(
             name=name,
@@ -369,22 +368,3 @@ def _patched_classes(target: PatchTarget) -> dict[str, bytes]:
     ):
         raise ExternalError(f"{target.patch_jar} does not hold the patched FlinkSourceSplitEnumerator")
     return classes
-
-
-def _write_atomically(
-    in_jar: Path, out_jar: Path, replacements: Mapping[str, bytes], additions: Mapping[str, bytes]
-) -> None:
-    """Write the patched jar next to `out_jar` under a temporary name, then rename it into place."""
-    out_jar.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{out_jar.name}.", dir=out_jar.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as target:
-            rewrite_entries(in_jar, target, replacements, additions)
-        # mkstemp creates the file private (0600); a jar is a plain file, readable as the umask allows.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, out_jar)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

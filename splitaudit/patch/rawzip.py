@@ -1,17 +1,22 @@
 """Byte-level jar (zip) rewriting: replace or add a few entries, copy every other one exactly as it is.
 
 Python's `zipfile` re-compresses whatever it writes, so a jar it rewrites differs in every entry even when
-no content changed. `rewrite_entries` instead copies each kept entry's local record (header, compressed
-data, data descriptor) and central-directory record byte for byte, fixing up only offsets, and writes new
-records for the replaced entries alone. Layout per PKWARE APPNOTE 6.3 §4.3; ZIP64 end records are read and
-written (job jars pass 65,535 entries easily), ZIP64 per-entry sizes and offsets (files over 4 GiB) are not.
+no content changed. A `ZipWriter` instead copies each kept entry's local record (header, compressed data,
+data descriptor) and central-directory record byte for byte from a `ZipArchive`, fixing up only offsets, and
+writes new records for new content alone: `rewrite_entries` replaces a few entries of one jar this way, and
+a job jar is assembled from many (`splitaudit.stack.job_jar`). Layout per PKWARE APPNOTE 6.3 §4.3; ZIP64 end
+records are read and written (job jars pass 65,535 entries easily), ZIP64 per-entry sizes and offsets (files
+over 4 GiB) are not.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import struct
+import tempfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -101,6 +106,79 @@ def _parse_layout(where: str, data: bytes) -> ZipLayout:
     return ZipLayout(tuple(entries), cd_offset, comment)
 
 
+@dataclass(frozen=True)
+class ZipArchive:
+    """A whole zip file's bytes and its layout: what a `ZipWriter` copies entries from."""
+
+    where: str
+    data: bytes
+    layout: ZipLayout
+    # Each local record spans from its header to the next record's header (or the central directory).
+    record_ends: Mapping[int, int]
+
+    @classmethod
+    def read(cls, path: Path) -> ZipArchive:
+        """Read `path` and parse its end records and central directory."""
+        data = path.read_bytes()
+        layout = _parse_layout(str(path), data)
+        starts = sorted({entry.local_offset for entry in layout.entries})
+        ends = dict(zip(starts, [*starts[1:], layout.central_offset], strict=True))
+        return cls(str(path), data, layout, ends)
+
+    def local_record(self, entry: CentralEntry) -> bytes:
+        """An entry's local record as it is in the file: header, compressed data, data descriptor."""
+        return self.data[entry.local_offset : self.record_ends[entry.local_offset]]
+
+    def content(self, entry: CentralEntry) -> bytes:
+        """An entry's uncompressed content, checked against the CRC-32 its central-directory record holds."""
+        header = _LOCAL.unpack_from(self.data, entry.local_offset)
+        if header[0] != _LOCAL_SIGNATURE:
+            raise InputError(self.where, entry.local_offset, f"bad local header signature for {entry.name}")
+        crc, compressed = _CENTRAL.unpack_from(entry.raw, 0)[7:9]
+        start = entry.local_offset + _LOCAL.size + header[9] + header[10]
+        payload = self.data[start : start + compressed]
+        if entry.method == _DEFLATED:
+            content = zlib.decompressobj(-15).decompress(payload)
+        elif entry.method == _STORED:
+            content = payload
+        else:
+            raise InputError(self.where, entry.local_offset, f"{entry.name}: compression method {entry.method}")
+        if zlib.crc32(content) != crc:
+            raise InputError(self.where, entry.local_offset, f"{entry.name}: content does not match its CRC-32")
+        return content
+
+
+class ZipWriter:
+    """A zip written to a stream entry by entry: each local record at once, the central directory (kept in
+    memory, about 100 bytes an entry) and the end records at `finish`."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        self._target = target
+        self._central = bytearray()
+        self.entries = 0  # how many entries are written
+        self.offset = 0  # where the next local record starts
+
+    def write(self, local: bytes, record: bytes) -> None:
+        """Append one entry: its local record, written at `offset`, and its central-directory record."""
+        self._target.write(local)
+        self._central += record
+        self.entries += 1
+        self.offset += len(local)
+
+    def copy(self, archive: ZipArchive, entry: CentralEntry) -> None:
+        """Append an entry of `archive` exactly as it is there; only its central record's offset is new."""
+        self.write(archive.local_record(entry), entry.raw[:42] + struct.pack("<I", self.offset) + entry.raw[46:])
+
+    def add(self, name: str, content: bytes) -> None:
+        """Append a new entry: deflated, dated 1980-01-01 00:00 (the zip epoch) so a rewrite is reproducible."""
+        self.write(*_added_records(name, content, self.offset))
+
+    def finish(self, comment: bytes = b"") -> None:
+        """Write the central directory and the end records after the last entry."""
+        self._target.write(self._central)
+        _write_end_records(self._target, self.entries, len(self._central), self.offset, comment)
+
+
 def rewrite_entries(
     source: Path, target: BinaryIO, replacements: Mapping[str, bytes], additions: Mapping[str, bytes] | None = None
 ) -> None:
@@ -109,39 +187,47 @@ def rewrite_entries(
     Kept entries are copied byte for byte, in the same order. A replaced entry keeps its name, position,
     compression method, timestamps and extra fields; only its data, CRC and sizes are new (and it has no
     data descriptor). Every name in `replacements` must exist in `source`, no name in `additions` may; added
-    entries follow the kept ones, deflated, dated 1980-01-01 00:00 (the zip epoch) so a rewrite is reproducible.
+    entries follow the kept ones (`ZipWriter.add`).
     """
     additions = additions or {}
-    data = source.read_bytes()
-    layout = _parse_layout(str(source), data)
-    present = {entry.name for entry in layout.entries}
+    archive = ZipArchive.read(source)
+    present = {entry.name for entry in archive.layout.entries}
     missing = set(replacements) - present
     if missing:
         raise InputError(str(source), None, f"entries to replace are missing: {sorted(missing)}")
     clashing = set(additions) & present
     if clashing:
         raise InputError(str(source), None, f"entries to add are present already: {sorted(clashing)}")
-    # Each local record spans from its header to the next record's header (or the central directory).
-    starts = sorted({entry.local_offset for entry in layout.entries})
-    ends = dict(zip(starts, [*starts[1:], layout.central_offset], strict=True))
-    central = bytearray()
-    written = 0
-    for entry in layout.entries:
+    writer = ZipWriter(target)
+    for entry in archive.layout.entries:
         if entry.name in replacements:
-            local, record = _replaced_records(str(source), data, entry, replacements[entry.name], written)
+            writer.write(
+                *_replaced_records(archive.where, archive.data, entry, replacements[entry.name], writer.offset)
+            )
         else:
-            local = data[entry.local_offset : ends[entry.local_offset]]
-            record = entry.raw[:42] + struct.pack("<I", written) + entry.raw[46:]
-        target.write(local)
-        central += record
-        written += len(local)
+            writer.copy(archive, entry)
     for name, content in additions.items():
-        local, record = _added_records(name, content, written)
-        target.write(local)
-        central += record
-        written += len(local)
-    target.write(central)
-    _write_end_records(target, len(layout.entries) + len(additions), len(central), written, layout.comment)
+        writer.add(name, content)
+    writer.finish(archive.layout.comment)
+
+
+@contextlib.contextmanager
+def written_atomically(out: Path) -> Iterator[BinaryIO]:
+    """A file to write `out` through: written next to it under a temporary name, renamed into place when the
+    block ends without an error, removed when it does not, so `out` is never left half written."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as target:
+            yield target
+        # mkstemp creates the file private (0600); a jar is a plain file, readable as the umask allows.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _replaced_records(where: str, data: bytes, entry: CentralEntry, content: bytes, offset: int) -> tuple[bytes, bytes]:

@@ -1,4 +1,4 @@
-"""Result of `splitaudit patch-jar`, rendered by an Output."""
+"""Results of `splitaudit patch-jar` and `splitaudit lineage-kit`, rendered by an Output."""
 
 from __future__ import annotations
 
@@ -53,4 +53,26 @@ class PatchReport:
             "replaced": [entry.to_json() for entry in self.replaced],
             "added": list(self.added),
             "entries_kept": self.entries_total - len(self.replaced),
+        }
+
+
+@dataclass(frozen=True)
+class LineageKitReport:
+    """The lineage kit's jar `lineage-kit` wrote, and the lines that add it to a user's Maven or Gradle build."""
+
+    jar: str
+    coordinates: str  # groupId:artifactId:version
+    size: int
+    sha256: str
+    maven_install: str  # installs the jar into the local Maven repository, with a generated pom
+    gradle_dependency: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "jar": self.jar,
+            "coordinates": self.coordinates,
+            "size": self.size,
+            "sha256": self.sha256,
+            "maven_install": self.maven_install,
+            "gradle_dependency": self.gradle_dependency,
         }

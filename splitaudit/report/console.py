@@ -26,7 +26,7 @@ from splitaudit.guard.results import GuardReport, WatchReport
 from splitaudit.guard.tally import PartitionTally
 from splitaudit.guard.twin import start_time_text
 from splitaudit.home import UPSTREAM_FIX_VERSION
-from splitaudit.patch.results import PatchReport
+from splitaudit.patch.results import LineageKitReport, PatchReport
 from splitaudit.progress import TimedStep
 from splitaudit.report.output import Output
 from splitaudit.savepoint_view import SavepointView
@@ -105,6 +105,17 @@ class ConsoleOutput(Output):
             self.console.print(f"added {', '.join(name.removesuffix('.class') for name in report.added)}")
         self.console.print(f"patched classes from {report.patch_classes_from}")
         self.console.print(f"wrote {report.out_jar}; every other entry copied byte for byte")
+
+    def lineage_kit_report(self, report: LineageKitReport) -> None:
+        # The lines are to be copied: never folded, no markup read into the paths.
+        for line in (
+            f"wrote {report.jar} ({report.coordinates}, {report.size} bytes, sha256 {report.sha256[:12]})",
+            f"Maven: install it, then depend on {report.coordinates}:",
+            f"  {report.maven_install}",
+            "Gradle:",
+            f"  {report.gradle_dependency}",
+        ):
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def users_job_report(self, report: UsersJobReport) -> None:
         lineage = ", lineage in Parquet" if report.lineage else ""

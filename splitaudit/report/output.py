@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from splitaudit.audit.findings import Findings
     from splitaudit.guard.results import GuardReport, WatchEvent, WatchReport
-    from splitaudit.patch.results import PatchReport
+    from splitaudit.patch.results import LineageKitReport, PatchReport
     from splitaudit.savepoint_view import SavepointView
     from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
     from splitaudit.scenario.users_job_results import UsersJobReport
@@ -50,6 +50,10 @@ class Output(ABC):
     @abstractmethod
     def patch_report(self, report: PatchReport) -> None:
         """Show which classes `patch-jar` replaced and where the patched jar is."""
+
+    @abstractmethod
+    def lineage_kit_report(self, report: LineageKitReport) -> None:
+        """Show where `lineage-kit` wrote the kit's jar and the lines that add it to a Maven or Gradle build."""
 
     @abstractmethod
     def scenario_report(self, report: ScenarioReport) -> None:
@@ -124,6 +128,9 @@ class JsonOutput(Output):
         self._print(report.to_json())
 
     def patch_report(self, report: PatchReport) -> None:
+        self._print(report.to_json())
+
+    def lineage_kit_report(self, report: LineageKitReport) -> None:
         self._print(report.to_json())
 
     def scenario_report(self, report: ScenarioReport) -> None:

@@ -34,7 +34,9 @@ from splitaudit.home import (
     SPARK_KAFKA_VERSION,
     UPSTREAM_FIX_VERSION,
     beam_python_home,
+    built_lineage_kit,
     built_patch_jar,
+    built_pipeline_classes,
     flink_home,
     flink_plugins,
     in_checkout,
@@ -43,6 +45,7 @@ from splitaudit.home import (
     maven_repo,
     patch_classes,
     patch_repo,
+    pipeline_classes_jar,
     pipeline_jars,
     portable_jars,
     pyspark_home,
@@ -85,6 +88,7 @@ def components(matrix: bool = False) -> list[Component]:
         JAVA_ROOT / "reference-pipeline",
         JAVA_ROOT / "users-job",
     )
+    for_users = [*(built_patch_jar(*variant) for variant in PATCH_VARIANTS), built_lineage_kit()]
     everything = [
         Component(
             "flink",
@@ -159,13 +163,23 @@ def components(matrix: bool = False) -> list[Component]:
                 f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
             ),
         ),
-        # The patch's jars as package data of splitaudit.patch (`patch-jar` reads them there; the wheel carries them).
+        # The patch's jars and the lineage kit as package data of splitaudit.patch (`patch-jar` and `lineage-kit`
+        # read them there; the wheel carries them), and the reference pipeline's own jar as package data of
+        # splitaudit.stack (a wheel assembles the demo's job jars from it).
         Component(
             "patch-classes",
             BEAM_VERSION,
             patch_classes(),
+            # the jars' names too: a folder copied before it held the lineage kit is stale
+            lambda: f"{_tree_hash(*reactor)}+{','.join(jar.name for jar in for_users)}",
+            lambda p, log: _copy_built_jars(patch_classes(), for_users),
+        ),
+        Component(
+            "pipeline-classes",
+            BEAM_VERSION,
+            pipeline_classes_jar(),
             lambda: _tree_hash(*reactor),
-            lambda p, log: _copy_patch_classes(patch_classes()),
+            lambda p, log: _copy_built_jars(pipeline_classes_jar().parent, [built_pipeline_classes()]),
         ),
         # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
         # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
@@ -374,15 +388,14 @@ def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
     )
 
 
-def _copy_patch_classes(folder: Path) -> None:
-    """Copy the jar of every patch variant the reactor built into `folder`, replacing what it held."""
+def _copy_built_jars(folder: Path, built: list[Path]) -> None:
+    """Copy jars the reactor built into `folder`, replacing what it held."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    for flink_runner, beam_version in PATCH_VARIANTS:
-        built = built_patch_jar(flink_runner, beam_version)
-        if not built.is_file():
-            raise ExternalError(f"the reactor did not build {built}")
-        shutil.copy2(built, folder / built.name)
+    for jar in built:
+        if not jar.is_file():
+            raise ExternalError(f"the reactor did not build {jar}")
+        shutil.copy2(jar, folder / jar.name)
 
 
 def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:

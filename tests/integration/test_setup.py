@@ -35,6 +35,7 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
         "smoke-job",
         "beam-pipeline",
         "patch-classes",
+        "pipeline-classes",
         "beam-portable",
         "beam-python",
     )

@@ -1,7 +1,7 @@
 """The wheel is the product: built from this checkout, installed with uv and with pip into fresh virtual
 environments outside the repository, with no extra, it runs `inspect`, `guard` and `patch-jar` exactly as the
-checkout does (the patch's classes come from the wheel's package data), keeps its stack home out of
-`site-packages`, and tells a user which extra a command without its dependencies needs.
+checkout does (the patch's classes come from the wheel's package data), writes the lineage kit's jar, keeps its
+stack home out of `site-packages`, and tells a user which extra a command without its dependencies needs.
 
 The base install resolves its dependencies from PyPI (uv's and pip's caches keep a second run offline). Spark
 (`[spark]`) is not installed here: pyspark's sdist is built on every fresh install (0.5-1.4 GB).
@@ -20,7 +20,13 @@ from typing import Any
 
 import pytest
 
-from splitaudit.home import PATCH_VARIANTS, PIPELINE_JARS, REPO_ROOT, patch_jar_path
+from splitaudit.home import (
+    PATCH_VARIANTS,
+    PIPELINE_JARS,
+    REPO_ROOT,
+    built_lineage_kit,
+    patch_jar_path,
+)
 from tests.unit.patch.conftest import REFERENCE_RUNNERS
 
 pytestmark = pytest.mark.integration
@@ -101,6 +107,11 @@ def test_the_wheel_carries_the_patch_classes_and_no_checkout_files(wheel: Path) 
     jars = {f"splitaudit/patch/classes/beam-runners-flink-{f}-patch-{b}.jar" for f, b in (
         ("1.16", "2.54.0"), ("1.16", "2.56.0"), ("1.16", "2.59.0"), ("1.19", "2.62.0"))}  # fmt: skip
     assert jars <= names
+    # the lineage kit, and the reference pipeline's own jar the demo's job jars are assembled from
+    assert {
+        "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar",
+        "splitaudit/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
+    } <= names
     assert {"splitaudit/py.typed", "pyspark_flink_savepoint.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
@@ -158,6 +169,14 @@ def test_patch_jar_from_the_wheel_writes_the_same_classes_as_the_checkout(
         assert {i.filename: i.CRC for i in wheel_made.infolist()} == {
             i.filename: i.CRC for i in checkout_made.infolist()
         }
+
+
+def test_lineage_kit_from_the_wheel_writes_the_reactors_jar(installed: Path, tmp_path: Path) -> None:
+    result = _run(installed, "--json", "lineage-kit", "--out", str(tmp_path / "libs"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    jar = tmp_path / "libs" / "beam-kafka-lineage-0.1.0.jar"
+    assert _json(result)["jar"] == str(jar)
+    assert jar.read_bytes() == built_lineage_kit().read_bytes()
 
 
 def test_a_command_without_its_extra_says_which_to_install(installed: Path, tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ def test_importing_the_cli_loads_no_heavy_library(tmp_path: Path) -> None:
         ("stack", "down"),
         ("smoke",),
         ("patch-jar",),
+        ("lineage-kit",),
         ("scenario",),
         ("demo",),
         ("matrix",),

@@ -1,5 +1,5 @@
 """Where the stack home is: $SPLITAUDIT_HOME, else a checkout's .stack/, else the per-user data folder (never the
-installed package's folder); and the patch's jars as package data."""
+installed package's folder); and the jars the wheel carries as package data."""
 
 from __future__ import annotations
 
@@ -47,3 +47,28 @@ def test_the_patch_jars_are_package_data_of_splitaudit_patch() -> None:
         / "target"
         / "beam-runners-flink-1.16-patch-2.54.0.jar"
     )
+
+
+def test_the_lineage_kit_and_the_pipelines_own_jar_are_package_data() -> None:
+    package = Path(home.__file__).parent
+    assert home.lineage_kit_jar() == package / "patch" / "classes" / "beam-kafka-lineage-0.1.0.jar"
+    assert home.built_lineage_kit() == home.JAVA_ROOT / "lineage-kit" / "target" / "beam-kafka-lineage-0.1.0.jar"
+    assert home.pipeline_classes_jar() == package / "stack" / "jobs" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
+    assert home.built_pipeline_classes() == (
+        home.JAVA_ROOT / "reference-pipeline" / "beam-2.62.0" / "target" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
+    )
+
+
+def test_the_demo_runs_the_reactors_jars_in_a_checkout_and_the_stack_homes_from_a_wheel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SPLITAUDIT_HOME", str(tmp_path / "stackhome"))
+    target = home.JAVA_ROOT / "reference-pipeline" / "beam-2.62.0" / "target"
+    built = {variant: target / f"splitaudit-pipeline-{variant}.jar" for variant in ("stock", "patched")}
+    assert home.pipeline_jars() == home.PIPELINE_JARS == built
+    monkeypatch.setattr(home, "in_checkout", lambda: False)
+    jobs = tmp_path / "stackhome" / "jobs"
+    assert home.pipeline_jars() == {variant: jobs / f"splitaudit-pipeline-{variant}.jar" for variant in built}
+    # the matrix's releases are a checkout's only
+    fixed = home.JAVA_ROOT / "reference-pipeline" / "beam-2.70.0" / "target" / "splitaudit-pipeline-stock.jar"
+    assert home.pipeline_jars("2.70.0") == {"stock": fixed}
