@@ -32,6 +32,8 @@ MATRIX_FLINK = {
     UPSTREAM_FIX_VERSION: FLINK_VERSION,  # fixed upstream: run unpatched
 }
 FIXED_BEAM_VERSIONS = frozenset({UPSTREAM_FIX_VERSION})
+# The matrix's Flink releases besides FLINK_VERSION, which `splitaudit setup --matrix` installs too.
+OLDER_FLINK_VERSIONS = tuple(sorted({version for version in MATRIX_FLINK.values() if version != FLINK_VERSION}))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"

@@ -26,6 +26,7 @@ from splitaudit.home import (
     JAVA_ROOT,
     KAFKA_VERSION,
     MATRIX_FLINK,
+    OLDER_FLINK_VERSIONS,
     PATCH_VARIANTS,
     PIPELINE_JARS,
     PYTHON_PIPELINE_ROOT,
@@ -175,7 +176,7 @@ def components(matrix: bool = False) -> list[Component]:
             BEAM_VERSION,
             portable_jars()["job-server"],
             lambda: _tree_hash(JAVA_ROOT / "pom.xml", portable),
-            lambda p, log: _maven(p, log, portable / "pom.xml", "package", "-DskipTests"),
+            lambda p, log: maven(p, log, portable / "pom.xml", "package", "-DskipTests"),
         ),
         Component(
             "beam-python",
@@ -187,10 +188,9 @@ def components(matrix: bool = False) -> list[Component]:
     ]
     if not matrix:
         return everything
-    older_flinks = sorted({v for v in MATRIX_FLINK.values() if v != FLINK_VERSION})
     return [
         *everything,
-        *(_older_flink(version) for version in older_flinks),
+        *(_older_flink(version) for version in OLDER_FLINK_VERSIONS),
         # The reference pipeline of every matrix release (reference-pipeline/beam-<version>/), -Pmatrix.
         Component(
             "beam-matrix",
@@ -361,7 +361,7 @@ def _beam_python(progress: Progress, log: Path, lock: Path) -> None:
     _run(progress, log, [str(uv), "pip", "install", "--python", python, "-r", str(lock)], f"apache-beam {BEAM_VERSION}")
 
 
-def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
+def maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
     """Run Maven on one pom, batch mode, with the stack home's own local repository."""
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -393,7 +393,7 @@ def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
             "`patch` is not on PATH; the enumerator patch's build applies its diffs with it "
             "(Debian: apt-get install patch)"
         )
-    _maven(progress, log, pom, *goals)
+    maven(progress, log, pom, *goals)
 
 
 def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
@@ -435,7 +435,7 @@ def _artifact(jar: str) -> str:
 def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path, *options: str) -> None:
     """The runtime dependencies a dependency-list pom names, copied into `target`, emptied first."""
     shutil.rmtree(target, ignore_errors=True)
-    _maven(
+    maven(
         progress,
         log,
         pom,
@@ -448,6 +448,6 @@ def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path, *
 
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:
     """Build a jar with Maven and copy it into the stack home."""
-    _maven(progress, log, pom, "package", "-DskipTests")
+    maven(progress, log, pom, "package", "-DskipTests")
     installed.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(built, installed)
