@@ -112,6 +112,12 @@ def stack_home() -> Path:
     return Path(data).resolve() / "splitaudit"
 
 
+def downloads_dir() -> Path:
+    """The files of the stack lock as downloaded (`splitaudit.stack.downloads`), kept so a second setup downloads
+    nothing."""
+    return stack_home() / "downloads"
+
+
 def flink_home(version: str = FLINK_VERSION) -> Path:
     """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as PyPI lays it out)."""
     return stack_home() / f"flink-{version}" / "pyflink"

@@ -8,6 +8,11 @@ from typing import Any
 from splitaudit.progress import TimedStep
 
 
+def mib(size: int) -> str:
+    """A size in MiB, as setup's progress and report show it."""
+    return f"{size / 2**20:.1f} MiB"
+
+
 @dataclass(frozen=True)
 class ComponentState:
     """One thing `setup` provides: installed now, or already present."""
