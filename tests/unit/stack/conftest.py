@@ -1,16 +1,19 @@
-"""A file server on 127.0.0.1 for the download tests."""
+"""A file server on 127.0.0.1 for the download tests, and a Progress that keeps what it was told."""
 
 from __future__ import annotations
 
 import functools
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from splitaudit.progress import Progress
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -39,3 +42,18 @@ def file_server(tmp_path: Path) -> Iterator[FileServer]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+class RecordingProgress(Progress):
+    """Keeps every step and info line, in order."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @contextmanager
+    def step(self, message: str) -> Iterator[None]:
+        self.lines.append(f"step: {message}")
+        yield
+
+    def info(self, message: str) -> None:
+        self.lines.append(message)
