@@ -248,7 +248,6 @@ def setup(progress: Progress, matrix: bool = False) -> SetupReport:
     for component in wanted:
         reason = component.unavailable()
         if reason is not None:
-            progress.info(f"{component.name} skipped: {reason}")
             states[component.name] = _state(component, "skipped", reason=reason)
             continue
         key = component.key()
