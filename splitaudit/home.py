@@ -95,8 +95,9 @@ def reference_runners() -> Path:
 
 
 def in_checkout() -> bool:
-    """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the poms and
-    sources `splitaudit setup` builds from; an installed wheel does not."""
+    """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the sources
+    `splitaudit setup` builds the job jars and the patch from; an installed wheel does not (its setup installs
+    the embedded stack alone)."""
     return (JAVA_ROOT / "pom.xml").is_file() and (REPO_ROOT / "pyproject.toml").is_file()
 
 
@@ -119,7 +120,7 @@ def downloads_dir() -> Path:
 
 
 def flink_home(version: str = FLINK_VERSION) -> Path:
-    """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as PyPI lays it out)."""
+    """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as the PyPI packages lay it out)."""
     return stack_home() / f"flink-{version}" / "pyflink"
 
 
