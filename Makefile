@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
+.PHONY: setup stack-lock demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -25,6 +25,11 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 # Everything else (Flink distribution, Kafka broker jars, the job jars) goes to .stack/.
 setup: $(VENV)/.installed
 	@$(BIN)/splitaudit setup
+
+# The stack lock (splitaudit/stack/stack.lock.json), every file setup downloads, resolved anew from
+# beam_pipelines/java/stack/*/pom.xml by Maven and from PyPI's index: after changing a pom or a version.
+stack-lock: $(VENV)/.installed
+	$(BIN)/python tools/stack_lock.py
 
 # Headless Chromium renders the HTML report in the integration tests: Debian's package, installed with apt-get
 # (as root, as in CI; through sudo otherwise) when absent. `apt-get update` only when the install fails for

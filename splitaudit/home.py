@@ -32,6 +32,8 @@ MATRIX_FLINK = {
     UPSTREAM_FIX_VERSION: FLINK_VERSION,  # fixed upstream: run unpatched
 }
 FIXED_BEAM_VERSIONS = frozenset({UPSTREAM_FIX_VERSION})
+# The matrix's Flink releases besides FLINK_VERSION, which `splitaudit setup --matrix` installs too.
+OLDER_FLINK_VERSIONS = tuple(sorted({version for version in MATRIX_FLINK.values() if version != FLINK_VERSION}))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JAVA_ROOT = REPO_ROOT / "beam_pipelines" / "java"
@@ -126,8 +128,9 @@ def pipeline_classes_jar() -> Path:
 
 
 def in_checkout() -> bool:
-    """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the poms and
-    sources `splitaudit setup` builds from; an installed wheel does not."""
+    """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the sources
+    `splitaudit setup` builds the job jars and the patch from; an installed wheel does not (its setup installs
+    the embedded stack alone)."""
     return (JAVA_ROOT / "pom.xml").is_file() and (REPO_ROOT / "pyproject.toml").is_file()
 
 
@@ -143,8 +146,14 @@ def stack_home() -> Path:
     return Path(data).resolve() / "splitaudit"
 
 
+def downloads_dir() -> Path:
+    """The files of the stack lock as downloaded (`splitaudit.stack.downloads`), kept so a second setup downloads
+    nothing."""
+    return stack_home() / "downloads"
+
+
 def flink_home(version: str = FLINK_VERSION) -> Path:
-    """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as PyPI lays it out)."""
+    """FLINK_HOME of an installed distribution (bin/, conf/, lib/ under pyflink/, as the PyPI packages lay it out)."""
     return stack_home() / f"flink-{version}" / "pyflink"
 
 

@@ -16,16 +16,21 @@ from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT
 @main.command()
 @click.option("--matrix", is_flag=True,
               help="Also install what `splitaudit matrix` runs: Flink 1.16.3 and the reference pipeline of Beam "
-                   "2.54.0, 2.56.0, 2.59.0 and 2.70.0 (about 1 GB more).")  # fmt: skip
+                   "2.54.0, 2.56.0, 2.59.0 and 2.70.0 (about 1 GB more). Only in a checkout.")  # fmt: skip
 @click.pass_context
 def setup(ctx: click.Context, matrix: bool) -> None:
-    """Install the stack: the Flink distribution, the Kafka broker jars and the job jars.
+    """Install the stack: the Flink distribution, the Kafka broker, Spark's connectors, the object store (and, in a
+    checkout, the job jars).
 
-    Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/), from PyPI and Maven
-    Central; the enumerator patch's jars go into the package itself (package data of splitaudit.patch).
-    Components already installed from the same inputs are left alone, so a second run downloads nothing and
-    works offline. Setup builds from a checkout of splitaudit's repository (`make setup`); an installed wheel
-    already carries the patch's classes and needs no stack for inspect, guard, watch, audit and patch-jar.
+    Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/, else
+    $XDG_DATA_HOME/splitaudit). The embedded stack (Flink 1.19.3, Kafka 3.9.1, Spark's Kafka and Avro connectors,
+    S3Proxy and Flink's S3 plugin) is the files the stack lock inside the package names, from PyPI and Maven Central
+    ($SPLITAUDIT_MAVEN_REPOSITORY for a mirror), each checked against its size and SHA-256; setup first says what
+    it will download and how large. It needs neither pip nor Maven, so an installed wheel sets it up too; Spark's
+    connectors need pyspark (the extra [spark]) and are skipped without it. In a checkout, setup also builds the
+    job jars, the patch's jars (into the package itself) and the Python pipeline's environment with Maven and uv
+    (`make setup`). Components already installed from the same inputs are left alone, so a second run downloads
+    nothing and works offline.
     """
 
     def action(context: Context) -> None:

@@ -33,7 +33,7 @@ from splitaudit.savepoint_view import SavepointView
 from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
 from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text, window_text
 from splitaudit.splits.beam import KafkaIORead
-from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
+from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus, mib
 
 
 class ConsoleOutput(Output):
@@ -64,11 +64,15 @@ class ConsoleOutput(Output):
 
     def setup_report(self, report: SetupReport) -> None:
         table = Table(title=f"splitaudit setup → {report.stack_home}")
-        for column in ("component", "version", "state", "seconds", "path"):
+        for column in ("component", "version", "state", "seconds", "downloaded", "path"):
             table.add_column(column)
         for item in report.components:
-            table.add_row(item.name, item.version, item.state, f"{item.seconds:.1f}", item.path)
+            downloaded = mib(item.downloaded_bytes) if item.downloaded_bytes else "-"
+            table.add_row(item.name, item.version, item.state, f"{item.seconds:.1f}", downloaded, item.path)
         self.console.print(table)
+        for item in report.components:
+            if item.reason is not None:
+                self.console.print(f"{item.name} skipped: {item.reason}")
 
     def stack_status(self, status: StackStatus) -> None:
         table = Table(title=f"stack in {status.workdir}")

@@ -1,6 +1,11 @@
 """`splitaudit setup`: install into the stack home everything the stack runs, from PyPI and Maven Central.
 
-Each component is keyed by what it was made from (a version, or a hash of the build files); a component
+The embedded stack (Flink, the Kafka broker, Spark's connectors, the object store and Flink's S3 plugin) is made
+of the files the stack lock names (`stack.lock.json`), downloaded once into the stack home's downloads/ and
+checked against the lock, in a checkout and from an installed wheel alike. The job jars, the patch and the
+Python pipeline's environment are built from a checkout's sources, with Maven and uv, and only there.
+
+Each component is keyed by what it was made from (its locked files, or a hash of the build files); a component
 whose key matches its stamp is left alone, so a second run downloads nothing and works offline.
 """
 
@@ -9,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,13 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from splitaudit.errors import ExternalError
+import requests
+
+from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import (
     BEAM_VERSION,
     FLINK_VERSION,
     JAVA_ROOT,
     KAFKA_VERSION,
     MATRIX_FLINK,
+    OLDER_FLINK_VERSIONS,
     PATCH_VARIANTS,
     PIPELINE_JARS,
     PYTHON_PIPELINE_ROOT,
@@ -37,6 +46,7 @@ from splitaudit.home import (
     built_lineage_kit,
     built_patch_jar,
     built_pipeline_classes,
+    downloads_dir,
     flink_home,
     flink_plugins,
     in_checkout,
@@ -55,29 +65,40 @@ from splitaudit.home import (
     stack_home,
 )
 from splitaudit.progress import Progress
+from splitaudit.stack import downloads
+from splitaudit.stack.lock import LockedFile, StackLock, flink_component, read_lock
 from splitaudit.stack.results import ComponentState, SetupReport
 
 SMOKE_JOB = "splitaudit-smoke-job.jar"
 
 
+def _installable() -> str | None:
+    """Component.unavailable's default: installable in any environment."""
+    return None
+
+
 @dataclass(frozen=True)
 class Component:
-    """One thing setup provides: a name, a key that changes when it must be rebuilt, and how to build it."""
+    """One thing setup provides: a name, a key that changes when it must be rebuilt, and how to build it.
+
+    `files` are what it downloads, from the stack lock: setup fetches them into downloads/ before `build` runs.
+    `needs_checkout` marks what is built from a checkout's sources, which setup from an installed wheel leaves out.
+    `unavailable` says why it cannot be installed in this Python environment, or None when it can.
+    """
 
     name: str
     version: str
     path: Path
     key: Callable[[], str]
     build: Callable[[Progress, Path], None]
+    files: tuple[LockedFile, ...] = ()
+    needs_checkout: bool = False
+    unavailable: Callable[[], str | None] = _installable
 
 
 def components(matrix: bool = False) -> list[Component]:
     """Everything the stack needs, in install order; `matrix` adds what the real-cluster matrix needs."""
-    kafka_pom = JAVA_ROOT / "stack" / "kafka-broker" / "pom.xml"
-    spark_kafka_pom = JAVA_ROOT / "stack" / "spark-kafka" / "pom.xml"
-    spark_avro_pom = JAVA_ROOT / "stack" / "spark-avro" / "pom.xml"
-    s3proxy_pom = JAVA_ROOT / "stack" / "s3proxy" / "pom.xml"
-    flink_s3_pom = JAVA_ROOT / "stack" / "flink-s3" / "pom.xml"
+    lock = read_lock()
     smoke = JAVA_ROOT / "smoke-job"
     portable = JAVA_ROOT / "portable"
     beam_lock = PYTHON_PIPELINE_ROOT / "requirements.lock"
@@ -90,60 +111,23 @@ def components(matrix: bool = False) -> list[Component]:
     )
     for_users = [*(built_patch_jar(*variant) for variant in PATCH_VARIANTS), built_lineage_kit()]
     everything = [
-        Component(
-            "flink",
-            FLINK_VERSION,
-            flink_home(),
-            lambda: f"flink-{FLINK_VERSION}",
-            lambda p, log: _flink(p, log),
-        ),
-        Component(
-            "kafka-broker",
-            KAFKA_VERSION,
-            kafka_libs(),
-            lambda: _tree_hash(kafka_pom),
-            lambda p, log: _kafka_broker(p, log, kafka_pom),
-        ),
+        _flink(lock, FLINK_VERSION),
+        # The broker's classpath: the runtime dependencies of kafka_2.13, the distribution's libs/.
+        _jars(lock, "kafka-broker", KAFKA_VERSION, kafka_libs()),
         # Spark's Kafka source for the audit (source offsets, a topic as the sink): pyspark does not ship it.
-        Component(
-            "spark-kafka",
-            SPARK_KAFKA_VERSION,
-            spark_kafka_jars(),
-            # built against pyspark's jars/: a new pyspark re-checks which jars it already ships
-            lambda: f"{_tree_hash(spark_kafka_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
-            lambda p, log: _spark_connector(p, log, spark_kafka_pom, spark_kafka_jars()),
-        ),
+        _spark_connector(lock, "spark-kafka", SPARK_KAFKA_VERSION, spark_kafka_jars()),
         # Spark's Avro data source, for a sink Beam's AvroIO wrote: pyspark does not ship it either.
-        Component(
-            "spark-avro",
-            SPARK_AVRO_VERSION,
-            spark_avro_jars(),
-            lambda: f"{_tree_hash(spark_avro_pom)}+pyspark-{importlib.metadata.version('pyspark')}",
-            lambda p, log: _spark_connector(p, log, spark_avro_pom, spark_avro_jars()),
-        ),
+        _spark_connector(lock, "spark-avro", SPARK_AVRO_VERSION, spark_avro_jars()),
         # The object store for checkpoints and savepoints on s3://, and Flink's S3 filesystem plugin.
-        Component(
-            "s3proxy",
-            S3PROXY_VERSION,
-            s3proxy_libs(),
-            lambda: _tree_hash(s3proxy_pom),
-            lambda p, log: _copy_dependencies(p, log, s3proxy_pom, s3proxy_libs()),
-        ),
-        Component(
-            "flink-s3-fs-hadoop",
-            FLINK_VERSION,
-            flink_plugins() / "s3-fs-hadoop",
-            lambda: _tree_hash(flink_s3_pom),
-            lambda p, log: _copy_dependencies(
-                p, log, flink_s3_pom, flink_plugins() / "s3-fs-hadoop", "-DexcludeTransitive=true"
-            ),
-        ),
+        _jars(lock, "s3proxy", S3PROXY_VERSION, s3proxy_libs()),
+        _jars(lock, "flink-s3-fs-hadoop", FLINK_VERSION, flink_plugins() / "s3-fs-hadoop"),
         Component(
             "smoke-job",
             "1",
             jobs_dir() / SMOKE_JOB,
             lambda: _tree_hash(smoke),
             lambda p, log: _maven_jar(p, log, smoke / "pom.xml", smoke / "target" / SMOKE_JOB, jobs_dir() / SMOKE_JOB),
+            needs_checkout=True,
         ),
         # The reactor of beam_pipelines/java: the reference pipeline's and the users' job's stock and patched jars,
         # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests
@@ -162,6 +146,7 @@ def components(matrix: bool = False) -> list[Component]:
                 "-DskipTests",
                 f"-DaltDeploymentRepository=splitaudit::file:{patch_repo()}",
             ),
+            needs_checkout=True,
         ),
         # The patch's jars and the lineage kit as package data of splitaudit.patch (`patch-jar` and `lineage-kit`
         # read them there; the wheel carries them), and the reference pipeline's own jar as package data of
@@ -173,6 +158,7 @@ def components(matrix: bool = False) -> list[Component]:
             # the jars' names too: a folder copied before it held the lineage kit is stale
             lambda: f"{_tree_hash(*reactor)}+{','.join(jar.name for jar in for_users)}",
             lambda p, log: _copy_built_jars(patch_classes(), for_users),
+            needs_checkout=True,
         ),
         Component(
             "pipeline-classes",
@@ -180,6 +166,7 @@ def components(matrix: bool = False) -> list[Component]:
             pipeline_classes_jar(),
             lambda: _tree_hash(*reactor),
             lambda p, log: _copy_built_jars(pipeline_classes_jar().parent, [built_pipeline_classes()]),
+            needs_checkout=True,
         ),
         # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
         # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
@@ -189,7 +176,8 @@ def components(matrix: bool = False) -> list[Component]:
             BEAM_VERSION,
             portable_jars()["job-server"],
             lambda: _tree_hash(JAVA_ROOT / "pom.xml", portable),
-            lambda p, log: _maven(p, log, portable / "pom.xml", "package", "-DskipTests"),
+            lambda p, log: maven(p, log, portable / "pom.xml", "package", "-DskipTests"),
+            needs_checkout=True,
         ),
         Component(
             "beam-python",
@@ -197,14 +185,14 @@ def components(matrix: bool = False) -> list[Component]:
             beam_python_home() / "bin" / "python",
             lambda: _tree_hash(beam_lock),
             lambda p, log: _beam_python(p, log, beam_lock),
+            needs_checkout=True,
         ),
     ]
     if not matrix:
         return everything
-    older_flinks = sorted({v for v in MATRIX_FLINK.values() if v != FLINK_VERSION})
     return [
         *everything,
-        *(_older_flink(version) for version in older_flinks),
+        *(_flink(lock, version) for version in OLDER_FLINK_VERSIONS),
         # The reference pipeline of every matrix release (reference-pipeline/beam-<version>/), -Pmatrix.
         Component(
             "beam-matrix",
@@ -212,55 +200,96 @@ def components(matrix: bool = False) -> list[Component]:
             pipeline_jars(UPSTREAM_FIX_VERSION)["stock"],
             lambda: _tree_hash(*reactor),
             lambda p, log: _reactor(p, log, reactor[0], "package", "-DskipTests", "-Pmatrix"),
+            needs_checkout=True,
         ),
     ]
 
 
-def _older_flink(version: str) -> Component:
-    """A Flink distribution besides FLINK_VERSION, unpacked from its PyPI sdists."""
+def _flink(lock: StackLock, version: str) -> Component:
+    """A Flink distribution, unpacked from the PyPI sdists the lock names for it."""
+    name = flink_component(version)
+    files = lock.files(name)
     return Component(
-        f"flink-{version}",
+        name,
         version,
         flink_home(version),
-        lambda: f"flink-{version}",
-        lambda p, log: _flink_sdists(p, log, version),
+        lambda: lock.key(name),
+        lambda p, log: _flink_sdists(p, version, files),
+        files,
+    )
+
+
+def _jars(lock: StackLock, name: str, version: str, target: Path) -> Component:
+    """A folder of jars (a classpath, a Flink plugin): the files the lock names for `name`."""
+    files = lock.files(name)
+    return Component(name, version, target, lambda: lock.key(name), lambda p, log: _copy_jars(files, target), files)
+
+
+def _spark_connector(lock: StackLock, name: str, version: str, target: Path) -> Component:
+    """A Spark connector (Kafka, Avro) and what it needs beyond pyspark's jars/: the files the lock names for
+    `name`; not installable without pyspark."""
+    files = lock.files(name)
+    return Component(
+        name,
+        version,
+        target,
+        # checked against pyspark's jars/: a new pyspark re-checks which jars it already ships
+        lambda: f"{lock.key(name)}+pyspark-{importlib.metadata.version('pyspark')}",
+        lambda p, log: _install_spark_connector(name, files, target),
+        files,
+        unavailable=_without_pyspark,
     )
 
 
 def setup(progress: Progress, matrix: bool = False) -> SetupReport:
-    """Install what is missing or stale; report every component (with `matrix`, the matrix's too)."""
-    if not in_checkout():
-        raise ExternalError(
-            "`splitaudit setup` builds the stack from a checkout of splitaudit's repository (its Maven poms and the "
-            "patch's diffs), and this installation is not one: clone the repository and run `make setup` there. "
-            "inspect, guard, watch, audit and patch-jar need no stack."
+    """Install what is missing or stale; report every component (with `matrix`, the matrix's too).
+
+    In a checkout that is everything; from an installed wheel, the embedded stack alone (what needs no checkout).
+    Before downloading, the progress says how many files and bytes each component will download.
+    """
+    checkout = in_checkout()
+    if matrix and not checkout:
+        raise UsageError(
+            "`splitaudit setup --matrix` builds the reference pipeline of every matrix release with Maven from a "
+            "checkout of splitaudit's repository, and this installation is not one: clone the repository and run "
+            "`make matrix` there. Without --matrix, setup installs the embedded stack from here."
         )
     home = stack_home()
     (home / "stamps").mkdir(parents=True, exist_ok=True)
     (home / "logs").mkdir(parents=True, exist_ok=True)
-    states = []
-    for component in components(matrix):
-        stamp = home / "stamps" / f"{component.name}.json"
-        key = component.key()
-        started = time.monotonic()
-        if _stamp_key(stamp) == key and component.path.exists():
-            states.append(ComponentState(component.name, component.version, "present", str(component.path), 0.0))
+    wanted = [component for component in components(matrix) if checkout or not component.needs_checkout]
+    states: dict[str, ComponentState] = {}
+    stale: list[tuple[Component, str]] = []
+    for component in wanted:
+        reason = component.unavailable()
+        if reason is not None:
+            states[component.name] = _state(component, "skipped", reason=reason)
             continue
-        log = home / "logs" / f"{component.name}.log"
-        log.unlink(missing_ok=True)
-        with progress.step(f"install {component.name} {component.version}"):
-            component.build(progress, log)
-        stamp.write_text(json.dumps({"key": key}))
-        states.append(
-            ComponentState(
-                component.name,
-                component.version,
-                "installed",
-                str(component.path),
-                time.monotonic() - started,
-            )
-        )
-    return SetupReport(str(home), tuple(states))
+        key = component.key()
+        if _stamp_key(home / "stamps" / f"{component.name}.json") == key and component.path.exists():
+            states[component.name] = _state(component, "present")
+        else:
+            stale.append((component, key))
+    folder = downloads_dir()
+    for line in downloads.describe(downloads.plan(((c.name, c.files) for c, _ in stale), folder), folder):
+        progress.info(line)
+    with requests.Session() as session:
+        for component, key in stale:
+            started = time.monotonic()
+            log = home / "logs" / f"{component.name}.log"
+            log.unlink(missing_ok=True)
+            with progress.step(f"install {component.name} {component.version}"):
+                downloaded = sum(downloads.fetch(file, folder, session) for file in component.files)
+                component.build(progress, log)
+            (home / "stamps" / f"{component.name}.json").write_text(json.dumps({"key": key}))
+            states[component.name] = _state(component, "installed", time.monotonic() - started, downloaded)
+    return SetupReport(str(home), tuple(states[component.name] for component in wanted))
+
+
+def _state(
+    component: Component, state: str, seconds: float = 0.0, downloaded: int = 0, reason: str | None = None
+) -> ComponentState:
+    return ComponentState(component.name, component.version, state, str(component.path), seconds, downloaded, reason)
 
 
 def _stamp_key(stamp: Path) -> str | None:
@@ -299,42 +328,20 @@ def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
         raise ExternalError(f"{what} failed (exit {result.returncode}); full log: {log}\n  {detail}")
 
 
-def _flink(progress: Progress, log: Path) -> None:
-    """The Flink distribution from PyPI: apache-flink-libraries (the jars) + apache-flink (bin/, conf/).
+def _flink_sdists(progress: Progress, version: str, sdists: tuple[LockedFile, ...]) -> None:
+    """A Flink distribution from its two PyPI sdists, unpacked, never built or installed.
 
-    Both go into one --target prefix in ONE pip command (two --target installs collide on pyflink/), and
-    with --no-deps, so PyFlink's own pin of apache-beam never enters the Python environment.
-    """
-    libraries = _pypi_download(progress, log, f"apache-flink-libraries=={FLINK_VERSION}", sdist=True)
-    wheel = _pypi_download(progress, log, f"apache-flink=={FLINK_VERSION}", sdist=False)
-    target = flink_home().parent
-    shutil.rmtree(target, ignore_errors=True)
-    _run(
-        progress,
-        log,
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(libraries), str(wheel)],
-        f"install of the Flink {FLINK_VERSION} distribution into {target}",
-    )
-    for script in (flink_home() / "bin").glob("*.sh"):
-        script.chmod(0o755)
-    (flink_home() / "bin" / "flink").chmod(0o755)
-
-
-def _flink_sdists(progress: Progress, log: Path, version: str) -> None:
-    """An older Flink distribution (1.16) from its PyPI sdists, unpacked, never built or installed.
-
-    PyPI has no wheel of apache-flink 1.16 for this Python, and building its sdist fails (pemja); the
-    distribution itself is data in the two sdists: `deps/lib`, `deps/opt`, `deps/plugins` in
-    apache-flink-libraries, `deps/bin`, `deps/conf` in apache-flink. They are laid out as FLINK_HOME the way
-    the 1.19 install lays them out (`flink-<version>/pyflink/`).
+    The distribution itself is data in the sdists: `deps/lib`, `deps/opt`, `deps/plugins` in
+    apache-flink-libraries, `deps/bin`, `deps/conf` in apache-flink. They are laid out as FLINK_HOME the way pip
+    would install them (`flink-<version>/pyflink/`). No pip: PyPI has no wheel of apache-flink 1.16 for this
+    Python, building its sdist fails (pemja), and PyFlink's own pin of apache-beam never enters any environment.
     """
     home = flink_home(version)
     shutil.rmtree(home.parent, ignore_errors=True)
     home.mkdir(parents=True)
-    for requirement in (f"apache-flink-libraries=={version}", f"apache-flink=={version}"):
-        sdist = _pypi_download(progress, log, requirement, sdist=True)
+    for sdist in sdists:
         progress.info(f"unpacking {sdist.name}")
-        with tarfile.open(sdist) as archive:
+        with tarfile.open(downloads.local_path(sdist, downloads_dir())) as archive:
             for member in archive.getmembers():
                 parts = Path(member.name).parts
                 if len(parts) > 2 and parts[1] == "deps" and (member.isfile() or member.isdir()):
@@ -343,24 +350,20 @@ def _flink_sdists(progress: Progress, log: Path, version: str) -> None:
     for script in (*(home / "bin").glob("*.sh"), home / "bin" / "flink"):
         script.chmod(0o755)
     if not (home / "lib" / f"flink-dist-{version}.jar").is_file():
-        raise ExternalError(f"the Flink {version} sdists held no lib/flink-dist-{version}.jar; see {log}")
+        names = " and ".join(sdist.name for sdist in sdists)
+        raise ExternalError(f"the Flink {version} sdists ({names}) held no lib/flink-dist-{version}.jar")
 
 
-def _pypi_download(progress: Progress, log: Path, requirement: str, *, sdist: bool) -> Path:
-    """One file from PyPI (its sdist, or the wheel for this interpreter) into .stack/downloads, once."""
-    downloads = stack_home() / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    name, version = requirement.split("==")
-    pattern = f"{name}-{version}.tar.gz" if sdist else f"{name.replace('-', '_')}-{version}-*.whl"
-    found = next(downloads.glob(pattern), None)
-    if found is None:
-        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
-        argv = [sys.executable, "-m", "pip", "download", "--no-deps", *kind, "-d", str(downloads), requirement]
-        _run(progress, log, argv, f"download of {requirement} from PyPI")
-        found = next(downloads.glob(pattern), None)
-    if found is None:
-        raise ExternalError(f"pip downloaded {requirement} but no {pattern} is in {downloads}")
-    return found
+def _copy_jars(jars: tuple[LockedFile, ...], target: Path) -> None:
+    """The downloaded `jars` into a fresh `target`, each hard-linked (copied across filesystems)."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for jar in jars:
+        source = downloads.local_path(jar, downloads_dir())
+        try:
+            os.link(source, target / jar.name)
+        except OSError:
+            shutil.copyfile(source, target / jar.name)
 
 
 def _beam_python(progress: Progress, log: Path, lock: Path) -> None:
@@ -375,7 +378,7 @@ def _beam_python(progress: Progress, log: Path, lock: Path) -> None:
     _run(progress, log, [str(uv), "pip", "install", "--python", python, "-r", str(lock)], f"apache-beam {BEAM_VERSION}")
 
 
-def _maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
+def maven(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
     """Run Maven on one pom, batch mode, with the stack home's own local repository."""
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -406,21 +409,28 @@ def _reactor(progress: Progress, log: Path, pom: Path, *goals: str) -> None:
             "`patch` is not on PATH; the enumerator patch's build applies its diffs with it "
             "(Debian: apt-get install patch)"
         )
-    _maven(progress, log, pom, *goals)
+    maven(progress, log, pom, *goals)
 
 
-def _kafka_broker(progress: Progress, log: Path, pom: Path) -> None:
-    """The broker's classpath: the runtime dependencies of kafka_2.13, copied into a fresh libs/ folder."""
-    _copy_dependencies(progress, log, pom, kafka_libs())
+def _without_pyspark() -> str | None:
+    """Why Spark's connectors cannot be installed here (pyspark is not), or None."""
+    try:
+        pyspark_home()
+    except FileNotFoundError:
+        return (
+            "Spark's connectors go beside pyspark's own jars, and pyspark is not installed: "
+            "splitaudit's extra [spark] installs it (pip install 'splitaudit[spark]'); then run setup again"
+        )
+    return None
 
 
-def _spark_connector(progress: Progress, log: Path, pom: Path, target: Path) -> None:
-    """A Spark connector (Kafka, Avro) and what it needs beyond pyspark's jars/, copied into a fresh `target`.
+def _install_spark_connector(name: str, jars: tuple[LockedFile, ...], target: Path) -> None:
+    """A Spark connector's locked jars into a fresh `target`, none of them one pyspark already ships.
 
-    The pom excludes what pyspark already ships; a jar that still duplicates one of pyspark's (same artifact,
+    Its pom excludes what pyspark already ships; a jar that still duplicates one of pyspark's (same artifact,
     any version) would put two copies of a class on the classpath, so it fails setup, naming the jars.
     """
-    _copy_dependencies(progress, log, pom, target)
+    _copy_jars(jars, target)
     provided = {_artifact(jar.name): jar.name for jar in _pyspark_jars().glob("*.jar")}
     twice = [
         f"{jar.name} (pyspark has {provided[_artifact(jar.name)]})"
@@ -429,7 +439,10 @@ def _spark_connector(progress: Progress, log: Path, pom: Path, target: Path) -> 
     ]
     if twice:
         shutil.rmtree(target)
-        raise ExternalError(f"{pom}: copies jars pyspark already ships; exclude them: {', '.join(twice)}")
+        raise ExternalError(
+            f"the stack lock's {name} holds jars pyspark already ships; exclude them in "
+            f"beam_pipelines/java/stack/{name}/pom.xml and run `make stack-lock`: {', '.join(twice)}"
+        )
 
 
 def _pyspark_jars() -> Path:
@@ -445,22 +458,8 @@ def _artifact(jar: str) -> str:
     return re.split(r"-\d", jar.removesuffix(".jar"), maxsplit=1)[0]
 
 
-def _copy_dependencies(progress: Progress, log: Path, pom: Path, target: Path, *options: str) -> None:
-    """The runtime dependencies a dependency-list pom names, copied into `target`, emptied first."""
-    shutil.rmtree(target, ignore_errors=True)
-    _maven(
-        progress,
-        log,
-        pom,
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={target}",
-        "-DincludeScope=runtime",
-        *options,
-    )
-
-
 def _maven_jar(progress: Progress, log: Path, pom: Path, built: Path, installed: Path) -> None:
     """Build a jar with Maven and copy it into the stack home."""
-    _maven(progress, log, pom, "package", "-DskipTests")
+    maven(progress, log, pom, "package", "-DskipTests")
     installed.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(built, installed)

@@ -8,15 +8,23 @@ from typing import Any
 from splitaudit.progress import TimedStep
 
 
+def mib(size: int) -> str:
+    """A size in MiB, as setup's progress and report show it."""
+    return f"{size / 2**20:.1f} MiB"
+
+
 @dataclass(frozen=True)
 class ComponentState:
-    """One thing `setup` provides: installed now, or already present."""
+    """One thing `setup` provides: installed now (with the bytes it downloaded), already present, or skipped (this
+    environment cannot run it: `reason` says why)."""
 
     name: str
     version: str
-    state: str  # "installed" | "present"
+    state: str  # "installed" | "present" | "skipped"
     path: str
     seconds: float
+    downloaded_bytes: int = 0
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -25,6 +33,8 @@ class ComponentState:
             "state": self.state,
             "path": self.path,
             "seconds": self.seconds,
+            "downloaded_bytes": self.downloaded_bytes,
+            "reason": self.reason,
         }
 
 
@@ -35,8 +45,16 @@ class SetupReport:
     stack_home: str
     components: tuple[ComponentState, ...]
 
+    @property
+    def downloaded_bytes(self) -> int:
+        return sum(component.downloaded_bytes for component in self.components)
+
     def to_json(self) -> dict[str, Any]:
-        return {"stack_home": self.stack_home, "components": [c.to_json() for c in self.components]}
+        return {
+            "stack_home": self.stack_home,
+            "downloaded_bytes": self.downloaded_bytes,
+            "components": [c.to_json() for c in self.components],
+        }
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The wheel is the product: built from this checkout, installed with uv and with pip into fresh virtual
 environments outside the repository, with no extra, it runs `inspect`, `guard` and `patch-jar` exactly as the
 checkout does (the patch's classes come from the wheel's package data), writes the lineage kit's jar, keeps its
-stack home out of `site-packages`, and tells a user which extra a command without its dependencies needs.
+stack home out of `site-packages`, tells a user which extra a command without its dependencies needs, and sets up
+the embedded stack from its stack lock as the checkout's setup did.
 
 The base install resolves its dependencies from PyPI (uv's and pip's caches keep a second run offline). Spark
 (`[spark]`) is not installed here: pyspark's sdist is built on every fresh install (0.5-1.4 GB).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -25,8 +27,14 @@ from splitaudit.home import (
     PIPELINE_JARS,
     REPO_ROOT,
     built_lineage_kit,
+    downloads_dir,
+    flink_home,
+    flink_plugins,
+    kafka_libs,
     patch_jar_path,
+    s3proxy_libs,
 )
+from splitaudit.stack.lock import read_lock
 from tests.unit.patch.conftest import REFERENCE_RUNNERS
 
 pytestmark = pytest.mark.integration
@@ -70,13 +78,13 @@ def installed(request: pytest.FixtureRequest, wheel: Path, tmp_path_factory: pyt
     return _installed(request.param, wheel, tmp_path_factory.mktemp(f"outside-{request.param}"))
 
 
-def _run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`splitaudit ARGS` of an installed venv, from a folder outside the checkout, with no trace of it."""
+def _run(bin_dir: Path, *args: str, cwd: Path, offline: bool = False) -> subprocess.CompletedProcess[str]:
+    """`splitaudit ARGS` of an installed venv, from a folder outside the checkout, with no trace of it; `offline`
+    runs it in a network namespace with no interface up (`unshare -n`), where any download fails."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPLITAUDIT_HOME")}
     env |= {"HOME": str(cwd / "home"), "XDG_DATA_HOME": str(cwd / "data")}
-    return subprocess.run(
-        [str(bin_dir / "splitaudit"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    argv = [*(["unshare", "-n"] if offline else []), str(bin_dir / "splitaudit"), *args]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 Checkout = Callable[..., subprocess.CompletedProcess[str]]
@@ -101,7 +109,7 @@ def _json(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(result.stdout)
 
 
-def test_the_wheel_carries_the_patch_classes_and_no_checkout_files(wheel: Path) -> None:
+def test_the_wheel_carries_the_patch_classes_the_stack_lock_and_no_checkout_files(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as built:
         names = set(built.namelist())
     jars = {f"splitaudit/patch/classes/beam-runners-flink-{f}-patch-{b}.jar" for f, b in (
@@ -112,7 +120,7 @@ def test_the_wheel_carries_the_patch_classes_and_no_checkout_files(wheel: Path) 
         "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar",
         "splitaudit/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
     } <= names
-    assert {"splitaudit/py.typed", "pyspark_flink_savepoint.py"} <= names
+    assert {"splitaudit/py.typed", "splitaudit/stack/stack.lock.json", "pyspark_flink_savepoint.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
 
@@ -188,12 +196,73 @@ def test_a_command_without_its_extra_says_which_to_install(installed: Path, tmp_
     assert "Traceback" not in result.stderr
 
 
-def test_setup_from_the_wheel_says_it_builds_from_a_checkout_and_writes_nothing(
-    installed: Path, tmp_path: Path
+def _tree(folder: Path) -> dict[str, int]:
+    """Every file under `folder` by its relative path, with its size."""
+    return {str(path.relative_to(folder)): path.stat().st_size for path in folder.rglob("*") if path.is_file()}
+
+
+def _seed(downloads: Path) -> None:
+    """`downloads` holding hard links (copies across filesystems) of every locked file the checkout downloaded."""
+    for component in read_lock().components.values():
+        for file in component:
+            source, target = downloads_dir() / file.download_path, downloads / file.download_path
+            if source.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(source, target)
+                except OSError:
+                    shutil.copyfile(source, target)
+
+
+def test_setup_from_the_wheel_installs_the_embedded_stack_as_the_checkout_has_it(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    result = _run(installed, "setup", cwd=tmp_path)
-    assert result.returncode == 3
-    assert "builds the stack from a checkout of splitaudit's repository" in result.stderr + result.stdout
-    site = next(installed.parent.glob("lib/python*/site-packages"))
-    assert not (site / ".stack").exists()
+    bin_dir = _installed("uv", wheel, tmp_path_factory.mktemp("setup-uv"))
+    site = next(bin_dir.parent.glob("lib/python*/site-packages"))
+    package = {path for path in _tree(site) if "__pycache__" not in path}
+    home = (tmp_path / "data" / "splitaudit").resolve()
+    _seed(home / "downloads")
+
+    first = _run(bin_dir, "--json", "setup", cwd=tmp_path, offline=True)
+
+    assert first.returncode == 0, first.stderr
+    report = _json(first)
+    assert report["stack_home"] == str(home)
+    assert report["downloaded_bytes"] == 0
+    assert {c["name"]: c["state"] for c in report["components"]} == {
+        "flink": "installed",
+        "kafka-broker": "installed",
+        "spark-kafka": "skipped",
+        "spark-avro": "skipped",
+        "s3proxy": "installed",
+        "flink-s3-fs-hadoop": "installed",
+    }
+    reasons = {c["name"]: c["reason"] for c in report["components"] if c["reason"]}
+    assert list(reasons) == ["spark-kafka", "spark-avro"]
+    assert "splitaudit's extra [spark] installs it (pip install 'splitaudit[spark]')" in reasons["spark-kafka"]
+    for folder in ("bin", "conf", "lib", "opt", "plugins"):
+        assert _tree(home / "flink-1.19.3" / "pyflink" / folder) == _tree(flink_home() / folder), folder
+    assert _tree(home / "kafka-3.9.1" / "libs") == _tree(kafka_libs())
+    assert _tree(home / "s3proxy-2.6.0" / "libs") == _tree(s3proxy_libs())
+    assert _tree(home / "flink-1.19.3-plugins") == _tree(flink_plugins())
+    assert {path for path in _tree(site) if "__pycache__" not in path} == package
+
+    second = _run(bin_dir, "--json", "setup", cwd=tmp_path, offline=True)
+
+    assert second.returncode == 0, second.stderr
+    assert [(c["state"], c["downloaded_bytes"]) for c in _json(second)["components"]] == [
+        ("present", 0),
+        ("present", 0),
+        ("skipped", 0),
+        ("skipped", 0),
+        ("present", 0),
+        ("present", 0),
+    ]
+    assert "downloading into" not in second.stderr
+
+
+def test_setup_from_the_wheel_refuses_the_matrix(installed: Path, tmp_path: Path) -> None:
+    result = _run(installed, "setup", "--matrix", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "`splitaudit setup --matrix` builds the reference pipeline of every matrix release" in result.stderr
     assert not (tmp_path / "data" / "splitaudit").exists()

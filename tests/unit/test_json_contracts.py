@@ -165,11 +165,35 @@ def test_audit_document() -> None:
 
 def test_stack_documents() -> None:
     _same(
-        SetupReport("/s", (ComponentState("flink", "1.19.3", "present", "/s/flink", 0.5),)).to_json(),
+        SetupReport(
+            "/s",
+            (
+                ComponentState("flink", "1.19.3", "installed", "/s/flink", 9.5, 231973081),
+                ComponentState("spark-kafka", "4.2.0", "skipped", "/s/spark", 0.0, reason="pyspark is not installed"),
+            ),
+        ).to_json(),
         {
             "stack_home": "/s",
+            "downloaded_bytes": 231973081,
             "components": [
-                {"name": "flink", "version": "1.19.3", "state": "present", "path": "/s/flink", "seconds": 0.5}
+                {
+                    "name": "flink",
+                    "version": "1.19.3",
+                    "state": "installed",
+                    "path": "/s/flink",
+                    "seconds": 9.5,
+                    "downloaded_bytes": 231973081,
+                    "reason": None,
+                },
+                {
+                    "name": "spark-kafka",
+                    "version": "4.2.0",
+                    "state": "skipped",
+                    "path": "/s/spark",
+                    "seconds": 0.0,
+                    "downloaded_bytes": 0,
+                    "reason": "pyspark is not installed",
+                },
             ],
         },
     )

@@ -1,0 +1,143 @@
+"""Write the stack lock (splitaudit/stack/stack.lock.json): every file `splitaudit setup` downloads.
+
+The Flink distributions are the two sdists PyPI's index lists for each release (apache-flink-libraries, then
+apache-flink). Every other component is a dependency-list pom under beam_pipelines/java/stack/, resolved by
+Maven (`dependency:list`, runtime scope) into the stack home's Maven repository; the lock keeps each file's path
+in the repository, its coordinates, size and SHA-256. With `--check` it writes nothing and exits 1, naming the
+differences, when the committed lock is not what the poms and PyPI give now.
+
+    python tools/stack_lock.py [--check]      (`make stack-lock`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import requests
+
+from splitaudit.errors import ExternalError, SplitauditError
+from splitaudit.home import FLINK_VERSION, JAVA_ROOT, OLDER_FLINK_VERSIONS, maven_repo
+from splitaudit.progress import ConsoleProgress, Progress
+from splitaudit.stack.install import maven
+from splitaudit.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
+
+# Each Maven component: its pom's folder under beam_pipelines/java/stack/, and the options of its resolution.
+MAVEN_COMPONENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "kafka-broker": ("kafka-broker", ()),
+    "spark-kafka": ("spark-kafka", ()),
+    "spark-avro": ("spark-avro", ()),
+    "s3proxy": ("s3proxy", ()),
+    # the plugin is one shaded jar: its own dependencies are inside it
+    "flink-s3-fs-hadoop": ("flink-s3", ("-DexcludeTransitive=true",)),
+}
+# The plugin version the reactor uses (beam_pipelines/java/pom.xml), named in full so every Maven resolves the same.
+DEPENDENCY_LIST = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list"
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+
+def flink_sdists(version: str) -> tuple[LockedFile, ...]:
+    """The two sdists of one Flink release, as PyPI's simple index (JSON) gives their URL, size and SHA-256."""
+    return tuple(
+        _pypi_file(project, f"{project}-{version}.tar.gz") for project in ("apache-flink-libraries", "apache-flink")
+    )
+
+
+def _pypi_file(project: str, filename: str) -> LockedFile:
+    index = f"{PYPI_SIMPLE}/{project}/"
+    try:
+        response = requests.get(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"}, timeout=60)
+        response.raise_for_status()
+        files = response.json()["files"]
+    except (requests.RequestException, ValueError, KeyError) as ex:
+        raise ExternalError(f"PyPI's index {index} failed: {ex}") from None
+    for file in files:
+        if file["filename"] == filename:
+            return LockedFile(int(file["size"]), file["hashes"]["sha256"], url=file["url"])
+    raise ExternalError(f"PyPI's index {index} lists no {filename}")
+
+
+def maven_files(progress: Progress, component: str, work: Path) -> tuple[LockedFile, ...]:
+    """The runtime dependencies one pom resolves to, sorted by repository path."""
+    folder, options = MAVEN_COMPONENTS[component]
+    repository = maven_repo()
+    listing = work / f"{component}.txt"
+    maven(
+        progress,
+        work / f"{component}.log",
+        JAVA_ROOT / "stack" / folder / "pom.xml",
+        DEPENDENCY_LIST,
+        "-DincludeScope=runtime",
+        "-DoutputAbsoluteArtifactFilename=true",
+        f"-DoutputFile={listing}",
+        *options,
+    )
+    return tuple(sorted((_locked(line, repository) for line in _artifacts(listing)), key=lambda f: str(f.path)))
+
+
+def _artifacts(listing: Path) -> list[str]:
+    """The artifact lines of a `dependency:list` output file: `group:artifact:type[:classifier]:version:scope:/path`
+    (`-- module …` after it, from plugin 3.x, dropped)."""
+    lines = [line.strip().split(" -- ")[0] for line in listing.read_text().splitlines()]
+    return [line for line in lines if ":/" in line]
+
+
+def _locked(line: str, repository: Path) -> LockedFile:
+    coordinates, _, path = line.partition(":/")
+    file = Path("/" + path)
+    group, artifact, _type, *rest = coordinates.split(":")
+    classifier, version = (rest[0], rest[1]) if len(rest) == 4 else (None, rest[0])
+    maven_coordinates = ":".join(part for part in (group, artifact, version, classifier) if part is not None)
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    return LockedFile(
+        file.stat().st_size, digest, maven=maven_coordinates, path=file.relative_to(repository).as_posix()
+    )
+
+
+def resolve(progress: Progress) -> StackLock:
+    """The lock as the poms and PyPI give it now, components in setup's install order."""
+    components: dict[str, tuple[LockedFile, ...]] = {}
+    for version in (FLINK_VERSION, *OLDER_FLINK_VERSIONS):
+        with progress.step(f"PyPI: the sdists of Flink {version}"):
+            components[flink_component(version)] = flink_sdists(version)
+    with tempfile.TemporaryDirectory(prefix="stack-lock-") as work:
+        for component in MAVEN_COMPONENTS:
+            with progress.step(f"Maven: {component}"):
+                components[component] = maven_files(progress, component, Path(work))
+    return StackLock(components)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="compare with the committed lock; write nothing")
+    parser.add_argument("--lock", type=Path, default=LOCK_FILE, help="the lock file (default: %(default)s)")
+    args = parser.parse_args(argv)
+    progress = ConsoleProgress()
+    try:
+        resolved = resolve(progress)
+        if args.check:
+            stale = differences(read_lock(args.lock), resolved)
+            if stale:
+                print(f"{args.lock} is stale; run `make stack-lock`:", *stale, sep="\n  ", file=sys.stderr)
+                return 1
+            print(f"{args.lock} is what the poms and PyPI give", file=sys.stderr)
+            return 0
+        args.lock.write_text(json_text(resolved))
+    except SplitauditError as ex:
+        print(ex, file=sys.stderr)
+        return ex.exit_code
+    print(f"wrote {args.lock}", file=sys.stderr)
+    return 0
+
+
+def json_text(lock: StackLock) -> str:
+    """The lock as it is committed: indented JSON with a newline at the end."""
+    return json.dumps(lock.to_json(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
