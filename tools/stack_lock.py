@@ -1,10 +1,13 @@
 """Write the stack lock (splitaudit/stack/stack.lock.json): every file `splitaudit setup` downloads.
 
 The Flink distributions are the two sdists PyPI's index lists for each release (apache-flink-libraries, then
-apache-flink). Every other component is a dependency-list pom under beam_pipelines/java/stack/, resolved by
-Maven (`dependency:list`, runtime scope) into the stack home's Maven repository; the lock keeps each file's path
-in the repository, its coordinates, size and SHA-256. With `--check` it writes nothing and exits 1, naming the
-differences, when the committed lock is not what the poms and PyPI give now.
+apache-flink). The jar components are dependency-list poms under beam_pipelines/java/stack/, resolved by Maven
+(`dependency:list`, runtime scope) into the stack home's Maven repository; the lock keeps each file's path in the
+repository, its coordinates, size and SHA-256. `demo-pipeline` is the reference pipeline's runtime dependencies
+from Maven Central in Maven's resolution order (the order its shade plugin copies them in, which `job_jar` keeps
+when a wheel assembles the demo's job jars): the reactor module resolved against the patch repository `make setup`
+deployed the project's own artifacts to, which are left out (the wheel carries them). With `--check` it writes
+nothing and exits 1, naming the differences, when the committed lock is not what the poms and PyPI give now.
 
     python tools/stack_lock.py [--check]      (`make stack-lock`)
 """
@@ -21,7 +24,7 @@ from pathlib import Path
 import requests
 
 from splitaudit.errors import ExternalError, SplitauditError
-from splitaudit.home import FLINK_VERSION, JAVA_ROOT, OLDER_FLINK_VERSIONS, maven_repo
+from splitaudit.home import BEAM_VERSION, FLINK_VERSION, JAVA_ROOT, OLDER_FLINK_VERSIONS, maven_repo, patch_repo
 from splitaudit.progress import ConsoleProgress, Progress
 from splitaudit.stack.install import maven
 from splitaudit.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
@@ -37,6 +40,8 @@ MAVEN_COMPONENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 # The plugin version the reactor uses (beam_pipelines/java/pom.xml), named in full so every Maven resolves the same.
 DEPENDENCY_LIST = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list"
+# What the reference pipeline's shade executions leave out (the pom's artifactSet), and the project's own artifacts.
+NOT_IN_DEMO_JARS = ("dev.splitaudit:", "org.apache.flink:", "org.slf4j:")
 PYPI_SIMPLE = "https://pypi.org/simple"
 
 
@@ -79,6 +84,33 @@ def maven_files(progress: Progress, component: str, work: Path) -> tuple[LockedF
     return tuple(sorted((_locked(line, repository) for line in _artifacts(listing)), key=lambda f: str(f.path)))
 
 
+def demo_pipeline_files(progress: Progress, work: Path) -> tuple[LockedFile, ...]:
+    """The reference pipeline's runtime dependencies from Maven Central, in Maven's resolution order."""
+    settings = work / "patch-repo-settings.xml"
+    settings.write_text(
+        "<settings><profiles><profile><id>splitaudit</id><repositories><repository><id>splitaudit</id>"
+        f"<url>{patch_repo().as_uri()}</url></repository></repositories></profile></profiles>"
+        "<activeProfiles><activeProfile>splitaudit</activeProfile></activeProfiles></settings>"
+    )
+    listing = work / "demo-pipeline.txt"
+    maven(
+        progress,
+        work / "demo-pipeline.log",
+        JAVA_ROOT / "pom.xml",
+        DEPENDENCY_LIST,
+        "-s",
+        str(settings),
+        "-pl",
+        f"reference-pipeline/beam-{BEAM_VERSION}",
+        "-DincludeScope=runtime",
+        "-DoutputAbsoluteArtifactFilename=true",
+        f"-DoutputFile={listing}",
+    )
+    repository = maven_repo()
+    lines = [line for line in _artifacts(listing) if not line.startswith(NOT_IN_DEMO_JARS)]
+    return tuple(_locked(line, repository) for line in lines)
+
+
 def _artifacts(listing: Path) -> list[str]:
     """The artifact lines of a `dependency:list` output file: `group:artifact:type[:classifier]:version:scope:/path`
     (`-- module …` after it, from plugin 3.x, dropped)."""
@@ -108,6 +140,8 @@ def resolve(progress: Progress) -> StackLock:
         for component in MAVEN_COMPONENTS:
             with progress.step(f"Maven: {component}"):
                 components[component] = maven_files(progress, component, Path(work))
+        with progress.step(f"Maven: demo-pipeline (the reference pipeline of Beam {BEAM_VERSION})"):
+            components["demo-pipeline"] = demo_pipeline_files(progress, Path(work))
     return StackLock(components)
 
 

@@ -52,6 +52,7 @@ from splitaudit.home import (
     in_checkout,
     jobs_dir,
     kafka_libs,
+    lineage_kit_jar,
     maven_repo,
     patch_classes,
     patch_repo,
@@ -66,6 +67,7 @@ from splitaudit.home import (
 )
 from splitaudit.progress import Progress
 from splitaudit.stack import downloads
+from splitaudit.stack.job_jar import write_pipeline_jars
 from splitaudit.stack.lock import LockedFile, StackLock, flink_component, read_lock
 from splitaudit.stack.results import ComponentState, SetupReport
 
@@ -82,7 +84,8 @@ class Component:
     """One thing setup provides: a name, a key that changes when it must be rebuilt, and how to build it.
 
     `files` are what it downloads, from the stack lock: setup fetches them into downloads/ before `build` runs.
-    `needs_checkout` marks what is built from a checkout's sources, which setup from an installed wheel leaves out.
+    `needs_checkout` marks what is built from a checkout's sources, which setup from an installed wheel leaves out;
+    `wheel_only` what a checkout's reactor builds instead, which setup in a checkout leaves out.
     `unavailable` says why it cannot be installed in this Python environment, or None when it can.
     """
 
@@ -93,6 +96,7 @@ class Component:
     build: Callable[[Progress, Path], None]
     files: tuple[LockedFile, ...] = ()
     needs_checkout: bool = False
+    wheel_only: bool = False
     unavailable: Callable[[], str | None] = _installable
 
 
@@ -168,6 +172,9 @@ def components(matrix: bool = False) -> list[Component]:
             lambda p, log: _copy_built_jars(pipeline_classes_jar().parent, [built_pipeline_classes()]),
             needs_checkout=True,
         ),
+        # From a wheel, the demo's job jars: the reference pipeline's own jar (package data) and its dependencies
+        # from Maven Central, assembled as the reactor's shade plugin assembles them, then patched by `patch-jar`.
+        _demo_pipeline(lock),
         # The Python pipeline on the portable runner: its job server and expansion service jars (a standalone
         # module of the reactor's parent, kept out of the reactor so the reference pipeline builds as fast as
         # before), and the Python SDK's own environment.
@@ -219,6 +226,21 @@ def _flink(lock: StackLock, version: str) -> Component:
     )
 
 
+def _demo_pipeline(lock: StackLock) -> Component:
+    """The reference pipeline's stock and patched job jars in the stack home's jobs/ (`pipeline_jars()` of a wheel),
+    from the files the lock names for `demo-pipeline` and the package's jars; the key changes with either."""
+    files = lock.files("demo-pipeline")
+
+    def key() -> str:
+        package = hashlib.sha256(pipeline_classes_jar().read_bytes() + lineage_kit_jar().read_bytes()).hexdigest()
+        return f"{lock.key('demo-pipeline')}+{package}"
+
+    def build(progress: Progress, log: Path) -> None:
+        write_pipeline_jars([downloads.local_path(file, downloads_dir()) for file in files], jobs_dir())
+
+    return Component("demo-pipeline", BEAM_VERSION, pipeline_jars()["patched"], key, build, files, wheel_only=True)
+
+
 def _jars(lock: StackLock, name: str, version: str, target: Path) -> Component:
     """A folder of jars (a classpath, a Flink plugin): the files the lock names for `name`."""
     files = lock.files(name)
@@ -257,7 +279,8 @@ def setup(progress: Progress, matrix: bool = False) -> SetupReport:
     home = stack_home()
     (home / "stamps").mkdir(parents=True, exist_ok=True)
     (home / "logs").mkdir(parents=True, exist_ok=True)
-    wanted = [component for component in components(matrix) if checkout or not component.needs_checkout]
+    # a checkout builds what a wheel assembles; a wheel cannot build what needs a checkout
+    wanted = [c for c in components(matrix) if not (c.wheel_only if checkout else c.needs_checkout)]
     states: dict[str, ComponentState] = {}
     stale: list[tuple[Component, str]] = []
     for component in wanted:

@@ -131,8 +131,11 @@ def test_the_embedded_stack_needs_no_checkout_and_spark_connectors_need_pyspark(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     embedded = ["flink", "kafka-broker", "spark-kafka", "spark-avro", "s3proxy", "flink-s3-fs-hadoop"]
-    assert [c.name for c in install.components() if not c.needs_checkout] == embedded
-    assert [c.name for c in install.components(matrix=True) if not c.needs_checkout] == [*embedded, "flink-1.16.3"]
+    wheel = [*embedded, "demo-pipeline"]
+    assert [c.name for c in install.components() if not c.needs_checkout] == wheel
+    assert [c.name for c in install.components(matrix=True) if not c.needs_checkout] == [*wheel, "flink-1.16.3"]
+    # a checkout's reactor builds the demo's job jars itself
+    assert [c.name for c in install.components() if c.wheel_only] == ["demo-pipeline"]
 
     def no_pyspark() -> Path:
         raise FileNotFoundError("pyspark is not installed")

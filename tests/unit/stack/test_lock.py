@@ -25,7 +25,12 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
         "spark-avro",
         "s3proxy",
         "flink-s3-fs-hadoop",
+        "demo-pipeline",
     ]
+    # the reference pipeline's dependencies in Maven's resolution order (its shade order), Beam's SDK first
+    demo = lock.files("demo-pipeline")
+    assert (len(demo), demo[0].maven) == (158, "org.apache.beam:beam-sdks-java-core:2.62.0")
+    assert not [f for f in demo if str(f.maven).startswith(("dev.splitaudit:", "org.apache.flink:", "org.slf4j:"))]
     assert [f.name for f in lock.files("flink")] == [
         "apache-flink-libraries-1.19.3.tar.gz",
         "apache-flink-1.19.3.tar.gz",
