@@ -9,8 +9,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from splitaudit.clients.spark import spark_session
+from splitaudit.home import PATCH_VARIANTS, patch_jar_path
 from splitaudit.progress import Progress
 from splitaudit.stack.stack import Stack
+from tests.integration.wheel_install import build_wheel
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +30,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `uv build` makes of this checkout (after `make setup` put the patch's jars into the package)."""
+    for flink_runner, beam_version in PATCH_VARIANTS:
+        if not patch_jar_path(flink_runner, beam_version).is_file():
+            pytest.fail(f"{patch_jar_path(flink_runner, beam_version)} is missing: run `make setup` first")
+    return build_wheel(tmp_path_factory.mktemp("dist"))
