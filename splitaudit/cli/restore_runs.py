@@ -27,7 +27,6 @@ class ScenarioCommand:
     jar: Path | None  # None: the reference pipeline's jar of `variant`
     settings: ScenarioSettings
     keep_stack: bool
-    fault: str | None  # --kill-taskmanager is --fault taskmanager-kill
     guard: bool
     force: bool
 
@@ -47,7 +46,7 @@ class ScenarioCommand:
             context.output.guarded_restore(guarded)
             return guarded.exit_code
         jar = self.jar or pipeline_jar(variant)
-        report = run_with_own_stack(self.run_dir, jar, variant, context.progress, settings, self.keep_stack, self.fault)
+        report = run_with_own_stack(self.run_dir, jar, variant, context.progress, settings, self.keep_stack)
         context.output.scenario_report(report)
         return report.audit.exit_code
 
@@ -94,8 +93,9 @@ def scenario_command(
         restore_parallelism=restore_parallelism,
         added_partitions=added_partitions,
         continuous=continuous,
+        fault=fault,
     )
-    return ScenarioCommand(new_run_dir(workdir), variant, jar, settings, keep_stack, fault, guard, force)
+    return ScenarioCommand(new_run_dir(workdir), variant, jar, settings, keep_stack, guard, force)
 
 
 @dataclass(frozen=True)
