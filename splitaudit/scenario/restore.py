@@ -115,6 +115,12 @@ class ScenarioSettings:
         return self.parallelism if self.restore_parallelism is None else self.restore_parallelism
 
 
+def first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """The partitions of each topic a run creates (`--partitions`) as ScenarioSettings takes them: the first
+    topic's, then the further topics'."""
+    return counts[0], counts[1:]
+
+
 def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
     """The shaded job jar of a variant ("stock" or "patched") of one Beam release, as the Maven build leaves it."""
     jars = pipeline_jars(beam_version)
