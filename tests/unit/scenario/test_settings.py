@@ -1,4 +1,4 @@
-"""The scenario's settings: the parallelism of the job after the restore, and knobs that do not combine, refused
+"""The scenarios' settings: the parallelism of the job after the restore, and knobs that do not combine, refused
 with one exact message (a UsageError: exit 2) when the settings are made, before any stack starts."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 
 from splitaudit.errors import UsageError
 from splitaudit.progress import Progress
+from splitaudit.scenario.portable import PortableSettings
 from splitaudit.scenario.restore import ScenarioSettings, run_restore_scenario
 from splitaudit.scenario.results import BROKER_RESTART, FAULTS, TASKMANAGER_KILL
 from splitaudit.stack.stack import Stack
@@ -65,3 +66,10 @@ def test_a_fault_restores_no_savepoint_into_another_jar(tmp_path: Path) -> None:
     assert str(refused.value) == "restore_jar is the jar restored from the savepoint: a fault restores no savepoint"
     assert not (tmp_path / "run").exists()
     assert not (tmp_path / "stack").exists()
+
+
+def test_the_python_scenario_refuses_a_read_kafkaio_does_not_have() -> None:
+    PortableSettings(read="sdf")
+    with pytest.raises(UsageError) as refused:
+        PortableSettings(read="legacy")
+    assert str(refused.value) == "--read must be one of deprecated, sdf, not 'legacy'"
