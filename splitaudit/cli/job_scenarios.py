@@ -59,16 +59,16 @@ def python_scenario(
     savepoint, then audits the sink and both savepoints on Spark. The Python sink has no reader_id/attempt
     columns (the portable runner cannot give them): duplicates are counted, not classified. Exits as `audit`.
     """
-    from splitaudit.scenario.portable import PortableSettings, run_portable_with_own_stack
-    from splitaudit.scenario.restore import ScenarioSettings
-
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(
-        partitions=partitions, records=records, parallelism=parallelism, restore_parallelism=restore_parallelism
-    )
-    portable = PortableSettings(read=read)
 
     def action(context: Context) -> int:
+        from splitaudit.scenario.portable import PortableSettings, run_portable_with_own_stack
+        from splitaudit.scenario.restore import ScenarioSettings
+
+        settings = ScenarioSettings(
+            partitions=partitions, records=records, parallelism=parallelism, restore_parallelism=restore_parallelism
+        )
+        portable = PortableSettings(read=read)
         report = run_portable_with_own_stack(run_dir, context.progress, settings, portable, keep_stack)
         context.output.scenario_report(report)
         return report.audit.exit_code
@@ -136,21 +136,21 @@ def users_job_scenario(
     duplicates) and lost by a rewrite, the files the restored job replaced, with their windows, and files never
     finalized. Exits 0 when every offset is in every output exactly once and no file was replaced, 1 otherwise.
     """
-    from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
-
     run_dir = new_run_dir(workdir)
-    settings = UsersJobSettings(
-        consumer=consumer,
-        group_offsets=group_offsets,
-        window_seconds=window_seconds,
-        partitions=partitions,
-        before=before,
-        down=down,
-        after=after,
-        lineage=lineage,
-    )
 
     def action(context: Context) -> int:
+        from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
+
+        settings = UsersJobSettings(
+            consumer=consumer,
+            group_offsets=group_offsets,
+            window_seconds=window_seconds,
+            partitions=partitions,
+            before=before,
+            down=down,
+            after=after,
+            lineage=lineage,
+        )
         report = run_users_job_with_own_stack(run_dir, variant, context.progress, settings, keep_stack)
         context.output.users_job_report(report)
         return EXIT_CLEAN if report.clean else EXIT_FINDINGS

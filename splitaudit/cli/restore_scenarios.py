@@ -11,7 +11,7 @@ import click
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import LIBRARIES_LOG
-from splitaudit.cli.restore_runs import demo_command, scenario_command
+from splitaudit.cli.restore_runs import DemoCommand, ScenarioCommand
 from splitaudit.cli.scenario_options import (
     ADD_PARTITIONS,
     BEAM_RECORDS,
@@ -20,7 +20,6 @@ from splitaudit.cli.scenario_options import (
     RESTORE_PARALLELISM,
     RUN_DIR,
     TOPIC_PARTITIONS,
-    first_and_more,
     new_run_dir,
 )
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
@@ -76,7 +75,7 @@ from splitaudit.scenario.results import FAULTS
               help="With --guard: restore even when the guard says unsafe, and let the watch stop the "
                    "job.")  # fmt: skip
 @click.pass_context
-def scenario(ctx: click.Context, /, **options: Any) -> None:
+def scenario(ctx: click.Context, /, workdir: Path | None, keep_stack: bool, **options: Any) -> None:
     """Run the beam#31313 restore scenario with the reference Beam pipeline and count the sink per partition.
 
     Brings a stack up in the run directory, produces N records to a new topic, runs the job, savepoints and
@@ -94,7 +93,7 @@ def scenario(ctx: click.Context, /, **options: Any) -> None:
     job and stops it with a savepoint on a double read (exit 1). A safe restore is watched as well; exit 0 when
     neither found an error.
     """
-    command = scenario_command(**options)
+    command = ScenarioCommand(new_run_dir(workdir), keep_stack, options)
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
@@ -110,7 +109,7 @@ def scenario(ctx: click.Context, /, **options: Any) -> None:
               help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "
                    "stock restore and lets the patched one through, and the watch stays silent over it.")  # fmt: skip
 @click.pass_context
-def demo(ctx: click.Context, /, **options: Any) -> None:
+def demo(ctx: click.Context, /, workdir: Path | None, keep_stack: bool, **options: Any) -> None:
     """Show beam#31313 and its fix: the restore scenario with stock Beam 2.62.0, then with the patched jar.
 
     On one stack in the run directory, each variant produces N records, runs the reference pipeline, savepoints
@@ -126,7 +125,7 @@ def demo(ctx: click.Context, /, **options: Any) -> None:
     With --guard each side is `scenario --guard` on the one stack: exit 0 when the guard refused the stock
     restore and the patched one was let through with a silent watch, 1 otherwise.
     """
-    command = demo_command(**options)
+    command = DemoCommand(new_run_dir(workdir), keep_stack, options)
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
@@ -155,14 +154,14 @@ def matrix(
     assignment of every partition; its patched jar and Beam 2.70.0 (fixed upstream, unpatched) are clean.
     Exits 0 when every run is as expected, 1 otherwise. Takes about 2 minutes per run on an idle laptop.
     """
-    from splitaudit.scenario.matrix import run_matrix
-    from splitaudit.scenario.restore import ScenarioSettings
-
     run_dir = new_run_dir(workdir)
-    settings = ScenarioSettings(*first_and_more(topic_partitions), records=records, parallelism=parallelism)
     chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
 
     def action(context: Context) -> int:
+        from splitaudit.scenario.matrix import run_matrix
+        from splitaudit.scenario.restore import ScenarioSettings, first_and_more
+
+        settings = ScenarioSettings(*first_and_more(topic_partitions), records=records, parallelism=parallelism)
         report = run_matrix(run_dir, context.progress, settings, chosen)
         context.output.matrix_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS

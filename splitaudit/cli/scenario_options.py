@@ -26,11 +26,6 @@ PARTITIONS = click.option(
 )
 
 
-def first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
-    """`--partitions` counts as ScenarioSettings takes them: the first topic's, then the further topics'."""
-    return counts[0], counts[1:]
-
-
 TOPIC_PARTITIONS = click.option(
     "--partitions",
     "topic_partitions",

@@ -203,7 +203,8 @@ def restored_offsets(location: str) -> dict[Key, int]:
 
 @dataclass(frozen=True)
 class WatchSettings:
-    """What `splitaudit watch` follows and what it does on an error."""
+    """What `splitaudit watch` follows and what it does on an error; refused when made if it names no job to follow
+    or an action the watch does not know (a UsageError, exit 2)."""
 
     flink_rest: str
     job: str | None  # None: the job Flink says restored from `savepoint`, once it is listed
@@ -218,6 +219,12 @@ class WatchSettings:
     # the watch triggers after it (Flink 1.19+), instead of waiting for the job's next one (0: never).
     probe: float = 0.0
     rest_timeout: float = DEFAULT_REST_TIMEOUT  # seconds one failing REST call is retried before it is classified
+
+    def __post_init__(self) -> None:
+        if self.on_error not in ACTIONS:
+            raise UsageError(f"--on-error must be one of {', '.join(ACTIONS)}, not {self.on_error!r}")
+        if self.job is None and self.savepoint is None:
+            raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
 
 
 @dataclass(frozen=True)
@@ -563,10 +570,6 @@ class _Watch:
 def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[WatchEvent], None]) -> WatchReport:
     """Wait for the job and poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
     finding as it is found or its figure grows (the CLI writes it as a JSON line), the final tally's last."""
-    if settings.on_error not in ACTIONS:
-        raise UsageError(f"--on-error must be one of {', '.join(ACTIONS)}, not {settings.on_error!r}")
-    if settings.job is None and settings.savepoint is None:
-        raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
     flink = FlinkRestClient(settings.flink_rest)
     watch = _Watch(settings, flink, progress, emit)
     error, acts = False, settings.on_error in (STOP, CANCEL)

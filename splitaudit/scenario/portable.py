@@ -126,9 +126,14 @@ class PortableServices:
 
 @dataclass(frozen=True)
 class PortableSettings:
-    """The Python scenario's knob beyond the Java scenario's: KafkaIO's read."""
+    """The Python scenario's knob beyond the Java scenario's: KafkaIO's read (one of READS), refused when made if
+    it is none of them (a UsageError, exit 2), before any stack starts."""
 
     read: str = "deprecated"
+
+    def __post_init__(self) -> None:
+        if self.read not in READS:
+            raise UsageError(f"--read must be one of {', '.join(READS)}, not {self.read!r}")
 
 
 def run_portable_scenario(
@@ -139,8 +144,6 @@ def run_portable_scenario(
     portable: PortableSettings,
 ) -> ScenarioReport:
     """Run the Python pipeline's savepoint restore on a running `stack`, everything under `run_dir` (new)."""
-    if portable.read not in READS:
-        raise UsageError(f"--read must be one of {', '.join(READS)}, not {portable.read!r}")
     name = f"py-{portable.read}-p{settings.parallelism}to{settings.parallelism_after}"
     run = ScenarioRun(stack, run_dir, name, settings, progress)
     services = PortableServices(run_dir / "portable", process.free_port(), process.free_port(), process.free_port())

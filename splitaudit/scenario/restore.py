@@ -19,9 +19,9 @@ restore (`run_restore_scenario`):
 
 With `continuous`, a producer thread writes records from the job's start until the restored job runs, so
 the first job keeps reading between its savepoint and its cancellation, and the restored job reads those
-offsets again (replay). The fault variants (`run_fault_scenario`) interrupt a running job instead: the
+offsets again (replay). The fault variants (a `fault` in the settings) interrupt a running job instead: the
 TaskManager killed, the Kafka broker restarted, or the JobManager killed and the job resubmitted from its
-latest retained checkpoint.
+latest retained checkpoint. `run_restore_scenario` runs whichever the settings ask for.
 
 Flink job ids are chosen here and passed to /jars/<id>/run, so the sink's job_id column names the real jobs.
 Everything (sink, savepoints, the stack's logs when it is the scenario's own) stays in the run directory.
@@ -68,7 +68,8 @@ SAVEPOINT = "savepoint"
 @dataclass(frozen=True)
 class ScenarioSettings:
     """The knobs of the scenario; the defaults reproduce beam#31313 (4 partitions, 20,000 records,
-    parallelism 2)."""
+    parallelism 2). Knobs that do not combine are refused when the settings are made (a UsageError, exit 2), so
+    every caller, the CLI's `scenario` and `demo` included, gets the same checks before a stack starts."""
 
     partitions: int = 4  # partitions of the job's topic (of the first, when it reads several)
     more_topics: tuple[int, ...] = ()  # partitions of each further topic the job reads, one entry per topic
@@ -80,6 +81,8 @@ class ScenarioSettings:
     timeout: float = 300.0  # for each wait on the sink
     added_partitions: int = 0  # partitions added to the topic while the job is down (before the second batch)
     continuous: bool = False  # records keep arriving through the savepoint, the cancellation and the restore
+    # How the running job is interrupted: None, by a savepoint and a restore from it; else one of FAULTS.
+    fault: str | None = None
     # Continuous production: records per second, and how long the first job keeps reading after its savepoint
     # before it is cancelled (the offsets it reads then are what the restored job replays).
     produce_rate: int = 1_000
@@ -88,6 +91,18 @@ class ScenarioSettings:
     # Records each subtask of the job processes per second at most (the pipeline's --maxRecordsPerSecond; 0: as
     # fast as it can): a job doing real work per record reads a restored backlog over seconds, not in one burst.
     records_per_second: int = 0
+
+    def __post_init__(self) -> None:
+        if self.fault is not None:
+            if self.fault not in FAULTS:
+                raise UsageError(f"unknown fault {self.fault!r}; one of {', '.join(FAULTS)}")
+            if self.added_partitions or self.continuous or self.restore_parallelism is not None:
+                raise UsageError(
+                    "--add-partitions, --continuous and --restore-parallelism apply to the savepoint restore, "
+                    "not to a fault"
+                )
+        if self.added_partitions and self.continuous:
+            raise UsageError("--add-partitions and --continuous do not go together")
 
     @property
     def topic_partitions(self) -> tuple[int, ...]:
@@ -98,6 +113,12 @@ class ScenarioSettings:
     def parallelism_after(self) -> int:
         """The parallelism of the job after the restore."""
         return self.parallelism if self.restore_parallelism is None else self.restore_parallelism
+
+
+def first_and_more(counts: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """The partitions of each topic a run creates (`--partitions`) as ScenarioSettings takes them: the first
+    topic's, then the further topics'."""
+    return counts[0], counts[1:]
 
 
 def pipeline_jar(variant: str, beam_version: str = BEAM_VERSION) -> Path:
@@ -395,11 +416,17 @@ def run_restore_scenario(
     settings: ScenarioSettings,
     restore_jar: Path | None = None,
 ) -> ScenarioReport:
-    """Run the savepoint restore with `jar` on a running `stack`; everything it writes goes under `run_dir` (new).
+    """Run the scenario `settings` ask for with `jar` on a running `stack`: the savepoint restore (with records
+    arriving all along when `continuous`), or the job interrupted by the `fault`. Everything it writes goes under
+    `run_dir` (new).
 
-    `restore_jar`, when given, is the jar the restored job runs: a savepoint of one build restored into
-    another, as when a user upgrades a running job to the patched jar.
+    `restore_jar`, when given, is the jar the job restored from the savepoint runs: a savepoint of one build
+    restored into another, as when a user upgrades a running job to the patched jar.
     """
+    if settings.fault is not None:
+        if restore_jar is not None:
+            raise UsageError("restore_jar is the jar restored from the savepoint: a fault restores no savepoint")
+        return _run_fault(stack, run_dir, jar, variant, progress, settings, settings.fault)
     if settings.continuous:
         return _run_continuous(stack, run_dir, jar, variant, progress, settings, restore_jar)
     run = ScenarioRun(stack, run_dir, f"restore-{variant}", settings, progress)
@@ -440,8 +467,6 @@ def _run_continuous(
     job's start until the restored job has completed a checkpoint; the savepoint and the cancellation
     `cancel_delay` apart while the stream flows. The offsets the first job read in between are in the sink
     twice, once from each job: replay, not double assignment."""
-    if settings.added_partitions:
-        raise UsageError("--add-partitions applies to the scenario without --continuous")
     run = ScenarioRun(stack, run_dir, f"continuous-{variant}", settings, progress)
     run.produce(settings.records)
     first = run.total
@@ -482,7 +507,7 @@ def _run_continuous(
     )
 
 
-def run_fault_scenario(
+def _run_fault(
     stack: Stack,
     run_dir: Path,
     jar: Path,
@@ -508,10 +533,6 @@ def run_fault_scenario(
     Records read after the last checkpoint before the fault are read again after it: replays, expected with an
     at-least-once sink. Two readers in one generation are not.
     """
-    if fault not in FAULTS:
-        raise UsageError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
-    if settings.parallelism_after != settings.parallelism:
-        raise UsageError("a fault keeps the job's parallelism; a restore at another parallelism is a savepoint restore")
     run = ScenarioRun(stack, run_dir, f"{fault}-{variant}", settings, progress)
     cluster = stack.flink
     records, half = settings.records, settings.records // 2
@@ -620,14 +641,11 @@ def run_with_own_stack(
     progress: Progress,
     settings: ScenarioSettings,
     keep_stack: bool,
-    fault: str | None = None,
 ) -> ScenarioReport:
-    """Bring a stack up in `<run_dir>/stack`, run the scenario (the savepoint restore, or the `fault` variant)
-    in `<run_dir>/<variant>`, bring the stack down."""
+    """Bring a stack up in `<run_dir>/stack`, run the scenario the settings ask for in `<run_dir>/<variant>`,
+    bring the stack down."""
     with own_stack(run_dir, progress, keep_stack) as stack:
-        if fault is None:
-            return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
-        return run_fault_scenario(stack, run_dir / variant, jar, variant, progress, settings, fault)
+        return run_restore_scenario(stack, run_dir / variant, jar, variant, progress, settings)
 
 
 def run_demo(run_dir: Path, progress: Progress, settings: ScenarioSettings, keep_stack: bool) -> DemoReport:

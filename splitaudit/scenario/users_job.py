@@ -105,7 +105,9 @@ def users_job_jar(variant: str) -> Path:
 
 @dataclass(frozen=True)
 class UsersJobSettings:
-    """The knobs of the users'-job scenario: records per partition in each phase, the job's consumer."""
+    """The knobs of the users'-job scenario: records per partition in each phase, the job's consumer. Refused when
+    made (a UsageError, exit 2) for a consumer or a treatment of the group's offsets the scenario does not know, and
+    for a treatment of the group's offsets without a group."""
 
     consumer: str = "none"
     group_offsets: str = "committed"  # one of GROUP_OFFSETS: the group's committed offsets before the restore
@@ -117,6 +119,14 @@ class UsersJobSettings:
     parallelism: int = 2
     lineage: bool = False  # the job adds the lineage kit's columns to its Parquet rows
     timeout: float = 300.0  # for each wait on the outputs
+
+    def __post_init__(self) -> None:
+        if self.consumer not in CONSUMERS:
+            raise UsageError(f"--consumer must be one of {', '.join(CONSUMERS)}, not {self.consumer!r}")
+        if self.group_offsets not in GROUP_OFFSETS:
+            raise UsageError(f"--group-offsets must be one of {', '.join(GROUP_OFFSETS)}, not {self.group_offsets!r}")
+        if self.group_offsets != "committed" and self.consumer != "group":
+            raise UsageError(f"--group-offsets {self.group_offsets} needs --consumer group (a group to treat)")
 
 
 def window_of(millis: int, window_ms: int) -> Window:
@@ -436,22 +446,10 @@ class UsersJobRun(ScenarioRun):
         )
 
 
-def check_settings(settings: UsersJobSettings) -> None:
-    """Refuse a consumer or a treatment of the group's offsets the scenario does not know, and a treatment of the
-    group's offsets without a group."""
-    if settings.consumer not in CONSUMERS:
-        raise UsageError(f"--consumer must be one of {', '.join(CONSUMERS)}, not {settings.consumer!r}")
-    if settings.group_offsets not in GROUP_OFFSETS:
-        raise UsageError(f"--group-offsets must be one of {', '.join(GROUP_OFFSETS)}, not {settings.group_offsets!r}")
-    if settings.group_offsets != "committed" and settings.consumer != "group":
-        raise UsageError(f"--group-offsets {settings.group_offsets} needs --consumer group (a group to treat)")
-
-
 def run_users_job_scenario(
     stack: Stack, run_dir: Path, jar: Path, variant: str, progress: Progress, settings: UsersJobSettings
 ) -> UsersJobReport:
     """Run the users' job through a savepoint restore on a running `stack`; everything under `run_dir` (new)."""
-    check_settings(settings)
     run = UsersJobRun(stack, run_dir, f"users-{variant}-{settings.consumer}", settings, progress)
     each = settings.partitions
     # Each job of this 164 MB jar leaves its classes in the TaskManager's metaspace: two fit, more did not.
@@ -524,7 +522,6 @@ def run_users_job_with_own_stack(
     run_dir: Path, variant: str, progress: Progress, settings: UsersJobSettings, keep_stack: bool
 ) -> UsersJobReport:
     """Bring a stack up in `<run_dir>/stack`, run the users'-job scenario in `<run_dir>/<variant>`, bring it down."""
-    check_settings(settings)
     jar = users_job_jar(variant)
     with own_stack(run_dir, progress, keep_stack) as stack:
         return run_users_job_scenario(stack, run_dir / variant, jar, variant, progress, settings)

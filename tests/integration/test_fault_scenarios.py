@@ -16,6 +16,7 @@ for the faults). The cases beyond the default suite carry the `faults` marker (`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,7 +28,6 @@ from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
     ScenarioSettings,
     pipeline_jar,
-    run_fault_scenario,
     run_restore_scenario,
 )
 from splitaudit.scenario.results import BROKER_RESTART, JOBMANAGER_KILL, ScenarioReport
@@ -48,7 +48,8 @@ def _continuous(stack: Stack, tmp_path_factory: pytest.TempPathFactory, variant:
 
 def _fault(stack: Stack, tmp_path_factory: pytest.TempPathFactory, variant: str, fault: str) -> ScenarioReport:
     run_dir = tmp_path_factory.mktemp(f"{fault}-{variant}") / "run"
-    return run_fault_scenario(stack, run_dir, pipeline_jar(variant), variant, Progress(), SETTINGS, fault)
+    settings = replace(SETTINGS, fault=fault)
+    return run_restore_scenario(stack, run_dir, pipeline_jar(variant), variant, Progress(), settings)
 
 
 def _duplicated(rows: pa.Table) -> pa.Table:

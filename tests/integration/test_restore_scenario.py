@@ -7,6 +7,7 @@ after `patch-jar`, read every offset exactly once. Each run: 20,000 records befo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -18,7 +19,6 @@ from splitaudit.progress import Progress
 from splitaudit.scenario.restore import (
     ScenarioSettings,
     pipeline_jar,
-    run_fault_scenario,
     run_restore_scenario,
 )
 from splitaudit.scenario.results import TASKMANAGER_KILL, ScenarioReport
@@ -121,9 +121,8 @@ def test_a_patched_savepoint_restores_into_the_stock_jar(
 def test_patched_after_a_taskmanager_kill_only_replays(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
     # kill -9 the TaskManager while the job reads; Flink restarts it from the latest checkpoint (attempt 1).
     run_dir = tmp_path_factory.mktemp("failover") / "run"
-    report = run_fault_scenario(
-        stack, run_dir, pipeline_jar("patched"), "patched", Progress(), SETTINGS, TASKMANAGER_KILL
-    )
+    settings = replace(SETTINGS, fault=TASKMANAGER_KILL)
+    report = run_restore_scenario(stack, run_dir, pipeline_jar("patched"), "patched", Progress(), settings)
     assert report.job_id_before == report.job_id_after
     assert "/chk-" in report.savepoint_before  # restarted from a checkpoint, not a savepoint
     for counts in report.partitions:

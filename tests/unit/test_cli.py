@@ -95,10 +95,24 @@ def test_scenario_refuses_options_that_do_not_combine(tmp_path: Path, args: list
     assert not (tmp_path / "run").exists()
 
 
-def test_demo_refuses_the_guard_with_added_partitions(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["demo", "--workdir", str(tmp_path / "run"), "--guard", "--add-partitions", "2"])
-    assert result.exit_code == 2
-    assert "--guard runs the plain savepoint restore: no --add-partitions" in result.output
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["scenario", "--guard", "--continuous"], "--guard runs the plain savepoint restore: no --continuous"),
+        (["scenario", "--force"], "--force overrides the guard's refusal: it needs --guard"),
+        (["demo", "--guard", "--add-partitions", "2"], "--guard runs the plain savepoint restore: no --add-partitions"),
+    ],
+)
+def test_a_scenario_usage_error_is_shown_through_the_output(tmp_path: Path, args: list[str], message: str) -> None:
+    # The request checks the options once (ScenarioRequest, DemoRequest) and is made in the command's action, so its
+    # errors are shown as every other error is: one line, or one JSON document with --json; not click's usage text.
+    command, *rest = args
+    workdir = ["--workdir", str(tmp_path / "run")]
+    shown = CliRunner().invoke(main, [command, *workdir, *rest])
+    assert (shown.exit_code, shown.stdout, shown.stderr) == (2, "", f"error: {message}\n")
+    as_json = CliRunner().invoke(main, ["--json", command, *workdir, *rest])
+    assert as_json.exit_code == 2
+    assert json.loads(as_json.stdout) == {"error": {"type": "UsageError", "message": message}}
     assert not (tmp_path / "run").exists()
 
 

@@ -8,6 +8,7 @@ import pytest
 from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.clients.flink import CheckpointHistory, CheckpointRef, FlinkRestClient, FlinkRestError
 from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.errors import UsageError
 from splitaudit.guard import watch as watch_module
 from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
@@ -264,3 +265,16 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     watch.restarted("it failed again")
     watch.restart_point(savepoint)
     assert _start(watch) == RESUME
+
+
+@pytest.mark.parametrize(
+    ("job", "on_error", "message"),
+    [
+        ("j", "pause", "--on-error must be one of stop, cancel, report, not 'pause'"),
+        (None, "stop", "watch needs --job, or --savepoint to follow the job restored from it"),
+    ],
+)
+def test_settings_the_watch_cannot_follow_are_refused_when_made(job: str | None, on_error: str, message: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        WatchSettings("http://127.0.0.1:1", job, on_error=on_error)
+    assert str(refused.value) == message

@@ -10,7 +10,6 @@ import pytest
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.scenario.users_job import (
     UsersJobSettings,
-    check_settings,
     mid_window_offsets,
     weather_record,
     window_of,
@@ -63,9 +62,21 @@ def test_mid_window_needs_two_records_of_every_partition_in_the_window() -> None
 
 
 def test_group_offsets_other_than_committed_need_the_group_consumer() -> None:
-    check_settings(UsersJobSettings(consumer="group", group_offsets="mid-window"))
-    check_settings(UsersJobSettings(consumer="none", group_offsets="committed"))
-    with pytest.raises(UsageError, match="--group-offsets deleted needs --consumer group"):
-        check_settings(UsersJobSettings(consumer="earliest", group_offsets="deleted"))
-    with pytest.raises(UsageError, match="--group-offsets must be one of committed, deleted, mid-window"):
-        check_settings(UsersJobSettings(consumer="group", group_offsets="reset"))
+    UsersJobSettings(consumer="group", group_offsets="mid-window")
+    UsersJobSettings(consumer="none", group_offsets="committed")
+    with pytest.raises(UsageError) as refused:
+        UsersJobSettings(consumer="earliest", group_offsets="deleted")
+    assert str(refused.value) == "--group-offsets deleted needs --consumer group (a group to treat)"
+
+
+@pytest.mark.parametrize(
+    ("consumer", "group_offsets", "message"),
+    [
+        ("latest", "committed", "--consumer must be one of none, group, earliest, not 'latest'"),
+        ("group", "reset", "--group-offsets must be one of committed, deleted, mid-window, not 'reset'"),
+    ],
+)
+def test_a_library_caller_gets_the_choices_the_cli_offers(consumer: str, group_offsets: str, message: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        UsersJobSettings(consumer=consumer, group_offsets=group_offsets)
+    assert str(refused.value) == message
