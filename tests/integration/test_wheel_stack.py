@@ -9,6 +9,7 @@ network (its downloads/ seeded with the checkout's files), no pip, no Maven and 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -156,8 +157,8 @@ def test_audit_from_the_wheel_judges_a_parquet_sink_as_the_checkout_does(install
     assert (result.returncode, checkout.returncode) == (1, 1), result.stderr
     report = _json(result)
     assert [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in report["findings"]] == [
-        ("duplicate_records", 0, 1000, [[1000, 1999]]),
         ("missing_records", 1, 1000, [[2000, 2999]]),
+        ("duplicate_records", 0, 1000, [[1000, 1999]]),
     ]
     assert [(c["partition"], c["rows"], c["distinct"]) for c in report["coverage"]] == [
         (0, 6000, 5000),
@@ -184,10 +185,14 @@ spark.stop()
 
 
 def test_the_data_source_from_the_wheel_reads_the_savepoints_splits(installed: Installed) -> None:
+    # The venv activated, as a user runs a notebook or a script in it: Spark's Python workers (`python3` on PATH,
+    # where the data source is looked up) are the venv's Python.
+    env = outside_env(installed.cwd)
+    env |= {"PATH": f"{installed.bin_dir}{os.pathsep}{env['PATH']}", "VIRTUAL_ENV": str(installed.bin_dir.parent)}
     result = subprocess.run(
         [str(installed.bin_dir / "python"), "-c", DATA_SOURCE, str(SAVEPOINT)],
         cwd=installed.cwd,
-        env=outside_env(installed.cwd),
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
