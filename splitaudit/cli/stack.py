@@ -19,16 +19,18 @@ from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT
                    "2.54.0, 2.56.0, 2.59.0 and 2.70.0 (about 1 GB more). Only in a checkout.")  # fmt: skip
 @click.pass_context
 def setup(ctx: click.Context, matrix: bool) -> None:
-    """Install the stack: the Flink distribution, the Kafka broker, Spark's connectors, the object store (and, in a
-    checkout, the job jars).
+    """Install the stack: the Flink distribution, the Kafka broker, Spark's connectors, the object store and the
+    demo's job jars.
 
     Everything goes to the stack home ($SPLITAUDIT_HOME, else the checkout's .stack/, else
     $XDG_DATA_HOME/splitaudit). The embedded stack (Flink 1.19.3, Kafka 3.9.1, Spark's Kafka and Avro connectors,
     S3Proxy and Flink's S3 plugin) is the files the stack lock inside the package names, from PyPI and Maven Central
     ($SPLITAUDIT_MAVEN_REPOSITORY for a mirror), each checked against its size and SHA-256; setup first says what
     it will download and how large. It needs neither pip nor Maven, so an installed wheel sets it up too; Spark's
-    connectors need pyspark (the extra [spark]) and are skipped without it. In a checkout, setup also builds the
-    job jars, the patch's jars (into the package itself) and the Python pipeline's environment with Maven and uv
+    connectors need pyspark (the extra [spark]) and are skipped without it. From a wheel, the demo's job jars are
+    assembled from the reference pipeline's jar in the package and its dependencies from Maven Central (the lock's
+    demo-pipeline), as Maven's shade plugin assembles them; a checkout builds them, the patch's jars (into the
+    package itself), the users' job and the Python pipeline's environment from its sources with Maven and uv
     (`make setup`). Components already installed from the same inputs are left alone, so a second run downloads
     nothing and works offline.
     """
