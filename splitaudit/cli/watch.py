@@ -45,8 +45,9 @@ from splitaudit.guard.results import ACTIONS, STOP
                    "catches a twin reader sooner, at the price of extra checkpoints.")  # fmt: skip
 @click.option("--rest-timeout", type=click.FloatRange(min=0), default=DEFAULT_REST_TIMEOUT, show_default=True,
               help="Seconds one REST call that Flink answers with HTTP 500/502/503/504, or not at all, is retried "
-                   "(backoff from 0.1 s doubling up to 2 s) before it counts: as the job gone, or as the error "
-                   "it is.")  # fmt: skip
+                   "(backoff from 0.1 s doubling up to 2 s; the attempts' own time counted) before it counts: as "
+                   "the job gone, or as the error it is. One attempt waits at most this long for its answer (at "
+                   "least 10 s, at most 60 s).")  # fmt: skip
 @LOG_FILE
 @click.pass_context
 def watch(

@@ -44,6 +44,9 @@ NOT_FOUND = 404
 # The backoff between retries: the first wait, its growth per retry, and the longest single wait.
 FIRST_DELAY, GROWTH, LONGEST_DELAY = 0.1, 2.0, 2.0
 DEFAULT_REST_TIMEOUT = 30.0  # seconds a watch keeps retrying one failing REST call
+# The longest a watch waits for one answer: long enough for a busy JobManager's largest document, short enough that
+# a JobManager that accepts connections and never answers costs one attempt, not the client's minute.
+SHORTEST_REQUEST_TIMEOUT, LONGEST_REQUEST_TIMEOUT = 10.0, 60.0
 
 
 def job_phase(state: str) -> str:
@@ -56,6 +59,13 @@ def transient(status: int | None) -> bool:
     """Whether a failed REST call is worth repeating: no answer at all (`None`: refused, reset, timed out) or an
     internal error / unavailable answer."""
     return status is None or status in TRANSIENT_STATUSES
+
+
+def request_timeout(budget: float) -> float:
+    """How long a watch with a retry `budget` (--rest-timeout) waits for one answer: the budget, but at least
+    `SHORTEST_REQUEST_TIMEOUT` and at most `LONGEST_REQUEST_TIMEOUT`. A failing call then ends at most one such
+    wait after the budget is spent."""
+    return min(max(budget, SHORTEST_REQUEST_TIMEOUT), LONGEST_REQUEST_TIMEOUT)
 
 
 def retry_delays(budget: float) -> tuple[float, ...]:

@@ -58,6 +58,7 @@ from splitaudit.guard.lifecycle import (
     RUNNING,
     duration_seconds,
     job_phase,
+    request_timeout,
     retry_delays,
     transient,
 )
@@ -298,14 +299,16 @@ class _Watch:
 
     def ask(self, call: str, answer: Callable[[], T]) -> T:
         """`answer()` (the REST call named `call`), retried on an internal error, an unavailable server or no
-        answer, with backoff, for at most `rest_timeout` seconds; then its last error is raised."""
+        answer, with backoff, until `rest_timeout` seconds have passed since the first attempt (the attempts' own
+        time counted, no wait past that deadline); then its last error is raised."""
+        deadline = time.monotonic() + self.settings.rest_timeout
         delays = iter(retry_delays(self.settings.rest_timeout))
         while True:
             try:
                 return answer()
             except (FlinkRestError, FlinkUnreachableError) as ex:
-                delay = next(delays, None)
-                if not transient(ex.status) or delay is None:
+                delay, left = next(delays, None), deadline - time.monotonic()
+                if not transient(ex.status) or delay is None or left <= 0:
                     raise
                 if isinstance(ex, FlinkRestError):
                     what = f"HTTP {ex.status}: {printable(error_line(ex.flink_errors))}"
@@ -313,7 +316,7 @@ class _Watch:
                     what = str(ex)
                 fault = self.faults.get((call, what), RestFault(call, what, 0, ex.detail))
                 self.faults[(call, what)] = RestFault(call, what, fault.times + 1, fault.detail)
-                time.sleep(delay)
+                time.sleep(min(delay, left))
 
     def phase(self, job: str) -> tuple[str, dict[str, Any]]:
         """The job's lifecycle phase and its details (GET /jobs/:id): `gone` when Flink no longer knows it or its
@@ -570,7 +573,7 @@ class _Watch:
 def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[WatchEvent], None]) -> WatchReport:
     """Wait for the job and poll it until it ends, `duration` passes or an error finding is acted on; `emit` each
     finding as it is found or its figure grows (the CLI writes it as a JSON line), the final tally's last."""
-    flink = FlinkRestClient(settings.flink_rest)
+    flink = FlinkRestClient(settings.flink_rest, timeout=request_timeout(settings.rest_timeout))
     watch = _Watch(settings, flink, progress, emit)
     error, acts = False, settings.on_error in (STOP, CANCEL)
     if settings.savepoint is not None:

@@ -10,6 +10,7 @@ from splitaudit.clients.flink import CheckpointHistory, CheckpointRef, FlinkRest
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
 from splitaudit.guard import watch as watch_module
+from splitaudit.guard.lifecycle import request_timeout
 from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
     READ_MORE_THAN_ADVANCED,
@@ -278,3 +279,50 @@ def test_settings_the_watch_cannot_follow_are_refused_when_made(job: str | None,
     with pytest.raises(UsageError) as refused:
         WatchSettings("http://127.0.0.1:1", job, on_error=on_error)
     assert str(refused.value) == message
+
+
+class _VirtualClock:
+    """time.monotonic and time.sleep of a clock that only the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def test_a_failing_call_is_retried_until_the_deadline_its_attempts_time_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _VirtualClock()
+    monkeypatch.setattr(watch_module, "time", clock)
+    watch = _Watch(
+        WatchSettings("http://127.0.0.1:1", "j", rest_timeout=1.0), FlinkRestClient("http://127.0.0.1:1"), Progress(),
+        print,
+    )  # fmt: skip
+
+    attempts: list[float] = []
+
+    def unavailable() -> None:
+        attempts.append(clock.now)
+        clock.now += 0.25  # each attempt takes a quarter of a second to fail
+        raise FlinkRestError("GET", "/jobs/j", 503, ["busy"])
+
+    with pytest.raises(FlinkRestError):
+        watch.ask("GET /jobs/j", unavailable)
+    # The backoff 0.1, 0.2 between attempts; the third fails past the 1 s deadline: no fourth (the backoff alone,
+    # 0.1 + 0.2 + 0.4 + 0.3 s, would have made five attempts and ended at 2.25 s).
+    assert (attempts, clock.slept, clock.now) == ([0.0, 0.35, 0.8], [0.1, 0.2], 1.05)
+    assert [f.times for f in watch.faults.values()] == [2]
+
+
+@pytest.mark.parametrize(("budget", "timeout"), [(0.0, 10.0), (30.0, 30.0), (300.0, 60.0)])
+def test_one_attempt_waits_the_budget_for_its_answer_within_ten_and_sixty_seconds(
+    budget: float, timeout: float
+) -> None:
+    assert request_timeout(budget) == timeout
