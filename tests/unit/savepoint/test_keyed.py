@@ -1,5 +1,6 @@
-"""The keyed-state reader on the real fixtures of fixtures/keyed/: the header it reads, the layout it picks, and
-bad bytes refused as InputError with the file and the byte offset (the full contents: tests/unit/test_fixtures.py)."""
+"""The keyed-state reader on the real fixtures of fixtures/keyed/ (Flink 1.16.3 and 1.19.3): the header it reads,
+the layout it picks, and bad bytes refused as InputError with the file and the byte offset (the full contents:
+tests/unit/test_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from splitaudit.savepoint_view import keyed_reader, read_keyed_state
 from tests.unit.conftest import FIXTURES
 
 KEYED = FIXTURES / "keyed"
+# The Flink releases KeyedStateFixtureJob ran on (fixtures/generate_keyed.py): the same layouts in both.
+VERSIONS = ("1.16.3", "1.19.3")
 
 
-def _snapshot(case: str) -> Path:
-    [snapshot] = [p for p in (KEYED / f"1.19.3-{case}").iterdir() if p.is_dir()]
+def _snapshot(version: str, case: str) -> Path:
+    [snapshot] = [p for p in (KEYED / f"{version}-{case}").iterdir() if p.is_dir()]
     return snapshot
 
 
@@ -36,6 +39,7 @@ def _tally_readers(snapshot: Path) -> list[KeyGroupsReader]:
     return readers
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(
     ("case", "tag", "layout", "compressed"),
     [
@@ -46,8 +50,8 @@ def _tally_readers(snapshot: Path) -> list[KeyGroupsReader]:
         ("heap-checkpoint-inline-snappy", 12, "heap", True),
     ],
 )
-def test_header_and_layout(case: str, tag: int, layout: str, compressed: bool) -> None:
-    for subtask, reader in enumerate(_tally_readers(_snapshot(case))):
+def test_header_and_layout(version: str, case: str, tag: int, layout: str, compressed: bool) -> None:
+    for subtask, reader in enumerate(_tally_readers(_snapshot(version, case))):
         assert reader.handle.tag == tag
         assert (reader.handle.start_key_group, len(reader.handle.offsets)) == (64 * subtask, 64)
         assert reader.layout == layout
@@ -72,17 +76,19 @@ def test_header_and_layout(case: str, tag: int, layout: str, compressed: bool) -
         assert [n.snapshot_class for n in residues.nested] == [STRING, LONG]
 
 
-def test_key_groups_hold_their_own_keys_only() -> None:
+@pytest.mark.parametrize("version", VERSIONS)
+def test_key_groups_hold_their_own_keys_only(version: str) -> None:
     # 24 keys over 128 key groups: subtask 0 holds key groups 0-63, subtask 1 64-127.
-    for subtask, reader in enumerate(_tally_readers(_snapshot("rocksdb-savepoint-canonical-files"))):
+    for subtask, reader in enumerate(_tally_readers(_snapshot(version, "rocksdb-savepoint-canonical-files"))):
         groups = [key_group for key_group, _ in reader.key_groups()]
         assert groups
         assert all(64 * subtask <= group < 64 * (subtask + 1) for group in groups)
 
 
-def test_a_corrupt_key_group_is_refused_with_file_and_offset(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_corrupt_key_group_is_refused_with_file_and_offset(version: str, tmp_path: Path) -> None:
     snapshot = tmp_path / "sp"
-    shutil.copytree(_snapshot("rocksdb-savepoint-canonical-files"), snapshot)
+    shutil.copytree(_snapshot(version, "rocksdb-savepoint-canonical-files"), snapshot)
     [reader, _] = _tally_readers(snapshot)
     handle = reader.handle
     assert isinstance(handle, KeyGroupsStateHandle)
@@ -98,7 +104,12 @@ def test_a_corrupt_key_group_is_refused_with_file_and_offset(tmp_path: Path) -> 
     assert "composite key" in raised.value.message
 
 
-def test_a_rocksdb_native_snapshot_is_refused_naming_what_is_needed() -> None:
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    "case", ["rocksdb-savepoint-native", "rocksdb-checkpoint-full-files", "rocksdb-checkpoint-incremental"]
+)
+def test_a_rocksdb_native_snapshot_is_refused_naming_what_is_needed(version: str, case: str) -> None:
+    # Full RocksDB checkpoints are native too on both releases (tag 11), not the canonical key-group layout.
     with pytest.raises(InputError, match="canonical savepoint") as raised:
-        list(read_keyed_state(str(_snapshot("rocksdb-savepoint-native"))))
+        list(read_keyed_state(str(_snapshot(version, case))))
     assert "IncrementalRemoteKeyedStateHandle, tag 11" in raised.value.message
