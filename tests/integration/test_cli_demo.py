@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -38,6 +39,16 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
         for savepoint in (side["savepoint_before"], side["savepoint_after"]):
             assert (Path(urlparse(savepoint).path) / "_metadata").is_file()
     stock, patched = report["stock"], report["patched"]
+    assert_the_verdict_of_2000_records(stock, patched)
+    assert (stock["duplicate_rows"], patched["duplicate_rows"]) == (2000, 0)
+    assert stock["audit"]["summary"]["double_assigned_partitions"] == 4
+    assert [m["partitions_from"] for m in patched["audit"]["assignment"]] == [
+        f"--partitions 4 (topic {patched['topics'][0]})"
+    ]
+
+
+def assert_the_verdict_of_2000_records(stock: dict[str, Any], patched: dict[str, Any]) -> None:
+    """The two sides of `demo --records 2000`, per partition and in the auditor's findings."""
     # 1,000 offsets per partition; stock reads the 500 produced after the savepoint twice.
     assert [(p["sink_rows"], p["duplicate_rows"], p["double_read_offsets"]) for p in stock["partitions"]] == [
         (1500, 500, 500)
@@ -45,14 +56,8 @@ def test_demo_json_puts_stock_beside_patched(tmp_path: Path) -> None:
     assert [(p["sink_rows"], p["duplicate_rows"], p["missing_offsets"]) for p in patched["partitions"]] == [
         (1000, 0, 0)
     ] * 4
-    assert (stock["duplicate_rows"], patched["duplicate_rows"]) == (2000, 0)
     # The verdict is the auditor's: double assignment of offsets 500..999 in every partition, and nothing else.
-    findings = stock["audit"]["findings"]
-    assert [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in findings] == [
+    assert [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in stock["audit"]["findings"]] == [
         ("double_assignment", p, 500, [[500, 999]]) for p in range(4)
     ]
-    assert stock["audit"]["summary"]["double_assigned_partitions"] == 4
     assert patched["audit"]["findings"] == []
-    assert [m["partitions_from"] for m in patched["audit"]["assignment"]] == [
-        f"--partitions 4 (topic {patched['topics'][0]})"
-    ]

@@ -29,6 +29,7 @@ from splitaudit.home import (
     spark_avro_jars,
     spark_kafka_jars,
 )
+from tests.integration.test_cli_demo import assert_the_verdict_of_2000_records
 from tests.integration.wheel_install import install, outside_env, run, seed, tree
 
 pytestmark = pytest.mark.integration
@@ -126,17 +127,7 @@ def test_demo_from_the_wheel_shows_the_double_read_and_its_fix(
     stock, patched = report["stock"], report["patched"]
     for side, variant in ((stock, "stock"), (patched, "patched")):
         assert side["jar"] == str(installed.home / "jobs" / f"splitaudit-pipeline-{variant}.jar")
-    # 1,000 offsets per partition; stock reads the 500 produced after the savepoint twice.
-    assert [(p["sink_rows"], p["duplicate_rows"], p["double_read_offsets"]) for p in stock["partitions"]] == [
-        (1500, 500, 500)
-    ] * 4
-    assert [(p["sink_rows"], p["duplicate_rows"], p["missing_offsets"]) for p in patched["partitions"]] == [
-        (1000, 0, 0)
-    ] * 4
-    assert [(f["kind"], f["partition"], f["count"], f["offset_ranges"]) for f in stock["audit"]["findings"]] == [
-        ("double_assignment", p, 500, [[500, 999]]) for p in range(4)
-    ]
-    assert patched["audit"]["findings"] == []
+    assert_the_verdict_of_2000_records(stock, patched)
 
 
 def test_audit_from_the_wheel_judges_a_parquet_sink_as_the_checkout_does(installed: Installed) -> None:
