@@ -238,7 +238,22 @@ def _demo_pipeline(lock: StackLock) -> Component:
     def build(progress: Progress, log: Path) -> None:
         write_pipeline_jars([downloads.local_path(file, downloads_dir()) for file in files], jobs_dir())
 
-    return Component("demo-pipeline", BEAM_VERSION, pipeline_jars()["patched"], key, build, files, wheel_only=True)
+    def unavailable() -> str | None:
+        missing = [jar.name for jar in (pipeline_classes_jar(), lineage_kit_jar()) if not jar.is_file()]
+        if missing:
+            return f"this installation carries no {' or '.join(missing)} (a wheel built before `make setup`)"
+        return None
+
+    return Component(
+        "demo-pipeline",
+        BEAM_VERSION,
+        pipeline_jars()["patched"],
+        key,
+        build,
+        files,
+        wheel_only=True,
+        unavailable=unavailable,
+    )
 
 
 def _jars(lock: StackLock, name: str, version: str, target: Path) -> Component:

@@ -166,3 +166,13 @@ def test_a_connector_jar_pyspark_already_ships_fails_setup(tmp_path: Path, monke
         "kafka-clients-3.9.2.jar (pyspark has kafka-clients-3.8.0.jar)"
     )
     assert not (tmp_path / "jars").exists()
+
+
+def test_the_demo_jars_are_skipped_by_a_wheel_that_carries_no_pipeline_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(install, "pipeline_classes_jar", lambda: tmp_path / "reference-pipeline-beam-2.62.0-0.1.0.jar")
+    (demo,) = [c for c in install.components() if c.name == "demo-pipeline"]
+    assert demo.unavailable() == (
+        "this installation carries no reference-pipeline-beam-2.62.0-0.1.0.jar (a wheel built before `make setup`)"
+    )
