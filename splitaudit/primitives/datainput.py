@@ -43,7 +43,7 @@ class DataInput:
     reports offsets in the file's own terms.
     """
 
-    def __init__(self, data: bytes, path: str, base: int = 0) -> None:
+    def __init__(self, data: bytes | bytearray | memoryview, path: str, base: int = 0) -> None:
         self._data = memoryview(data)
         self._pos = 0
         self.path = path
@@ -72,12 +72,17 @@ class DataInput:
             raise self.error(f"offset {position} lies outside the {len(self._data)}-byte stream")
         self._pos = position
 
+    def _advance(self, n: int, what: str) -> int:
+        """Where the next `n` (>= 0) bytes start; the position moves past them. Every read goes through here."""
+        pos = self._pos
+        if n > len(self._data) - pos:
+            raise self.error(f"truncated: {what} needs {n} bytes, {len(self._data) - pos} left")
+        self._pos = pos + n
+        return pos
+
     def _take(self, n: int, what: str) -> memoryview:
-        if n > self.remaining():
-            raise self.error(f"truncated: {what} needs {n} bytes, {self.remaining()} left")
-        chunk = self._data[self._pos : self._pos + n]
-        self._pos += n
-        return chunk
+        pos = self._advance(n, what)
+        return self._data[pos : pos + n]
 
     def read_bytes(self, n: int, what: str = "byte array") -> bytes:
         """`n` raw bytes; `n` comes from the file: a negative or too-large value is reported, not obeyed."""
@@ -85,43 +90,57 @@ class DataInput:
             raise self.error(f"negative length {n} for {what}")
         return bytes(self._take(n, what))
 
+    def read_ascii(self, n: int, what: str = "text") -> str | None:
+        """The next `n` bytes as text if every one is ASCII (consumed); else None, and nothing is consumed."""
+        if n < 0:
+            raise self.error(f"negative length {n} for {what}")
+        pos = self._advance(n, what)
+        raw = bytes(self._data[pos : pos + n])
+        if raw.isascii():
+            return raw.decode("ascii")
+        self._pos = pos
+        return None
+
     def skip(self, n: int, what: str = "bytes") -> None:
         if n < 0:
             raise self.error(f"negative length {n} for {what}")
         self._take(n, what)
 
     def read_unsigned_byte(self, what: str = "byte") -> int:
-        return self._take(1, what)[0]
+        return self._data[self._advance(1, what)]
 
     def read_bool(self, what: str = "boolean") -> bool:
-        at = self._pos
-        value = self._take(1, what)[0]
+        at = self._advance(1, what)
+        value = self._data[at]
         if value > 1:
             raise self.error(f"{what}: expected a boolean (0 or 1), found {value}", at)
         return value == 1
 
     def read_short(self, what: str = "short") -> int:
-        value: int = _SHORT.unpack(self._take(2, what))[0]
+        value: int = _SHORT.unpack_from(self._data, self._advance(2, what))[0]
         return value
 
     def read_unsigned_short(self, what: str = "unsigned short") -> int:
-        value: int = _USHORT.unpack(self._take(2, what))[0]
+        value: int = _USHORT.unpack_from(self._data, self._advance(2, what))[0]
         return value
 
     def read_int(self, what: str = "int") -> int:
-        value: int = _INT.unpack(self._take(4, what))[0]
+        value: int = _INT.unpack_from(self._data, self._advance(4, what))[0]
         return value
 
     def read_long(self, what: str = "long") -> int:
-        value: int = _LONG.unpack(self._take(8, what))[0]
+        value: int = _LONG.unpack_from(self._data, self._advance(8, what))[0]
         return value
 
     def read_varint(self, what: str, max_bytes: int) -> int:
         """An unsigned LEB128 varint of at most `max_bytes` bytes: 7 bits per byte, low bits first, the high bit
         set on every byte but the last (Flink's `StringValue` lengths, Beam's `VarInt`)."""
-        at = self._pos
-        value = 0
-        for index in range(max_bytes):
+        at = self._advance(1, what)
+        byte = self._data[at]
+        if byte < 0x80:  # one byte: most lengths and characters
+            return byte
+        value = byte & 0x7F
+        for index in range(1, max_bytes):
             byte = self.read_unsigned_byte(what)
             value |= (byte & 0x7F) << (7 * index)
             if byte < 0x80:
@@ -130,11 +149,11 @@ class DataInput:
 
     def read_length(self, what: str, element_size: int = 1) -> int:
         """An `int` count of elements that must fit in what is left (each at least `element_size` bytes)."""
-        at = self._pos
-        n = self.read_int(what)
+        at = self._advance(4, what)
+        n: int = _INT.unpack_from(self._data, at)[0]
         if n < 0:
             raise self.error(f"negative {what} {n}", at)
-        if n * element_size > self.remaining():
+        if n * element_size > len(self._data) - self._pos:
             raise self.error(f"{what} {n} needs at least {n * element_size} bytes, only {self.remaining()} left", at)
         return n
 
@@ -153,10 +172,12 @@ class DataInput:
         return self.read_bytes(self.read_length(f"{what} length"), what)
 
     def sub(self, n: int, what: str) -> DataInput:
-        """A decoder over the next `n` bytes (consumed here), reporting offsets in this file's terms."""
-        start = self.offset()
-        return DataInput(self.read_bytes(n, what), self.path, start)
+        """A decoder over the next `n` bytes (consumed here, not copied), reporting offsets in this file's terms."""
+        if n < 0:
+            raise self.error(f"negative length {n} for {what}")
+        start = self._advance(n, what)
+        return DataInput(self._data[start : start + n], self.path, self.base + start)
 
     def expect_end(self, what: str) -> None:
-        if self.remaining():
+        if self._pos != len(self._data):
             raise self.error(f"{self.remaining()} unexpected trailing bytes after {what}")
