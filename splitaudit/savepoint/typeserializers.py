@@ -178,6 +178,11 @@ def read_string_value(inp: DataInput) -> str | None:
         return None
     if length > inp.remaining():  # every character takes at least one byte
         raise inp.error(f"string of {length} characters, only {inp.remaining()} bytes left", at)
+    # Characters below 0x80 are one byte each, themselves: when the next `length` bytes are all ASCII, they are
+    # the whole string.
+    ascii_text = inp.read_ascii(length, "string characters")
+    if ascii_text is not None:
+        return ascii_text
     units = [inp.read_varint("string character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
     if any(unit > 0xFFFF for unit in units):
         raise inp.error("string character beyond UTF-16", at)
