@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from splitaudit.errors import InputError
@@ -155,8 +156,9 @@ class KeyGroupsReader:
             return "heap"
         return "canonical"
 
-    def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
-        """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
+    def entries(self) -> Iterator[KeyedStateEntry]:
+        """Every entry, in key-group order, as it is decoded: only the bytes of one key group are held, not its
+        entries."""
         for index, offset in enumerate(self.handle.offsets):
             if offset == 0:
                 continue
@@ -164,9 +166,13 @@ class KeyGroupsReader:
             end = next(e for e in self._ends if e > offset)
             region = self.stream.read(offset, end - offset, f"key group {key_group}")
             if self.layout == "heap":
-                entries = self._heap_key_group(region, key_group)
+                yield from self._heap_key_group(region, key_group)
             else:
-                entries = self._canonical_key_group(self._decompressed(region, key_group), key_group)
+                yield from self._canonical_key_group(self._decompressed(region, key_group), key_group)
+
+    def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
+        """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
+        for key_group, entries in groupby(self.entries(), key=lambda entry: entry.key_group):
             yield key_group, tuple(entries)
 
     def _decompressed(self, region: DataInput, key_group: int) -> DataInput:
@@ -181,42 +187,39 @@ class KeyGroupsReader:
             raise inp.error(f"state id {state_id}: the stream names {len(self._codecs)} states{known}")
         return self._codecs[state_id]
 
-    def _canonical_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
-        entries: list[KeyedStateEntry] = []
+    def _canonical_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
         codec = self._codec(region, -1)
+        two_byte_prefix = self.prefix_bytes == 2
         while True:
             key_at = region.tell()
-            key = bytearray(region.read_length_prefixed("composite key"))
-            value = region.read_length_prefixed("state value")
+            key = region.sub(region.read_length("composite key length"), "composite key")
+            value = region.sub(region.read_length("state value length"), "state value")
             if len(key) < self.prefix_bytes:
                 raise region.error(f"composite key of {len(key)} bytes has no key-group prefix", key_at)
-            follows = key[0] & FIRST_BIT_IN_BYTE_MASK
-            key[0] &= ~FIRST_BIT_IN_BYTE_MASK
-            key_input = DataInput(bytes(key), region.path, region.base + key_at + 4)
-            prefix = int.from_bytes(key_input.read_bytes(self.prefix_bytes, "key-group prefix"), "big")
+            # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
+            first = key.read_unsigned_byte("key-group prefix")
+            prefix = first & ~FIRST_BIT_IN_BYTE_MASK
+            if two_byte_prefix:
+                prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
             if prefix != key_group:
                 raise region.error(f"an entry of key group {prefix} in key group {key_group}", key_at)
-            value_input = DataInput(value, region.path, region.base + key_at + 8 + len(key))
-            entries.extend(codec.canonical_entries(key_group, key_input, value_input))
-            if follows:
+            yield codec.canonical_entry(key_group, key, value)
+            if first & FIRST_BIT_IN_BYTE_MASK:
                 next_id = region.read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
                     break
                 codec = self._codec(region, next_id)
         region.expect_end(f"key group {key_group}")
-        return entries
 
-    def _heap_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
+    def _heap_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
         at = region.tell()
         if region.read_int("key group number") != key_group:
             raise region.error(f"key group {key_group} does not start with its number", at)
         data = region.sub(region.remaining(), "key group")
         data = self._decompressed(data, key_group)
-        entries: list[KeyedStateEntry] = []
         while data.remaining():
             codec = self._codec(data, -1)
-            entries.extend(codec.heap_entries(key_group, data))
-        return entries
+            yield from codec.heap_entries(key_group, data)
 
 
 class _StateCodec:
@@ -226,6 +229,13 @@ class _StateCodec:
         self, state: StateMetaInfoSnapshot, key_serializer: SerializerSnapshot, resolve: Resolver | None
     ) -> None:
         self.state = state
+        self.name = state.name
+        self.is_timer = state.backend_state_type == "PRIORITY_QUEUE"
+        # What the end-of-entry checks name, made once: they run for every entry.
+        self._key_what = f"composite key of state {state.name!r}"
+        self._timer_what = f"timer of state {state.name!r}"
+        self._value_what = f"value of state {state.name!r}"
+        self._map_value_what = f"map value of state {state.name!r}"
         self.key_serializer = key_serializer
         self.key = decoder(key_serializer, resolve)
         self.value_serializer = state.serializer("VALUE_SERIALIZER")
@@ -237,6 +247,8 @@ class _StateCodec:
         key_variable = self.key is None or fixed_length(key_serializer) is None
         namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
         self.ambiguous = key_variable and namespace_variable
+        self.is_list = self.type == "LIST"
+        self.is_map = self.type == "MAP"
         self.element: Decoder | None = None
         self.user_key: Decoder | None = None
         self.user_value: Decoder | None = None
@@ -250,37 +262,42 @@ class _StateCodec:
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
         return "unknown" if snapshot is None else snapshot.snapshot_class
 
-    def canonical_entries(self, key_group: int, key: DataInput, value: DataInput) -> list[KeyedStateEntry]:
-        name = self.state.name
-        if self.state.backend_state_type == "PRIORITY_QUEUE":
+    def canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
+        """One entry from its composite key (past the key-group prefix) and its value."""
+        name = self.name
+        if self.is_timer:
             if value.remaining():
                 raise value.error(f"timer of state {name!r} has a {value.remaining()}-byte value (expected none)")
             if self.value is None:
                 raw = Undecoded(self._serializer_class(self.value_serializer), key.read_bytes(key.remaining()))
-                return [KeyedStateEntry(name, key_group, raw, None, None, None)]
+                return KeyedStateEntry(name, key_group, raw, None, None, None)
             timer = self.value(key)
-            key.expect_end(f"timer of state {name!r}")
-            return [KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])]
-        if self.key is None:
+            key.expect_end(self._timer_what)
+            return KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])
+        read_key = self.key
+        if read_key is None:
             raw_key = Undecoded(self.key_serializer.snapshot_class, key.read_bytes(key.remaining()))
-            return [KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))]
-        key_start = key.tell()
-        decoded_key = self.key(key)
+            return KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))
         if self.ambiguous:
+            key_start = key.tell()
+            decoded_key = read_key(key)
             _expect_variable_int(key, key.tell() - key_start, "key length")
-        namespace_start = key.tell()
+        else:
+            decoded_key = read_key(key)
         namespace: Any
-        if self.namespace is None:
+        read_namespace = self.namespace
+        if read_namespace is None:
             namespace = Undecoded(self._serializer_class(self.namespace_serializer), key.read_bytes(key.remaining()))
-            return [KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))]
-        namespace = self.namespace(key)
+            return KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))
         if self.ambiguous:
+            namespace_start = key.tell()
+            namespace = read_namespace(key)
             _expect_variable_int(key, key.tell() - namespace_start, "namespace length")
-        user_key: Any = None
-        if self.type == "MAP":
-            user_key = self._user_key(key)
-        key.expect_end(f"composite key of state {name!r}")
-        return [KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))]
+        else:
+            namespace = read_namespace(key)
+        user_key = self._user_key(key) if self.is_map else None
+        key.expect_end(self._key_what)
+        return KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))
 
     def _user_key(self, key: DataInput) -> Any:
         if self.user_key is None:
@@ -290,28 +307,28 @@ class _StateCodec:
 
     def _canonical_value(self, value: DataInput) -> Any:
         """A value as the canonical format stores it: plain, `,`-delimited list elements, or `isNull` + value."""
-        name = self.state.name
-        if self.type == "LIST":
-            if self.element is None:
+        if self.is_list:
+            read_element = self.element
+            if read_element is None:
                 return self._undecoded(value)
             elements = []
             while True:
-                elements.append(self.element(value))
+                elements.append(read_element(value))
                 if not value.remaining():
                     return elements
                 at = value.tell()
                 if value.read_unsigned_byte("list delimiter") != LIST_DELIMITER:
-                    raise value.error(f"list state {name!r}: elements not separated by ','", at)
-        if self.type == "MAP":
+                    raise value.error(f"list state {self.name!r}: elements not separated by ','", at)
+        if self.is_map:
             if self.user_value is None:
                 return self._undecoded(value, MAP)
             result = None if value.read_bool("map value null flag") else self.user_value(value)
-            value.expect_end(f"map value of state {name!r}")
+            value.expect_end(self._map_value_what)
             return result
         if self.value is None:
             return self._undecoded(value)
         result = self.value(value)
-        value.expect_end(f"value of state {name!r}")
+        value.expect_end(self._value_what)
         return result
 
     def _undecoded(self, value: DataInput, container: str | None = None) -> Undecoded:
