@@ -14,7 +14,8 @@ Two layouts follow the same header (splitaudit/savepoint/FORMAT.md, "Keyed state
   own serializers write them (timers: `int n, n x element`).
 
 With compression (`execution.checkpointing.snapshot-compression`) what follows the key-group offset (heap: the
-`int`) is xerial Snappy framed. Key groups are read one at a time, so memory is bounded by one key group. A
+`int`) is xerial Snappy framed. Key groups are read one at a time, and an uncompressed canonical one a window of
+`WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed or heap key group is held whole. A
 value whose serializer is unknown is kept as its bytes and the serializer snapshot's class; a heap key group, whose
 entries have no lengths, cannot be read past such a value and is refused.
 """
@@ -47,6 +48,7 @@ KEYED_PROXY_VERSION = 6  # KeyedBackendSerializationProxy.VERSION, Flink 1.8 to 
 END_OF_KEY_GROUP_MARK = 0xFFFF
 FIRST_BIT_IN_BYTE_MASK = 0x80
 LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
+WINDOW_BYTES = 1 << 20  # an uncompressed canonical key group is read this much at a time
 
 
 @dataclass(frozen=True)
@@ -157,18 +159,24 @@ class KeyGroupsReader:
         return "canonical"
 
     def entries(self) -> Iterator[KeyedStateEntry]:
-        """Every entry, in key-group order, as it is decoded: only the bytes of one key group are held, not its
-        entries."""
+        """Every entry, in key-group order, as it is decoded. An uncompressed canonical key group is read
+        `WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed one, or a heap
+        checkpoint's (whose entries have no lengths), is held whole, one key group at a time."""
         for index, offset in enumerate(self.handle.offsets):
             if offset == 0:
                 continue
             key_group = self.handle.start_key_group + index
             end = next(e for e in self._ends if e > offset)
-            region = self.stream.read(offset, end - offset, f"key group {key_group}")
+            what = f"key group {key_group}"
+            if self.layout == "canonical" and not self.header.compressed:
+                yield from self._canonical_key_group(_Window(self.stream, offset, end, what), key_group)
+                continue
+            region = self.stream.read(offset, end - offset, what)
             if self.layout == "heap":
                 yield from self._heap_key_group(region, key_group)
             else:
-                yield from self._canonical_key_group(self._decompressed(region, key_group), key_group)
+                data = self._decompressed(region, key_group)
+                yield from self._canonical_key_group(_Window(None, 0, len(data), what, data), key_group)
 
     def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
         """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
@@ -187,29 +195,29 @@ class KeyGroupsReader:
             raise inp.error(f"state id {state_id}: the stream names {len(self._codecs)} states{known}")
         return self._codecs[state_id]
 
-    def _canonical_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
-        codec = self._codec(region, -1)
+    def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[KeyedStateEntry]:
+        codec = self._codec(window.need(2), -1)
         two_byte_prefix = self.prefix_bytes == 2
         while True:
-            key_at = region.tell()
-            key = region.sub(region.read_length("composite key length"), "composite key")
-            value = region.sub(region.read_length("state value length"), "state value")
+            key = window.length_prefixed("composite key")
+            value = window.length_prefixed("state value")
             if len(key) < self.prefix_bytes:
-                raise region.error(f"composite key of {len(key)} bytes has no key-group prefix", key_at)
+                raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
             # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
             first = key.read_unsigned_byte("key-group prefix")
             prefix = first & ~FIRST_BIT_IN_BYTE_MASK
             if two_byte_prefix:
                 prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
             if prefix != key_group:
-                raise region.error(f"an entry of key group {prefix} in key group {key_group}", key_at)
+                raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
             yield codec.canonical_entry(key_group, key, value)
             if first & FIRST_BIT_IN_BYTE_MASK:
-                next_id = region.read_unsigned_short("next state id")
+                next_id = window.need(2).read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
                     break
-                codec = self._codec(region, next_id)
-        region.expect_end(f"key group {key_group}")
+                codec = self._codec(window.data, next_id)
+        if window.left():
+            raise window.data.error(f"{window.left()} unexpected trailing bytes after key group {key_group}")
 
     def _heap_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
         at = region.tell()
@@ -220,6 +228,52 @@ class KeyGroupsReader:
         while data.remaining():
             codec = self._codec(data, -1)
             yield from codec.heap_entries(key_group, data)
+
+
+class _Window:
+    """Bytes [start, end) of a keyed-state stream, `WINDOW_BYTES` of them in memory at a time (more only for one
+    larger entry): `need(n)` returns the decoder whose next `n` bytes are loaded, reading on from the current
+    position when they are not. Offsets in errors are the file's, as `StateStream.read` gives them. With no
+    stream, `data` holds every byte already (a decompressed key group)."""
+
+    def __init__(
+        self, stream: StateStream | None, start: int, end: int, what: str, data: DataInput | None = None
+    ) -> None:
+        self.stream = stream
+        self.start = start  # where `data` starts in the stream
+        self.end = end
+        self.what = what
+        if data is None:
+            assert stream is not None
+            data = stream.read(start, min(WINDOW_BYTES, end - start), what)
+        self.data = data
+
+    def left(self) -> int:
+        """Bytes from the current position to `end`."""
+        return self.end - self.start - self.data.tell()
+
+    def need(self, n: int) -> DataInput:
+        """The decoder, with the next `n` bytes loaded if `end` allows (else a read past `end` fails there)."""
+        data = self.data
+        if data.remaining() < n and self.stream is not None:
+            at = self.start + data.tell()
+            data = self.stream.read(at, min(max(WINDOW_BYTES, n), self.end - at), self.what)
+            self.start, self.data = at, data
+        return data
+
+    def length_prefixed(self, what: str) -> DataInput:
+        """`int len`, then a decoder over the `len` bytes that follow (a view, not a copy)."""
+        data = self.need(4)
+        at = data.tell()
+        n = data.read_int(f"{what} length")
+        if n > data.remaining():
+            left = self.left()
+            if n > left:
+                raise data.error(f"{what} length {n} needs at least {n} bytes, only {left} left", at)
+            data = self.need(n)
+        elif n < 0:
+            raise data.error(f"negative {what} length {n}", at)
+        return data.sub(n, what)
 
 
 class _StateCodec:
