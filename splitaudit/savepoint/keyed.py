@@ -199,8 +199,8 @@ class KeyGroupsReader:
         codec = self._codec(window.need(2), -1)
         two_byte_prefix = self.prefix_bytes == 2
         while True:
-            key = window.length_prefixed("composite key")
-            value = window.length_prefixed("state value")
+            key = window.length_prefixed("composite key", "composite key length")
+            value = window.length_prefixed("state value", "state value length")
             if len(key) < self.prefix_bytes:
                 raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
             # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
@@ -261,18 +261,19 @@ class _Window:
             self.start, self.data = at, data
         return data
 
-    def length_prefixed(self, what: str) -> DataInput:
-        """`int len`, then a decoder over the `len` bytes that follow (a view, not a copy)."""
+    def length_prefixed(self, what: str, length_what: str) -> DataInput:
+        """`int len` (`length_what`), then a decoder over the `len` bytes that follow (`what`; a view, not a
+        copy)."""
         data = self.need(4)
         at = data.tell()
-        n = data.read_int(f"{what} length")
+        n = data.read_int(length_what)
         if n > data.remaining():
             left = self.left()
             if n > left:
-                raise data.error(f"{what} length {n} needs at least {n} bytes, only {left} left", at)
+                raise data.error(f"{length_what} {n} needs at least {n} bytes, only {left} left", at)
             data = self.need(n)
         elif n < 0:
-            raise data.error(f"negative {what} length {n}", at)
+            raise data.error(f"negative {length_what} {n}", at)
         return data.sub(n, what)
 
 
