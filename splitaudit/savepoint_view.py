@@ -297,7 +297,8 @@ def read_keyed_state(
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[KeyedStateRow]:
-    """Every keyed-state entry of a savepoint/checkpoint, operator by operator, one key group in memory at a time.
+    """Every keyed-state entry of a savepoint/checkpoint, operator by operator, streamed as decoded (memory does not
+    grow with the state: `KeyGroupsReader.entries`).
 
     Key-group handles (canonical savepoints, heap checkpoints) are read; a RocksDB native snapshot (incremental
     checkpoints, full RocksDB checkpoints of Flink 1.15+, NATIVE savepoints) is refused with exit 2, never read
