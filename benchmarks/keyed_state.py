@@ -1,7 +1,7 @@
 """Benchmark splitaudit's keyed-state reader against Flink's State Processor API on the same savepoint.
 
     .venv/bin/python benchmarks/keyed_state.py [--sizes 64M,256M] [--backend heap,rocksdb] [--repeat 3]
-        [--payload-chars 100 --list-elements 4 --map-entries 3] [--jvm-parallelism 2] [--jvm-heap 8g]
+        [--payload-chars 100 --list-elements 4 --map-entries 3] [--jvm-parallelism 2] [--jvm-heap auto]
         [--baseline-pythonpath OTHER_CHECKOUT]
 
 1. For each size and backend, a canonical savepoint of a real job with that much keyed state, made once and kept
@@ -21,8 +21,9 @@
      path, HashMapStateBackend)` (`--jvm-backend rocksdb`: EmbeddedRocksDBStateBackend) then
      `readKeyedState(OperatorIdentifier.forUid("fill"), KeyedStateReaderFunction)` on a local environment of
      `--jvm-parallelism` (default 2, the machine's cores; splitaudit reads on one), flink-state-processor-api
-     1.19.1 on the 1.19.3 distribution, a fresh JVM (`--jvm-heap` as -Xmx, else the JVM's default: a quarter of
-     the machine's memory).
+     1.19.1 on the 1.19.3 distribution, a fresh JVM. Its -Xmx (`--jvm-heap auto`): the JVM's default (a
+     quarter of the machine's memory) while 7 times the state fits in it, else 7 times the state (the restore
+     holds the whole state on the heap, about 3.5 times its size in Java objects).
    - with `--baseline-pythonpath`, the splitaudit side again with another checkout's package (e.g. before a
      change to the reader), timed the same way in the same run.
    Both compute, per state, how many values and a sum over them (payload: CRC-32 of the key's and of the value's
@@ -31,8 +32,9 @@
 3. Times are the median wall time of the runs, process start to exit (for the JVM: start-up, MiniCluster, the
    restore into the backend and the read), with the median CPU time (user + system, every thread) beside it
    in the JSON, which a busy machine disturbs less. Peak memory is the kernel's peak resident set size of each
-   process (`ru_maxrss` from `os.wait4` on that child, exact, not sampled), the largest over its runs. The
-   savepoint's files are read once before the timed runs, so every run reads from the page cache.
+   process (`ru_maxrss`, which GNU time reads from `wait4` on that child: exact, not sampled; `run_measured` says
+   why not from this script's own `wait4`), the largest over its runs. The savepoint's files are read once
+   before the timed runs, so every run reads from the page cache.
 
 Prints a table and writes benchmarks/out/keyed_state.json.
 """
@@ -107,6 +109,18 @@ def bytes_per_key(shape: Shape, keys: int) -> int:
     values = 4 + key + 4 + 9 * shape.list_elements - 1
     attributes = shape.map_entries * (4 + key + 1 + len("attr-0") + 4 + 1 + 8)
     return value + values + attributes
+
+
+def heap_for(size: int, reader: bool) -> str | None:
+    """-Xmx for a JVM that holds `size` bytes of this state on its heap, about 3.5 times as much live (a job on the
+    heap backend, or the State Processor API restoring into a HashMapStateBackend): 7 times the size, at least
+    2 GiB, at most three quarters of the machine. For the reader, None (the JVM's default, a quarter of the
+    machine) while that is enough."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    wanted = max(7 * size, 2 << 30)
+    if reader and wanted <= total // 4:
+        return None
+    return f"{min(wanted, total * 3 // 4) >> 20}m"
 
 
 def keys_for(size: int, shape: Shape) -> int:
@@ -240,21 +254,27 @@ class Run:
 
 
 def run_measured(command: list[str], env: dict[str, str] | None = None) -> Run:
-    """One fresh process: its wall time and its peak RSS (`ru_maxrss` of this very child, from `wait4`), and the
-    JSON document on the last line of its stdout."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """One fresh process, started by GNU time: its wall time, CPU time and peak RSS, and the JSON document on the
+    last line of its stdout.
+
+    GNU time forks the process and reads its `ru_maxrss` (and CPU times) from `wait4`: the kernel's peak
+    resident set size of that process, exact. It is not read from this script's own `wait4`: a child forked
+    from this Python process (a few tens of MiB) keeps the parent's RSS as its peak across `exec`, which would
+    count this script's memory as the reader's; GNU time's own is about 2 MiB."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as usage:
         started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(process.pid, 0)  # not Popen.wait: it would reap the child without its usage
+        process = subprocess.run(
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", usage.name, *command], stdout=out, stderr=err, env=env
+        )
         wall = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
+        report = Path(usage.name).read_text().split()
     if process.returncode:
         raise SystemExit(f"{command[0]} exited {process.returncode}:\n{stderr.decode(errors='replace')[-3000:]}")
-    lines = stdout.decode().strip().splitlines()
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, json.loads(lines[-1]))
+    peak_kib, user, system = int(report[-3]), float(report[-2]), float(report[-1])
+    return Run(wall, user + system, peak_kib * 1024, json.loads(stdout.decode().strip().splitlines()[-1]))
 
 
 def warm_page_cache(snapshot: Path) -> None:
@@ -293,8 +313,10 @@ def main() -> None:
     parser.add_argument("--map-entries", type=int, default=3)
     parser.add_argument("--jvm-parallelism", type=int, default=2)
     parser.add_argument("--jvm-backend", choices=("hashmap", "rocksdb"), default="hashmap")
-    parser.add_argument("--jvm-heap", help="-Xmx of the State Processor API's JVM (default: the JVM's own)")
-    parser.add_argument("--job-heap", default="8g", help="-Xmx of the job that makes the savepoints")
+    parser.add_argument(
+        "--jvm-heap", default="auto", help="-Xmx of the State Processor API's JVM: auto, default (the JVM's), 12g"
+    )
+    parser.add_argument("--job-heap", default="auto", help="-Xmx of the job that makes the savepoints: auto, 12g")
     parser.add_argument("--baseline-pythonpath", type=Path, help="another checkout whose splitaudit to time too")
     options = parser.parse_args()
     if options.read:
@@ -309,20 +331,26 @@ def main() -> None:
     jvm_command = state_processor_command(
         READER_SOURCE, BENCH / "build" / "state-processor", "dev.splitaudit.benchmarks.KeyedStateRead"
     )
-    if options.jvm_heap:
-        jvm_command.insert(1, f"-Xmx{options.jvm_heap}")
+
+    def jvm_xmx(savepoint: BenchSavepoint) -> list[str]:
+        heap = options.jvm_heap if options.jvm_heap != "auto" else heap_for(parse_size(savepoint.size), True)
+        return [f"-Xmx{heap}"] if heap and heap != "default" else []
+
+    def jvm_read(savepoint: BenchSavepoint) -> Run:
+        xmx = jvm_xmx(savepoint)
+        command = [jvm_command[0], *xmx, *jvm_command[1:]]
+        return run_measured([*command, savepoint.snapshot, UID, str(options.jvm_parallelism), options.jvm_backend])
+
     readers: dict[str, Any] = {
-        "splitaudit": lambda snapshot: run_measured(
-            [sys.executable, __file__, "--read", snapshot], {**os.environ, "PYTHONPATH": str(REPO)}
+        "splitaudit": lambda savepoint: run_measured(
+            [sys.executable, __file__, "--read", savepoint.snapshot], {**os.environ, "PYTHONPATH": str(REPO)}
         ),
-        "state_processor_api": lambda snapshot: run_measured(
-            [*jvm_command, snapshot, UID, str(options.jvm_parallelism), options.jvm_backend]
-        ),
+        "state_processor_api": jvm_read,
     }
     if options.baseline_pythonpath:
         baseline = str(options.baseline_pythonpath.resolve())
-        readers["baseline"] = lambda snapshot: run_measured(
-            [sys.executable, __file__, "--read", snapshot], {**os.environ, "PYTHONPATH": baseline}
+        readers["baseline"] = lambda savepoint: run_measured(
+            [sys.executable, __file__, "--read", savepoint.snapshot], {**os.environ, "PYTHONPATH": baseline}
         )
     results: dict[str, Any] = {
         "shape": asdict(shape),
@@ -334,12 +362,13 @@ def main() -> None:
     }
     for size in options.sizes.split(","):
         for backend in options.backend.split(","):
-            savepoint = bench_savepoint(size, backend, shape, options.job_heap)
+            job_heap = heap_for(parse_size(size), False) if options.job_heap == "auto" else options.job_heap
+            savepoint = bench_savepoint(size, backend, shape, job_heap)
             warm_page_cache(Path(savepoint.snapshot))
             runs: dict[str, list[Run]] = {name: [] for name in readers}
             for _ in range(options.repeat):
                 for name, read in readers.items():
-                    run = read(savepoint.snapshot)
+                    run = read(savepoint)
                     check(name, run.output["checksum"], savepoint.expected)
                     runs[name].append(run)
                     print(
@@ -350,6 +379,7 @@ def main() -> None:
                 **{k: v for k, v in asdict(savepoint).items() if k not in ("shape", "job")},
                 "values": sum(c["count"] for c in savepoint.expected.values()),
                 "job": savepoint.job,
+                "state_processor_api_xmx": (jvm_xmx(savepoint) or ["the JVM's default"])[0],
                 **{name: summary(r) for name, r in runs.items()},
                 "splitaudit_in_process_s": statistics.median(r.output["read_s"] for r in runs["splitaudit"]),
                 "state_processor_in_jvm_s": statistics.median(
