@@ -73,7 +73,8 @@ class DataInput:
         self._pos = position
 
     def _advance(self, n: int, what: str) -> int:
-        """Where the next `n` (>= 0) bytes start; the position moves past them. Every read goes through here."""
+        """Where the next `n` (>= 0) bytes start; the position moves past them. Every read goes through here, or
+        (the reads keyed state makes for every entry) checks the same bound inline and comes here to fail."""
         pos = self._pos
         if n > len(self._data) - pos:
             raise self.error(f"truncated: {what} needs {n} bytes, {len(self._data) - pos} left")
@@ -92,13 +93,15 @@ class DataInput:
 
     def read_ascii(self, n: int, what: str = "text") -> str | None:
         """The next `n` bytes as text if every one is ASCII (consumed); else None, and nothing is consumed."""
-        if n < 0:
-            raise self.error(f"negative length {n} for {what}")
-        pos = self._advance(n, what)
+        pos = self._pos
+        if not 0 <= n <= len(self._data) - pos:
+            if n < 0:
+                raise self.error(f"negative length {n} for {what}")
+            self._advance(n, what)
         raw = bytes(self._data[pos : pos + n])
         if raw.isascii():
+            self._pos = pos + n
             return raw.decode("ascii")
-        self._pos = pos
         return None
 
     def skip(self, n: int, what: str = "bytes") -> None:
@@ -107,10 +110,17 @@ class DataInput:
         self._take(n, what)
 
     def read_unsigned_byte(self, what: str = "byte") -> int:
-        return self._data[self._advance(1, what)]
+        pos = self._pos
+        if pos >= len(self._data):
+            self._advance(1, what)
+        self._pos = pos + 1
+        return self._data[pos]
 
     def read_bool(self, what: str = "boolean") -> bool:
-        at = self._advance(1, what)
+        at = self._pos
+        if at >= len(self._data):
+            self._advance(1, what)
+        self._pos = at + 1
         value = self._data[at]
         if value > 1:
             raise self.error(f"{what}: expected a boolean (0 or 1), found {value}", at)
@@ -125,18 +135,29 @@ class DataInput:
         return value
 
     def read_int(self, what: str = "int") -> int:
-        value: int = _INT.unpack_from(self._data, self._advance(4, what))[0]
+        pos = self._pos
+        if pos + 4 > len(self._data):
+            self._advance(4, what)
+        self._pos = pos + 4
+        value: int = _INT.unpack_from(self._data, pos)[0]
         return value
 
     def read_long(self, what: str = "long") -> int:
-        value: int = _LONG.unpack_from(self._data, self._advance(8, what))[0]
+        pos = self._pos
+        if pos + 8 > len(self._data):
+            self._advance(8, what)
+        self._pos = pos + 8
+        value: int = _LONG.unpack_from(self._data, pos)[0]
         return value
 
     def read_varint(self, what: str, max_bytes: int) -> int:
         """An unsigned LEB128 varint of at most `max_bytes` bytes: 7 bits per byte, low bits first, the high bit
         set on every byte but the last (Flink's `StringValue` lengths, Beam's `VarInt`)."""
-        at = self._advance(1, what)
+        at = self._pos
+        if at >= len(self._data):
+            self._advance(1, what)
         byte = self._data[at]
+        self._pos = at + 1
         if byte < 0x80:  # one byte: most lengths and characters
             return byte
         value = byte & 0x7F
@@ -173,10 +194,29 @@ class DataInput:
 
     def sub(self, n: int, what: str) -> DataInput:
         """A decoder over the next `n` bytes (consumed here, not copied), reporting offsets in this file's terms."""
-        if n < 0:
-            raise self.error(f"negative length {n} for {what}")
-        start = self._advance(n, what)
+        start = self._pos
+        if not 0 <= n <= len(self._data) - start:
+            if n < 0:
+                raise self.error(f"negative length {n} for {what}")
+            self._advance(n, what)
+        self._pos = start + n
         return DataInput(self._data[start : start + n], self.path, self.base + start)
+
+    def sub_length_prefixed(self, what: str, length_what: str) -> DataInput | None:
+        """`int len` (`length_what`), then `sub(len, what)`; None, nothing consumed, when fewer than 4 + len bytes
+        are left (a negative `len` is an error): the caller may have more of the stream to load."""
+        pos = self._pos
+        data = self._data
+        if pos + 4 > len(data):
+            return None
+        n: int = _INT.unpack_from(data, pos)[0]
+        start = pos + 4
+        if n > len(data) - start:
+            return None
+        if n < 0:
+            raise self.error(f"negative {length_what} {n}", pos)
+        self._pos = start + n
+        return DataInput(data[start : start + n], self.path, self.base + start)
 
     def expect_end(self, what: str) -> None:
         if self._pos != len(self._data):

@@ -113,3 +113,16 @@ def test_sub_shares_the_bytes_and_checks_its_length() -> None:
     with pytest.raises(InputError) as error:
         inp.sub(5, "part")
     assert error.value.offset == 4
+
+
+def test_sub_length_prefixed_takes_a_whole_frame_or_nothing() -> None:
+    inp = DataInput(b"\x00\x00\x00\x02ab\x00\x00\x00\x05abc", "f", base=20)
+    frame = inp.sub_length_prefixed("key", "key length")
+    assert frame is not None
+    assert (frame.read_bytes(2), frame.offset(), inp.tell()) == (b"ab", 26, 6)
+    assert inp.sub_length_prefixed("key", "key length") is None  # 5 bytes declared, 3 left
+    assert inp.tell() == 6
+    assert DataInput(b"\x00\x00", "f").sub_length_prefixed("key", "key length") is None
+    with pytest.raises(InputError) as error:
+        DataInput(b"\xff\xff\xff\xfe", "f", base=3).sub_length_prefixed("key", "key length")
+    assert (error.value.offset, error.value.message) == (3, "negative key length -2")
