@@ -264,6 +264,9 @@ class _Window:
     def length_prefixed(self, what: str, length_what: str) -> DataInput:
         """`int len` (`length_what`), then a decoder over the `len` bytes that follow (`what`; a view, not a
         copy)."""
+        framed = self.data.sub_length_prefixed(what, length_what)
+        if framed is not None:
+            return framed
         data = self.need(4)
         at = data.tell()
         n = data.read_int(length_what)

@@ -176,10 +176,8 @@ def read_string_value(inp: DataInput) -> str | None:
     length = inp.read_varint("string length", STRING_VALUE_VARINT_BYTES) - 1
     if length < 0:
         return None
-    if length > inp.remaining():  # every character takes at least one byte
-        raise inp.error(f"string of {length} characters, only {inp.remaining()} bytes left", at)
     # Characters below 0x80 are one byte each, themselves: when the next `length` bytes are all ASCII, they are
-    # the whole string.
+    # the whole string. Every character takes at least one byte: fewer bytes left is refused here.
     ascii_text = inp.read_ascii(length, "string characters")
     if ascii_text is not None:
         return ascii_text
@@ -207,9 +205,8 @@ def _read_timer(inp: DataInput, key: Decoder, namespace: Decoder) -> dict[str, A
 
 def _read_void_namespace(inp: DataInput) -> None:
     """`VoidNamespaceSerializer` writes one byte, 0, to make progress in the stream."""
-    at = inp.tell()
     if inp.read_unsigned_byte("VoidNamespace") != 0:
-        raise inp.error("VoidNamespace byte is not 0", at)
+        raise inp.error("VoidNamespace byte is not 0", inp.tell() - 1)
 
 
 def _read_time_window(inp: DataInput) -> dict[str, int]:

@@ -37,4 +37,4 @@ def test_string_value_ascii_and_general_paths(text: str | None) -> None:
 def test_string_value_longer_than_its_bytes_is_refused() -> None:
     with pytest.raises(InputError) as error:
         read_string_value(DataInput(b"\x05ab", "f", base=10))
-    assert (error.value.offset, error.value.message) == (10, "string of 4 characters, only 2 bytes left")
+    assert (error.value.offset, error.value.message) == (11, "truncated: string characters needs 4 bytes, 2 left")
