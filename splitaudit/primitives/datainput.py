@@ -43,11 +43,23 @@ class DataInput:
     reports offsets in the file's own terms.
     """
 
+    __slots__ = ("_data", "_pos", "base", "path")
+
     def __init__(self, data: bytes | bytearray | memoryview, path: str, base: int = 0) -> None:
         self._data = memoryview(data)
         self._pos = 0
         self.path = path
         self.base = base
+
+    def _view(self, start: int, n: int) -> DataInput:
+        """A decoder over `n` bytes of this buffer from `start`, sharing them (what `sub` returns; made without
+        `__init__`, since keyed state makes two for every entry)."""
+        view = DataInput.__new__(DataInput)
+        view._data = self._data[start : start + n]
+        view._pos = 0
+        view.path = self.path
+        view.base = self.base + start
+        return view
 
     def __len__(self) -> int:
         return len(self._data)
@@ -200,7 +212,7 @@ class DataInput:
                 raise self.error(f"negative length {n} for {what}")
             self._advance(n, what)
         self._pos = start + n
-        return DataInput(self._data[start : start + n], self.path, self.base + start)
+        return self._view(start, n)
 
     def sub_length_prefixed(self, what: str, length_what: str) -> DataInput | None:
         """`int len` (`length_what`), then `sub(len, what)`; None, nothing consumed, when fewer than 4 + len bytes
@@ -216,7 +228,7 @@ class DataInput:
         if n < 0:
             raise self.error(f"negative {length_what} {n}", pos)
         self._pos = start + n
-        return DataInput(data[start : start + n], self.path, self.base + start)
+        return self._view(start, n)
 
     def expect_end(self, what: str) -> None:
         if self._pos != len(self._data):
