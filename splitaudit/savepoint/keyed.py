@@ -197,11 +197,17 @@ class KeyGroupsReader:
 
     def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[KeyedStateEntry]:
         codec = self._codec(window.need(2), -1)
-        two_byte_prefix = self.prefix_bytes == 2
+        prefix_bytes = self.prefix_bytes
+        two_byte_prefix = prefix_bytes == 2
         while True:
-            key = window.length_prefixed("composite key", "composite key length")
-            value = window.length_prefixed("state value", "state value length")
-            if len(key) < self.prefix_bytes:
+            # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
+            key = window.data.sub_length_prefixed("composite key", "composite key length")
+            if key is None:
+                key = window.length_prefixed("composite key", "composite key length")
+            value = window.data.sub_length_prefixed("state value", "state value length")
+            if value is None:
+                value = window.length_prefixed("state value", "state value length")
+            if len(key) < prefix_bytes:
                 raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
             # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
             first = key.read_unsigned_byte("key-group prefix")
