@@ -17,6 +17,7 @@ _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
 _SHORT = struct.Struct(">h")
 _USHORT = struct.Struct(">H")
+STRING_VALUE_VARINT_BYTES = 5  # StringValue's variable-length ints: 7 bits per byte, low bits first
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # CESU-8 halves, re-joined below
 
 
@@ -179,6 +180,36 @@ class DataInput:
             if byte < 0x80:
                 return value
         raise self.error(f"{what}: variable-length integer longer than {max_bytes} bytes", at)
+
+    def read_string_value(self, what: str = "string") -> str | None:
+        """Flink's `StringValue.readString` (what `StringSerializer` writes): the length + 1 as a varint (0 is
+        null), then each UTF-16 unit as a varint. A unit below 0x80 is one byte, itself: when the next `length`
+        bytes are all ASCII they are the whole string, decoded at once (almost every key and name); otherwise
+        unit by unit."""
+        data = self._data
+        at = self._pos
+        if at < len(data) and data[at] < 0x80:  # a length below 127 is one byte
+            length = data[at] - 1
+            start = at + 1
+        else:
+            length = self.read_varint(f"{what} length", STRING_VALUE_VARINT_BYTES) - 1
+            start = self._pos
+        if length < 0:
+            self._pos = start
+            return None
+        end = start + length
+        if end <= len(data):
+            raw = bytes(data[start:end])
+            if raw.isascii():
+                self._pos = end
+                return raw.decode("ascii")
+        self._pos = start
+        if length > len(data) - start:  # every character takes at least one byte
+            raise self.error(f"{what} of {length} characters, only {len(data) - start} bytes left", at)
+        units = [self.read_varint(f"{what} character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
+        if any(unit > 0xFFFF for unit in units):
+            raise self.error(f"{what} character beyond UTF-16", at)
+        return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
 
     def read_length(self, what: str, element_size: int = 1) -> int:
         """An `int` count of elements that must fit in what is left (each at least `element_size` bytes)."""

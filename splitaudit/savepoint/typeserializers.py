@@ -70,7 +70,6 @@ FIXED_LENGTHS = {
 
 _DOUBLE = struct.Struct(">d")
 _FLOAT = struct.Struct(">f")
-STRING_VALUE_VARINT_BYTES = 5  # StringValue's variable-length ints: 7 bits per byte, low bits first
 
 
 @dataclass(frozen=True)
@@ -171,20 +170,9 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
 
 
 def read_string_value(inp: DataInput) -> str | None:
-    """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint."""
-    at = inp.tell()
-    length = inp.read_varint("string length", STRING_VALUE_VARINT_BYTES) - 1
-    if length < 0:
-        return None
-    # Characters below 0x80 are one byte each, themselves: when the next `length` bytes are all ASCII, they are
-    # the whole string. Every character takes at least one byte: fewer bytes left is refused here.
-    ascii_text = inp.read_ascii(length, "string characters")
-    if ascii_text is not None:
-        return ascii_text
-    units = [inp.read_varint("string character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
-    if any(unit > 0xFFFF for unit in units):
-        raise inp.error("string character beyond UTF-16", at)
-    return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+    """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint
+    (`DataInput.read_string_value`)."""
+    return inp.read_string_value()
 
 
 def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
@@ -215,7 +203,7 @@ def _read_time_window(inp: DataInput) -> dict[str, int]:
 
 
 _SIMPLE: dict[str, Decoder] = {
-    STRING: read_string_value,
+    STRING: DataInput.read_string_value,
     LONG: lambda inp: inp.read_long("long value"),
     INT: lambda inp: inp.read_int("int value"),
     SHORT: lambda inp: inp.read_short("short value"),

@@ -27,7 +27,9 @@ def _string_value(text: str | None) -> bytes:
     return varint(len(chars) + 1) + b"".join(varint(c) for c in chars)
 
 
-@pytest.mark.parametrize("text", [None, "", "key-42", "x" * 300, "é", "key-é-1", "\u20ac" * 3, "a\U0001f600b"])
+@pytest.mark.parametrize(
+    "text", [None, "", "key-42", "x" * 126, "x" * 127, "x" * 300, "é", "key-é-1", "\u20ac" * 3, "a\U0001f600b"]
+)
 def test_string_value_ascii_and_general_paths(text: str | None) -> None:
     inp = DataInput(_string_value(text) + b"\x00", "f")
     assert read_string_value(inp) == text
@@ -37,4 +39,10 @@ def test_string_value_ascii_and_general_paths(text: str | None) -> None:
 def test_string_value_longer_than_its_bytes_is_refused() -> None:
     with pytest.raises(InputError) as error:
         read_string_value(DataInput(b"\x05ab", "f", base=10))
-    assert (error.value.offset, error.value.message) == (11, "truncated: string characters needs 4 bytes, 2 left")
+    assert (error.value.offset, error.value.message) == (10, "string of 4 characters, only 2 bytes left")
+
+
+def test_string_value_beyond_utf16_is_refused() -> None:
+    with pytest.raises(InputError) as error:
+        read_string_value(DataInput(b"\x02\x80\x80\x04", "f", base=10))  # one unit of 0x10000
+    assert (error.value.offset, error.value.message) == (10, "string character beyond UTF-16")
