@@ -311,7 +311,7 @@ def main() -> None:
     parser.add_argument("--read", help=argparse.SUPPRESS)  # the splitaudit side, in a fresh process
     parser.add_argument("--sizes", default="64M,256M", help="keyed state per savepoint, e.g. 64M,256M,1G,2G")
     parser.add_argument("--backend", default="heap,rocksdb", help="the job's state backend(s): heap, rocksdb")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each reader; 0: only make the savepoints")
     parser.add_argument("--payload-chars", type=int, default=100)
     parser.add_argument("--list-elements", type=int, default=4)
     parser.add_argument("--map-entries", type=int, default=3)
@@ -368,6 +368,8 @@ def main() -> None:
         for backend in options.backend.split(","):
             job_heap = heap_for(parse_size(size), False) if options.job_heap == "auto" else options.job_heap
             savepoint = bench_savepoint(size, backend, shape, job_heap)
+            if not options.repeat:
+                continue
             warm_page_cache(Path(savepoint.snapshot))
             runs: dict[str, list[Run]] = {name: [] for name in readers}
             for _ in range(options.repeat):
@@ -396,6 +398,8 @@ def main() -> None:
             entry["splitaudit_package"] = runs["splitaudit"][0].output["package"]
             entry["ratio"] = entry["state_processor_api"]["median_s"] / entry["splitaudit"]["median_s"]
             results["savepoints"].append(entry)
+    if not options.repeat:
+        return  # the savepoints are made; nothing was timed
     results["load_average_after"] = os.getloadavg()
 
     columns = ["size", "backend", "keyed state", "keys", "values", "splitaudit", "State Proc. API", "SPA/sa"]
