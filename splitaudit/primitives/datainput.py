@@ -104,19 +104,6 @@ class DataInput:
             raise self.error(f"negative length {n} for {what}")
         return bytes(self._take(n, what))
 
-    def read_ascii(self, n: int, what: str = "text") -> str | None:
-        """The next `n` bytes as text if every one is ASCII (consumed); else None, and nothing is consumed."""
-        pos = self._pos
-        if not 0 <= n <= len(self._data) - pos:
-            if n < 0:
-                raise self.error(f"negative length {n} for {what}")
-            self._advance(n, what)
-        raw = bytes(self._data[pos : pos + n])
-        if raw.isascii():
-            self._pos = pos + n
-            return raw.decode("ascii")
-        return None
-
     def skip(self, n: int, what: str = "bytes") -> None:
         if n < 0:
             raise self.error(f"negative length {n} for {what}")

@@ -79,18 +79,6 @@ def test_seek_and_sub_keep_file_offsets() -> None:
         inp.seek(17)
 
 
-def test_read_ascii_consumes_only_ascii_text() -> None:
-    inp = DataInput(b"key-7\xc3\xa9", "f", base=50)
-    assert inp.read_ascii(5) == "key-7"
-    assert inp.read_ascii(2) is None
-    assert inp.tell() == 5  # nothing consumed
-    with pytest.raises(InputError) as error:
-        inp.read_ascii(3, "name")
-    assert (error.value.offset, error.value.message) == (55, "truncated: name needs 3 bytes, 2 left")
-    with pytest.raises(InputError):
-        inp.read_ascii(-1)
-
-
 def test_varints_of_one_and_more_bytes() -> None:
     inp = DataInput(b"\x05\x80\x01\xff\xff\xff\xff\x0f\x80\x80", "f", base=7)
     assert inp.read_varint("n", 5) == 5
