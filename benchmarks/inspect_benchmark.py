@@ -87,7 +87,9 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
     return snapshot
 
 
-def state_processor_read(snapshot: Path, uid: str, repeat: int) -> tuple[float, dict[str, Any]]:
+def state_processor_command(source: Path, build: Path, main_class: str, *args: str) -> list[str]:
+    """A fresh JVM running `main_class` of `source` (compiled into `build` against the Flink distribution and
+    flink-state-processor-api, fetched into the stack's Maven repository once) with `args`."""
     group, artifact, version = STATE_PROCESSOR
     subprocess.run(
         [
@@ -102,16 +104,18 @@ def state_processor_read(snapshot: Path, uid: str, repeat: int) -> tuple[float, 
     )
     jar = maven_repo() / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
     home = flink_home(FLINK)
-    classes = compile_job(home, REPO / ".stack" / "bench" / "state-processor", (READER_SOURCE,), str(jar))
-    command = [
-        "java",
-        *java_opts(home),
-        "-cp",
-        f"{classes}:{home}/lib/*:{jar}",
+    classes = compile_job(home, build, (source,), str(jar))
+    return ["java", *java_opts(home), "-cp", f"{classes}:{home}/lib/*:{jar}", main_class, *args]
+
+
+def state_processor_read(snapshot: Path, uid: str, repeat: int) -> tuple[float, dict[str, Any]]:
+    command = state_processor_command(
+        READER_SOURCE,
+        REPO / ".stack" / "bench" / "state-processor",
         "dev.splitaudit.benchmarks.StateProcessorRead",
         str(snapshot),
         uid,
-    ]
+    )
     outputs = []
     wall = median_seconds(
         lambda: outputs.append(subprocess.run(command, check=True, capture_output=True, text=True).stdout), repeat

@@ -240,15 +240,14 @@ def _sdf_source_state(operator: OperatorState, files: SavepointFiles) -> SourceS
         reader = keyed_reader(handle, files, operator.max_parallelism)
         if not any(beam_sdf.is_sdf_checkpoint_state(state.name) for state in reader.header.states):
             continue
-        for key_group, entries in reader.key_groups():
-            for entry in entries:
-                if beam_sdf.is_sdf_checkpoint_state(entry.state):
-                    checkpoints.append(
-                        beam_sdf.read_sdf_checkpoint(entry.state, subtask.subtask, key_group, entry.value)
-                    )
-                elif (timer := beam_sdf.residual_timer(entry.key, entry.namespace)) is not None:
-                    partition, timer_id = timer
-                    timers.setdefault(partition, set()).add(timer_id)
+        for entry in reader.entries():
+            if beam_sdf.is_sdf_checkpoint_state(entry.state):
+                checkpoints.append(
+                    beam_sdf.read_sdf_checkpoint(entry.state, subtask.subtask, entry.key_group, entry.value)
+                )
+            elif (timer := beam_sdf.residual_timer(entry.key, entry.namespace)) is not None:
+                partition, timer_id = timer
+                timers.setdefault(partition, set()).add(timer_id)
     if not checkpoints:
         return None
     residuals = beam_sdf.kafka_sdf_residuals(checkpoints, timers)
@@ -298,7 +297,8 @@ def read_keyed_state(
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[KeyedStateRow]:
-    """Every keyed-state entry of a savepoint/checkpoint, operator by operator, one key group in memory at a time.
+    """Every keyed-state entry of a savepoint/checkpoint, operator by operator, streamed as decoded (memory does not
+    grow with the state: `KeyGroupsReader.entries`).
 
     Key-group handles (canonical savepoints, heap checkpoints) are read; a RocksDB native snapshot (incremental
     checkpoints, full RocksDB checkpoints of Flink 1.15+, NATIVE savepoints) is refused with exit 2, never read
@@ -315,9 +315,8 @@ def read_keyed_state(
             if handle is None:
                 continue
             reader = keyed_reader(handle, files, operator.max_parallelism)
-            for _, entries in reader.key_groups():
-                for entry in entries:
-                    yield KeyedStateRow(operator.operator_id, uid, subtask.subtask, entry)
+            for entry in reader.entries():
+                yield KeyedStateRow(operator.operator_id, uid, subtask.subtask, entry)
 
 
 def keyed_reader(handle: KeyedStateHandle, files: SavepointFiles, max_parallelism: int) -> KeyGroupsReader:

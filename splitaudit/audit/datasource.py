@@ -7,7 +7,7 @@ Options: `table` (`splits`, the default; `operators`; `enumerator`; `keyed`: eve
 (comma-separated operator uids: name the operators of Flink 1.x files, which store only ids, and keep only
 those), `allowExternalState` (`true` to also read state files outside the savepoint directory). Columns are
 `tables.SCHEMAS`. The savepoint is read once, in one Python worker, by the pure-Python reader: it is small next
-to any sink (the `keyed` table is streamed in batches, one key group in memory at a time).
+to any sink (the `keyed` table is streamed in batches, a key group's bytes a window at a time).
 
 Installing splitaudit registers it: Spark imports every top-level module named `pyspark_*` that has a
 `DefaultSource` when a session first looks a format up, and the package ships `pyspark_flink_savepoint`. So

@@ -17,6 +17,7 @@ _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
 _SHORT = struct.Struct(">h")
 _USHORT = struct.Struct(">H")
+STRING_VALUE_VARINT_BYTES = 5  # StringValue's variable-length ints: 7 bits per byte, low bits first
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # CESU-8 halves, re-joined below
 
 
@@ -43,11 +44,23 @@ class DataInput:
     reports offsets in the file's own terms.
     """
 
-    def __init__(self, data: bytes, path: str, base: int = 0) -> None:
+    __slots__ = ("_data", "_pos", "base", "path")
+
+    def __init__(self, data: bytes | bytearray | memoryview, path: str, base: int = 0) -> None:
         self._data = memoryview(data)
         self._pos = 0
         self.path = path
         self.base = base
+
+    def _view(self, start: int, n: int) -> DataInput:
+        """A decoder over `n` bytes of this buffer from `start`, sharing them (what `sub` returns; made without
+        `__init__`, since keyed state makes two for every entry)."""
+        view = DataInput.__new__(DataInput)
+        view._data = self._data[start : start + n]
+        view._pos = 0
+        view.path = self.path
+        view.base = self.base + start
+        return view
 
     def __len__(self) -> int:
         return len(self._data)
@@ -72,12 +85,18 @@ class DataInput:
             raise self.error(f"offset {position} lies outside the {len(self._data)}-byte stream")
         self._pos = position
 
+    def _advance(self, n: int, what: str) -> int:
+        """Where the next `n` (>= 0) bytes start; the position moves past them. Every read goes through here, or
+        (the reads keyed state makes for every entry) checks the same bound inline and comes here to fail."""
+        pos = self._pos
+        if n > len(self._data) - pos:
+            raise self.error(f"truncated: {what} needs {n} bytes, {len(self._data) - pos} left")
+        self._pos = pos + n
+        return pos
+
     def _take(self, n: int, what: str) -> memoryview:
-        if n > self.remaining():
-            raise self.error(f"truncated: {what} needs {n} bytes, {self.remaining()} left")
-        chunk = self._data[self._pos : self._pos + n]
-        self._pos += n
-        return chunk
+        pos = self._advance(n, what)
+        return self._data[pos : pos + n]
 
     def read_bytes(self, n: int, what: str = "byte array") -> bytes:
         """`n` raw bytes; `n` comes from the file: a negative or too-large value is reported, not obeyed."""
@@ -91,50 +110,101 @@ class DataInput:
         self._take(n, what)
 
     def read_unsigned_byte(self, what: str = "byte") -> int:
-        return self._take(1, what)[0]
+        pos = self._pos
+        if pos >= len(self._data):
+            self._advance(1, what)
+        self._pos = pos + 1
+        return self._data[pos]
 
     def read_bool(self, what: str = "boolean") -> bool:
         at = self._pos
-        value = self._take(1, what)[0]
+        if at >= len(self._data):
+            self._advance(1, what)
+        self._pos = at + 1
+        value = self._data[at]
         if value > 1:
             raise self.error(f"{what}: expected a boolean (0 or 1), found {value}", at)
         return value == 1
 
     def read_short(self, what: str = "short") -> int:
-        value: int = _SHORT.unpack(self._take(2, what))[0]
+        value: int = _SHORT.unpack_from(self._data, self._advance(2, what))[0]
         return value
 
     def read_unsigned_short(self, what: str = "unsigned short") -> int:
-        value: int = _USHORT.unpack(self._take(2, what))[0]
+        value: int = _USHORT.unpack_from(self._data, self._advance(2, what))[0]
         return value
 
     def read_int(self, what: str = "int") -> int:
-        value: int = _INT.unpack(self._take(4, what))[0]
+        pos = self._pos
+        if pos + 4 > len(self._data):
+            self._advance(4, what)
+        self._pos = pos + 4
+        value: int = _INT.unpack_from(self._data, pos)[0]
         return value
 
     def read_long(self, what: str = "long") -> int:
-        value: int = _LONG.unpack(self._take(8, what))[0]
+        pos = self._pos
+        if pos + 8 > len(self._data):
+            self._advance(8, what)
+        self._pos = pos + 8
+        value: int = _LONG.unpack_from(self._data, pos)[0]
         return value
 
     def read_varint(self, what: str, max_bytes: int) -> int:
         """An unsigned LEB128 varint of at most `max_bytes` bytes: 7 bits per byte, low bits first, the high bit
         set on every byte but the last (Flink's `StringValue` lengths, Beam's `VarInt`)."""
         at = self._pos
-        value = 0
-        for index in range(max_bytes):
+        if at >= len(self._data):
+            self._advance(1, what)
+        byte = self._data[at]
+        self._pos = at + 1
+        if byte < 0x80:  # one byte: most lengths and characters
+            return byte
+        value = byte & 0x7F
+        for index in range(1, max_bytes):
             byte = self.read_unsigned_byte(what)
             value |= (byte & 0x7F) << (7 * index)
             if byte < 0x80:
                 return value
         raise self.error(f"{what}: variable-length integer longer than {max_bytes} bytes", at)
 
+    def read_string_value(self, what: str = "string") -> str | None:
+        """Flink's `StringValue.readString` (what `StringSerializer` writes): the length + 1 as a varint (0 is
+        null), then each UTF-16 unit as a varint. A unit below 0x80 is one byte, itself: when the next `length`
+        bytes are all ASCII they are the whole string, decoded at once (almost every key and name); otherwise
+        unit by unit."""
+        data = self._data
+        at = self._pos
+        if at < len(data) and data[at] < 0x80:  # a length below 127 is one byte
+            length = data[at] - 1
+            start = at + 1
+        else:
+            length = self.read_varint(f"{what} length", STRING_VALUE_VARINT_BYTES) - 1
+            start = self._pos
+        if length < 0:
+            self._pos = start
+            return None
+        end = start + length
+        if end <= len(data):
+            raw = bytes(data[start:end])
+            if raw.isascii():
+                self._pos = end
+                return raw.decode("ascii")
+        self._pos = start
+        if length > len(data) - start:  # every character takes at least one byte
+            raise self.error(f"{what} of {length} characters, only {len(data) - start} bytes left", at)
+        units = [self.read_varint(f"{what} character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
+        if any(unit > 0xFFFF for unit in units):
+            raise self.error(f"{what} character beyond UTF-16", at)
+        return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+
     def read_length(self, what: str, element_size: int = 1) -> int:
         """An `int` count of elements that must fit in what is left (each at least `element_size` bytes)."""
-        at = self._pos
-        n = self.read_int(what)
+        at = self._advance(4, what)
+        n: int = _INT.unpack_from(self._data, at)[0]
         if n < 0:
             raise self.error(f"negative {what} {n}", at)
-        if n * element_size > self.remaining():
+        if n * element_size > len(self._data) - self._pos:
             raise self.error(f"{what} {n} needs at least {n * element_size} bytes, only {self.remaining()} left", at)
         return n
 
@@ -153,10 +223,31 @@ class DataInput:
         return self.read_bytes(self.read_length(f"{what} length"), what)
 
     def sub(self, n: int, what: str) -> DataInput:
-        """A decoder over the next `n` bytes (consumed here), reporting offsets in this file's terms."""
-        start = self.offset()
-        return DataInput(self.read_bytes(n, what), self.path, start)
+        """A decoder over the next `n` bytes (consumed here, not copied), reporting offsets in this file's terms."""
+        start = self._pos
+        if not 0 <= n <= len(self._data) - start:
+            if n < 0:
+                raise self.error(f"negative length {n} for {what}")
+            self._advance(n, what)
+        self._pos = start + n
+        return self._view(start, n)
+
+    def sub_length_prefixed(self, what: str, length_what: str) -> DataInput | None:
+        """`int len` (`length_what`), then `sub(len, what)`; None, nothing consumed, when fewer than 4 + len bytes
+        are left (a negative `len` is an error): the caller may have more of the stream to load."""
+        pos = self._pos
+        data = self._data
+        if pos + 4 > len(data):
+            return None
+        n: int = _INT.unpack_from(data, pos)[0]
+        start = pos + 4
+        if n > len(data) - start:
+            return None
+        if n < 0:
+            raise self.error(f"negative {length_what} {n}", pos)
+        self._pos = start + n
+        return self._view(start, n)
 
     def expect_end(self, what: str) -> None:
-        if self.remaining():
+        if self._pos != len(self._data):
             raise self.error(f"{self.remaining()} unexpected trailing bytes after {what}")

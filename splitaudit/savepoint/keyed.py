@@ -14,7 +14,8 @@ Two layouts follow the same header (splitaudit/savepoint/FORMAT.md, "Keyed state
   own serializers write them (timers: `int n, n x element`).
 
 With compression (`execution.checkpointing.snapshot-compression`) what follows the key-group offset (heap: the
-`int`) is xerial Snappy framed. Key groups are read one at a time, so memory is bounded by one key group. A
+`int`) is xerial Snappy framed. Key groups are read one at a time, and an uncompressed canonical one a window of
+`WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed or heap key group is held whole. A
 value whose serializer is unknown is kept as its bytes and the serializer snapshot's class; a heap key group, whose
 entries have no lengths, cannot be read past such a value and is refused.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from splitaudit.errors import InputError
@@ -46,6 +48,7 @@ KEYED_PROXY_VERSION = 6  # KeyedBackendSerializationProxy.VERSION, Flink 1.8 to 
 END_OF_KEY_GROUP_MARK = 0xFFFF
 FIRST_BIT_IN_BYTE_MASK = 0x80
 LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
+WINDOW_BYTES = 1 << 20  # an uncompressed canonical key group is read this much at a time
 
 
 @dataclass(frozen=True)
@@ -155,18 +158,29 @@ class KeyGroupsReader:
             return "heap"
         return "canonical"
 
-    def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
-        """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
+    def entries(self) -> Iterator[KeyedStateEntry]:
+        """Every entry, in key-group order, as it is decoded. An uncompressed canonical key group is read
+        `WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed one, or a heap
+        checkpoint's (whose entries have no lengths), is held whole, one key group at a time."""
         for index, offset in enumerate(self.handle.offsets):
             if offset == 0:
                 continue
             key_group = self.handle.start_key_group + index
             end = next(e for e in self._ends if e > offset)
-            region = self.stream.read(offset, end - offset, f"key group {key_group}")
+            what = f"key group {key_group}"
+            if self.layout == "canonical" and not self.header.compressed:
+                yield from self._canonical_key_group(_Window(self.stream, offset, end, what), key_group)
+                continue
+            region = self.stream.read(offset, end - offset, what)
             if self.layout == "heap":
-                entries = self._heap_key_group(region, key_group)
+                yield from self._heap_key_group(region, key_group)
             else:
-                entries = self._canonical_key_group(self._decompressed(region, key_group), key_group)
+                data = self._decompressed(region, key_group)
+                yield from self._canonical_key_group(_Window(None, 0, len(data), what, data), key_group)
+
+    def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
+        """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
+        for key_group, entries in groupby(self.entries(), key=lambda entry: entry.key_group):
             yield key_group, tuple(entries)
 
     def _decompressed(self, region: DataInput, key_group: int) -> DataInput:
@@ -181,42 +195,95 @@ class KeyGroupsReader:
             raise inp.error(f"state id {state_id}: the stream names {len(self._codecs)} states{known}")
         return self._codecs[state_id]
 
-    def _canonical_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
-        entries: list[KeyedStateEntry] = []
-        codec = self._codec(region, -1)
+    def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[KeyedStateEntry]:
+        codec = self._codec(window.need(2), -1)
+        prefix_bytes = self.prefix_bytes
+        two_byte_prefix = prefix_bytes == 2
         while True:
-            key_at = region.tell()
-            key = bytearray(region.read_length_prefixed("composite key"))
-            value = region.read_length_prefixed("state value")
-            if len(key) < self.prefix_bytes:
-                raise region.error(f"composite key of {len(key)} bytes has no key-group prefix", key_at)
-            follows = key[0] & FIRST_BIT_IN_BYTE_MASK
-            key[0] &= ~FIRST_BIT_IN_BYTE_MASK
-            key_input = DataInput(bytes(key), region.path, region.base + key_at + 4)
-            prefix = int.from_bytes(key_input.read_bytes(self.prefix_bytes, "key-group prefix"), "big")
+            # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
+            key = window.data.sub_length_prefixed("composite key", "composite key length")
+            if key is None:
+                key = window.length_prefixed("composite key", "composite key length")
+            value = window.data.sub_length_prefixed("state value", "state value length")
+            if value is None:
+                value = window.length_prefixed("state value", "state value length")
+            if len(key) < prefix_bytes:
+                raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
+            # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
+            first = key.read_unsigned_byte("key-group prefix")
+            prefix = first & ~FIRST_BIT_IN_BYTE_MASK
+            if two_byte_prefix:
+                prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
             if prefix != key_group:
-                raise region.error(f"an entry of key group {prefix} in key group {key_group}", key_at)
-            value_input = DataInput(value, region.path, region.base + key_at + 8 + len(key))
-            entries.extend(codec.canonical_entries(key_group, key_input, value_input))
-            if follows:
-                next_id = region.read_unsigned_short("next state id")
+                raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
+            yield codec.canonical_entry(key_group, key, value)
+            if first & FIRST_BIT_IN_BYTE_MASK:
+                next_id = window.need(2).read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
                     break
-                codec = self._codec(region, next_id)
-        region.expect_end(f"key group {key_group}")
-        return entries
+                codec = self._codec(window.data, next_id)
+        if window.left():
+            raise window.data.error(f"{window.left()} unexpected trailing bytes after key group {key_group}")
 
-    def _heap_key_group(self, region: DataInput, key_group: int) -> list[KeyedStateEntry]:
+    def _heap_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
         at = region.tell()
         if region.read_int("key group number") != key_group:
             raise region.error(f"key group {key_group} does not start with its number", at)
         data = region.sub(region.remaining(), "key group")
         data = self._decompressed(data, key_group)
-        entries: list[KeyedStateEntry] = []
         while data.remaining():
             codec = self._codec(data, -1)
-            entries.extend(codec.heap_entries(key_group, data))
-        return entries
+            yield from codec.heap_entries(key_group, data)
+
+
+class _Window:
+    """Bytes [start, end) of a keyed-state stream, `WINDOW_BYTES` of them in memory at a time (more only for one
+    larger entry): `need(n)` returns the decoder whose next `n` bytes are loaded, reading on from the current
+    position when they are not. Offsets in errors are the file's, as `StateStream.read` gives them. With no
+    stream, `data` holds every byte already (a decompressed key group)."""
+
+    def __init__(
+        self, stream: StateStream | None, start: int, end: int, what: str, data: DataInput | None = None
+    ) -> None:
+        self.stream = stream
+        self.start = start  # where `data` starts in the stream
+        self.end = end
+        self.what = what
+        if data is None:
+            assert stream is not None
+            data = stream.read(start, min(WINDOW_BYTES, end - start), what)
+        self.data = data
+
+    def left(self) -> int:
+        """Bytes from the current position to `end`."""
+        return self.end - self.start - self.data.tell()
+
+    def need(self, n: int) -> DataInput:
+        """The decoder, with the next `n` bytes loaded if `end` allows (else a read past `end` fails there)."""
+        data = self.data
+        if data.remaining() < n and self.stream is not None:
+            at = self.start + data.tell()
+            data = self.stream.read(at, min(max(WINDOW_BYTES, n), self.end - at), self.what)
+            self.start, self.data = at, data
+        return data
+
+    def length_prefixed(self, what: str, length_what: str) -> DataInput:
+        """`int len` (`length_what`), then a decoder over the `len` bytes that follow (`what`; a view, not a
+        copy)."""
+        framed = self.data.sub_length_prefixed(what, length_what)
+        if framed is not None:
+            return framed
+        data = self.need(4)
+        at = data.tell()
+        n = data.read_int(length_what)
+        if n > data.remaining():
+            left = self.left()
+            if n > left:
+                raise data.error(f"{length_what} {n} needs at least {n} bytes, only {left} left", at)
+            data = self.need(n)
+        elif n < 0:
+            raise data.error(f"negative {length_what} {n}", at)
+        return data.sub(n, what)
 
 
 class _StateCodec:
@@ -226,6 +293,13 @@ class _StateCodec:
         self, state: StateMetaInfoSnapshot, key_serializer: SerializerSnapshot, resolve: Resolver | None
     ) -> None:
         self.state = state
+        self.name = state.name
+        self.is_timer = state.backend_state_type == "PRIORITY_QUEUE"
+        # What the end-of-entry checks name, made once: they run for every entry.
+        self._key_what = f"composite key of state {state.name!r}"
+        self._timer_what = f"timer of state {state.name!r}"
+        self._value_what = f"value of state {state.name!r}"
+        self._map_value_what = f"map value of state {state.name!r}"
         self.key_serializer = key_serializer
         self.key = decoder(key_serializer, resolve)
         self.value_serializer = state.serializer("VALUE_SERIALIZER")
@@ -237,6 +311,8 @@ class _StateCodec:
         key_variable = self.key is None or fixed_length(key_serializer) is None
         namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
         self.ambiguous = key_variable and namespace_variable
+        self.is_list = self.type == "LIST"
+        self.is_map = self.type == "MAP"
         self.element: Decoder | None = None
         self.user_key: Decoder | None = None
         self.user_value: Decoder | None = None
@@ -250,37 +326,42 @@ class _StateCodec:
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
         return "unknown" if snapshot is None else snapshot.snapshot_class
 
-    def canonical_entries(self, key_group: int, key: DataInput, value: DataInput) -> list[KeyedStateEntry]:
-        name = self.state.name
-        if self.state.backend_state_type == "PRIORITY_QUEUE":
+    def canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
+        """One entry from its composite key (past the key-group prefix) and its value."""
+        name = self.name
+        if self.is_timer:
             if value.remaining():
                 raise value.error(f"timer of state {name!r} has a {value.remaining()}-byte value (expected none)")
             if self.value is None:
                 raw = Undecoded(self._serializer_class(self.value_serializer), key.read_bytes(key.remaining()))
-                return [KeyedStateEntry(name, key_group, raw, None, None, None)]
+                return KeyedStateEntry(name, key_group, raw, None, None, None)
             timer = self.value(key)
-            key.expect_end(f"timer of state {name!r}")
-            return [KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])]
-        if self.key is None:
+            key.expect_end(self._timer_what)
+            return KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])
+        read_key = self.key
+        if read_key is None:
             raw_key = Undecoded(self.key_serializer.snapshot_class, key.read_bytes(key.remaining()))
-            return [KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))]
-        key_start = key.tell()
-        decoded_key = self.key(key)
+            return KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))
         if self.ambiguous:
+            key_start = key.tell()
+            decoded_key = read_key(key)
             _expect_variable_int(key, key.tell() - key_start, "key length")
-        namespace_start = key.tell()
+        else:
+            decoded_key = read_key(key)
         namespace: Any
-        if self.namespace is None:
+        read_namespace = self.namespace
+        if read_namespace is None:
             namespace = Undecoded(self._serializer_class(self.namespace_serializer), key.read_bytes(key.remaining()))
-            return [KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))]
-        namespace = self.namespace(key)
+            return KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))
         if self.ambiguous:
+            namespace_start = key.tell()
+            namespace = read_namespace(key)
             _expect_variable_int(key, key.tell() - namespace_start, "namespace length")
-        user_key: Any = None
-        if self.type == "MAP":
-            user_key = self._user_key(key)
-        key.expect_end(f"composite key of state {name!r}")
-        return [KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))]
+        else:
+            namespace = read_namespace(key)
+        user_key = self._user_key(key) if self.is_map else None
+        key.expect_end(self._key_what)
+        return KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))
 
     def _user_key(self, key: DataInput) -> Any:
         if self.user_key is None:
@@ -290,28 +371,28 @@ class _StateCodec:
 
     def _canonical_value(self, value: DataInput) -> Any:
         """A value as the canonical format stores it: plain, `,`-delimited list elements, or `isNull` + value."""
-        name = self.state.name
-        if self.type == "LIST":
-            if self.element is None:
+        if self.is_list:
+            read_element = self.element
+            if read_element is None:
                 return self._undecoded(value)
             elements = []
             while True:
-                elements.append(self.element(value))
+                elements.append(read_element(value))
                 if not value.remaining():
                     return elements
                 at = value.tell()
                 if value.read_unsigned_byte("list delimiter") != LIST_DELIMITER:
-                    raise value.error(f"list state {name!r}: elements not separated by ','", at)
-        if self.type == "MAP":
+                    raise value.error(f"list state {self.name!r}: elements not separated by ','", at)
+        if self.is_map:
             if self.user_value is None:
                 return self._undecoded(value, MAP)
             result = None if value.read_bool("map value null flag") else self.user_value(value)
-            value.expect_end(f"map value of state {name!r}")
+            value.expect_end(self._map_value_what)
             return result
         if self.value is None:
             return self._undecoded(value)
         result = self.value(value)
-        value.expect_end(f"value of state {name!r}")
+        value.expect_end(self._value_what)
         return result
 
     def _undecoded(self, value: DataInput, container: str | None = None) -> Undecoded:

@@ -1,7 +1,7 @@
 """The bytes behind a stream state handle (`StreamStateHandle.openInputStream`), read whole or by range.
 
 Inline bytes (tag 1) are already in `_metadata`; files (tags 2, 6, 15) are read through `SavepointFiles`, which
-confines them to the savepoint directory. Ranges let keyed state be read one key group at a time.
+confines them to the savepoint directory. Ranges let keyed state be read a window of one key group at a time.
 """
 
 from __future__ import annotations

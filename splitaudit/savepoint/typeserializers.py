@@ -70,7 +70,6 @@ FIXED_LENGTHS = {
 
 _DOUBLE = struct.Struct(">d")
 _FLOAT = struct.Struct(">f")
-STRING_VALUE_VARINT_BYTES = 5  # StringValue's variable-length ints: 7 bits per byte, low bits first
 
 
 @dataclass(frozen=True)
@@ -171,17 +170,9 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
 
 
 def read_string_value(inp: DataInput) -> str | None:
-    """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint."""
-    at = inp.tell()
-    length = inp.read_varint("string length", STRING_VALUE_VARINT_BYTES) - 1
-    if length < 0:
-        return None
-    if length > inp.remaining():  # every character takes at least one byte
-        raise inp.error(f"string of {length} characters, only {inp.remaining()} bytes left", at)
-    units = [inp.read_varint("string character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
-    if any(unit > 0xFFFF for unit in units):
-        raise inp.error("string character beyond UTF-16", at)
-    return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+    """`StringValue.readString`: length + 1 as a 7-bit varint (0 = null), then each UTF-16 unit as a varint
+    (`DataInput.read_string_value`)."""
+    return inp.read_string_value()
 
 
 def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
@@ -202,9 +193,8 @@ def _read_timer(inp: DataInput, key: Decoder, namespace: Decoder) -> dict[str, A
 
 def _read_void_namespace(inp: DataInput) -> None:
     """`VoidNamespaceSerializer` writes one byte, 0, to make progress in the stream."""
-    at = inp.tell()
     if inp.read_unsigned_byte("VoidNamespace") != 0:
-        raise inp.error("VoidNamespace byte is not 0", at)
+        raise inp.error("VoidNamespace byte is not 0", inp.tell() - 1)
 
 
 def _read_time_window(inp: DataInput) -> dict[str, int]:
@@ -213,7 +203,7 @@ def _read_time_window(inp: DataInput) -> dict[str, int]:
 
 
 _SIMPLE: dict[str, Decoder] = {
-    STRING: read_string_value,
+    STRING: DataInput.read_string_value,
     LONG: lambda inp: inp.read_long("long value"),
     INT: lambda inp: inp.read_int("int value"),
     SHORT: lambda inp: inp.read_short("short value"),

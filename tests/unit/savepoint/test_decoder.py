@@ -77,3 +77,40 @@ def test_seek_and_sub_keep_file_offsets() -> None:
     assert error.value.offset == 1008
     with pytest.raises(InputError):
         inp.seek(17)
+
+
+def test_varints_of_one_and_more_bytes() -> None:
+    inp = DataInput(b"\x05\x80\x01\xff\xff\xff\xff\x0f\x80\x80", "f", base=7)
+    assert inp.read_varint("n", 5) == 5
+    assert inp.read_varint("n", 5) == 128
+    assert inp.read_varint("n", 5) == 0xFFFFFFFF
+    with pytest.raises(InputError) as error:
+        inp.read_varint("n", 5)
+    assert error.value.offset == 17
+
+
+def test_sub_shares_the_bytes_and_checks_its_length() -> None:
+    data = bytearray(range(8))
+    inp = DataInput(data, "f")
+    sub = inp.sub(4, "part")
+    assert sub.read_bytes(4) == bytes(range(4))
+    assert inp.remaining() == 4
+    with pytest.raises(InputError) as error:
+        inp.sub(-1, "part")
+    assert "negative length -1 for part" in error.value.message
+    with pytest.raises(InputError) as error:
+        inp.sub(5, "part")
+    assert error.value.offset == 4
+
+
+def test_sub_length_prefixed_takes_a_whole_frame_or_nothing() -> None:
+    inp = DataInput(b"\x00\x00\x00\x02ab\x00\x00\x00\x05abc", "f", base=20)
+    frame = inp.sub_length_prefixed("key", "key length")
+    assert frame is not None
+    assert (frame.read_bytes(2), frame.offset(), inp.tell()) == (b"ab", 26, 6)
+    assert inp.sub_length_prefixed("key", "key length") is None  # 5 bytes declared, 3 left
+    assert inp.tell() == 6
+    assert DataInput(b"\x00\x00", "f").sub_length_prefixed("key", "key length") is None
+    with pytest.raises(InputError) as error:
+        DataInput(b"\xff\xff\xff\xfe", "f", base=3).sub_length_prefixed("key", "key length")
+    assert (error.value.offset, error.value.message) == (3, "negative key length -2")

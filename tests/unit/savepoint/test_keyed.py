@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from splitaudit.errors import InputError
+from splitaudit.savepoint import keyed
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import KeyGroupsStateHandle
 from splitaudit.savepoint.keyed import KeyGroupsReader
@@ -86,7 +87,24 @@ def test_key_groups_hold_their_own_keys_only(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_a_corrupt_key_group_is_refused_with_file_and_offset(version: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["heap-savepoint-canonical-inline", "rocksdb-savepoint-canonical-files"])
+@pytest.mark.parametrize("window", [1, 5, 37, 4096])
+def test_windows_of_any_size_read_the_same_entries(
+    version: str, case: str, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Entries straddle the windows' ends, and with 1 to 37 bytes every key and value is larger than one.
+    whole = list(read_keyed_state(str(_snapshot(version, case))))
+    monkeypatch.setattr(keyed, "WINDOW_BYTES", window)
+    assert list(read_keyed_state(str(_snapshot(version, case)))) == whole
+    assert len(whole) == 384  # tally: 4 x 24 keys; window-sum: 6 windows x 24 keys, contents and timers
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("window", [1, 1 << 20])
+def test_a_corrupt_key_group_is_refused_with_file_and_offset(
+    version: str, tmp_path: Path, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keyed, "WINDOW_BYTES", window)
     snapshot = tmp_path / "sp"
     shutil.copytree(_snapshot(version, "rocksdb-savepoint-canonical-files"), snapshot)
     [reader, _] = _tally_readers(snapshot)

@@ -1,0 +1,435 @@
+"""Benchmark splitaudit's keyed-state reader against Flink's State Processor API on the same savepoint.
+
+    .venv/bin/python benchmarks/keyed_state.py [--sizes 64M,256M] [--backend heap,rocksdb] [--repeat 3]
+        [--payload-chars 100 --list-elements 4 --map-entries 3] [--jvm-parallelism 2] [--jvm-heap auto]
+        [--baseline-pythonpath OTHER_CHECKOUT]
+
+1. For each size and backend, a canonical savepoint of a real job with that much keyed state, made once and kept
+   in `.stack/bench/keyed/<size>/<backend>/`: `KeyedStateBenchJob` (beam_pipelines/java/fixture-jobs) on a Flink
+   1.19.3 MiniCluster, parallelism 2, max parallelism 128, the heap (`hashmap`) or the RocksDB backend. Its
+   keyed operator `fill` has one key per value i (`"key-" + i`, StringSerializer) with value state `payload`
+   (String, `--payload-chars` ASCII characters), list state `values` (`--list-elements` Longs) and map state
+   `attributes` (`--map-entries` String → Long). The number of keys is chosen so that the keyed state files add up
+   to about the size asked for; the table shows what they came to. A savepoint whose witness files do not show
+   every key handled before the barrier is refused.
+2. Read, per size and backend, `--repeat` times each, interleaved, every run a fresh process:
+   - splitaudit: `splitaudit.savepoint_view.read_keyed_state(snapshot, uids=["fill"])` in a fresh Python process
+     (this script with `--read`; PYTHONPATH is this checkout). That is the reader the `flink_savepoint` data
+     source's `keyed` table and `inspect`'s splittable-DoFn read are built on; `inspect` itself prints no keyed
+     state, and the data source adds a Spark session (a JVM) around the same reader.
+   - the State Processor API: `KeyedStateRead.java` (beam_pipelines/java/benchmarks), `SavepointReader.read(env,
+     path, HashMapStateBackend)` (`--jvm-backend rocksdb`: EmbeddedRocksDBStateBackend) then
+     `readKeyedState(OperatorIdentifier.forUid("fill"), KeyedStateReaderFunction)` on a local environment of
+     `--jvm-parallelism` (default 2, the machine's cores; splitaudit reads on one), flink-state-processor-api
+     1.19.1 on the 1.19.3 distribution, a fresh JVM. Its -Xmx (`--jvm-heap auto`): the JVM's default (a
+     quarter of the machine's memory) while 7 times the state fits in it, else 7 times the state (the restore
+     holds the whole state on the heap, about 3.5 times its size in Java objects).
+   - with `--baseline-pythonpath`, the splitaudit side again with another checkout's package (e.g. before a
+     change to the reader), timed the same way in the same run.
+   Both compute, per state, how many values and a sum over them (payload: CRC-32 of the key's and of the value's
+   UTF-8 bytes; values: the elements; attributes: CRC-32 of the user key plus the value). Every run's checksum
+   must equal the one computed from the job's parameters alone, or the benchmark fails.
+3. Times are the median wall time of the runs, process start to exit (for the JVM: start-up, MiniCluster, the
+   restore into the backend and the read), with the median CPU time (user + system, every thread) beside it
+   in the JSON, which a busy machine disturbs less. Peak memory is the kernel's peak resident set size of each
+   process (`ru_maxrss`, which GNU time reads from `wait4` on that child: exact, not sampled; `run_measured` says
+   why not from this script's own `wait4`), the largest over its runs. The savepoint's files are read once
+   before the timed runs, so every run reads from the page cache.
+
+Prints a table and writes benchmarks/out/keyed_state.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / ".stack" / "bench" / "keyed"
+OUT = REPO / "benchmarks" / "out"
+JOB_FOLDER = REPO / "beam_pipelines/java/fixture-jobs/src/main/java/dev/splitaudit/fixtures"
+JOB_SOURCES = ("SequenceFixtureJob.java", "KeyedStateFixtureJob.java", "KeyedStateBenchJob.java")
+READER_SOURCE = REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/KeyedStateRead.java"
+UID = "fill"
+STATES = ("payload", "values", "attributes")
+PARALLELISM = 2
+BACKENDS = {"heap": "hashmap", "rocksdb": "rocksdb"}
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What each key holds: `payload_chars` characters of value state, `list_elements` Longs, `map_entries`."""
+
+    payload_chars: int
+    list_elements: int
+    map_entries: int
+
+
+@dataclass(frozen=True)
+class BenchSavepoint:
+    size: str
+    backend: str
+    shape: Shape
+    keys: int
+    snapshot: str
+    keyed_state_bytes: int  # every file of the savepoint but `_metadata`: the keyed state of `fill`
+    metadata_bytes: int
+    expected: dict[str, dict[str, int]]
+    job: dict[str, Any]
+
+
+def parse_size(text: str) -> int:
+    unit = UNITS.get(text[-1:].upper())
+    return int(float(text[:-1]) * unit) if unit else int(text)
+
+
+def payload(i: int, chars: int) -> str:
+    """`KeyedStateBenchJob.payload`: `i + ":"` repeated, cut to `chars` characters."""
+    unit = f"{i}:"
+    return (unit * (chars // len(unit) + 1))[:chars]
+
+
+def bytes_per_key(shape: Shape, keys: int) -> int:
+    """About what one key takes in the canonical format (FullSnapshotAsyncWriter): per entry `int` lengths, the
+    composite key (key-group byte, the key as StringValue, VoidNamespace's byte, a map's user key), the value."""
+    key = 1 + len(f"key-{keys}") + 1 + 1
+    value = 4 + key + 4 + 1 + shape.payload_chars
+    values = 4 + key + 4 + 9 * shape.list_elements - 1
+    attributes = shape.map_entries * (4 + key + 1 + len("attr-0") + 4 + 1 + 8)
+    return value + values + attributes
+
+
+def heap_for(size: int, reader: bool) -> str | None:
+    """-Xmx for a JVM that holds `size` bytes of this state on its heap, about 3.5 times as much live (a job on the
+    heap backend, or the State Processor API restoring into a HashMapStateBackend): 7 times the size, at least
+    2 GiB, at most three quarters of the machine. For the reader, None (the JVM's default, a quarter of the
+    machine) while that is enough."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    wanted = max(7 * size, 2 << 30)
+    if reader and wanted <= total // 4:
+        return None
+    return f"{min(wanted, total * 3 // 4) >> 20}m"
+
+
+def keys_for(size: int, shape: Shape) -> int:
+    keys = max(1, size // bytes_per_key(shape, 1))
+    return max(1, size // bytes_per_key(shape, keys))
+
+
+def expected_checksum(keys: int, shape: Shape) -> dict[str, dict[str, int]]:
+    """The checksum both readers must compute, from the job's parameters alone (`KeyedStateBenchJob`)."""
+    payload_sum = sum(
+        zlib.crc32(f"key-{i}".encode()) + zlib.crc32(payload(i, shape.payload_chars).encode()) for i in range(keys)
+    )
+    elements = keys * shape.list_elements
+    entries = keys * shape.map_entries
+    user_keys = sum(zlib.crc32(f"attr-{j}".encode()) for j in range(shape.map_entries))
+    return {
+        "payload": {"count": keys, "sum": payload_sum},
+        "values": {"count": elements, "sum": elements * (elements - 1) // 2},
+        "attributes": {"count": entries, "sum": keys * user_keys + entries * (entries - 1) // 2},
+    }
+
+
+def splitaudit_checksum(snapshot: str) -> dict[str, Any]:
+    """The `--read` side: the checksum of `fill`'s keyed state through `read_keyed_state`, in this process."""
+    import splitaudit
+    from splitaudit.savepoint_view import read_keyed_state
+
+    started = time.perf_counter()
+    counts = dict.fromkeys(STATES, 0)
+    sums = dict.fromkeys(STATES, 0)
+    crc32 = zlib.crc32
+    for row in read_keyed_state(snapshot, uids=[UID]):
+        entry = row.entry
+        state = entry.state
+        if state == "payload":
+            counts[state] += 1
+            sums[state] += crc32(entry.key.encode()) + crc32(entry.value.encode())
+        elif state == "values":
+            counts[state] += len(entry.value)
+            sums[state] += sum(entry.value)
+        elif state == "attributes":
+            counts[state] += 1
+            sums[state] += crc32(entry.user_key.encode()) + entry.value
+        else:
+            raise SystemExit(f"unexpected keyed state {state!r}")
+    return {
+        "checksum": {state: {"count": counts[state], "sum": sums[state]} for state in STATES},
+        "read_s": time.perf_counter() - started,
+        "package": str(Path(splitaudit.__file__).parent),
+    }
+
+
+def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None) -> BenchSavepoint:
+    """The savepoint of `size` keyed state, made by the job once and reused while the shape is the same."""
+    from fixtures.generate_flink import compile_job, java_opts
+    from splitaudit.home import flink_home
+
+    target = BENCH / size / backend
+    record = target / "savepoint.json"
+    keys = keys_for(parse_size(size), shape)
+    if record.exists():
+        kept = json.loads(record.read_text())
+        if Shape(**kept["shape"]) == shape and kept["keys"] == keys:
+            kept["shape"] = shape
+            return BenchSavepoint(**kept)
+        raise SystemExit(f"{target} holds a savepoint of another shape ({kept['shape']}); move it away first")
+    home = flink_home("1.19.3")
+    sources = tuple(JOB_FOLDER / name for name in JOB_SOURCES)
+    classes = compile_job(home, BENCH / "build" / "job", sources)
+    work = target / "work"
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "tmp").mkdir(parents=True)
+    conf = {"state.backend.type": BACKENDS[backend], "state.backend": BACKENDS[backend]}
+    if backend == "rocksdb":
+        # RocksDB's own write buffers instead of a MiniCluster's small managed memory, whose tiny memtables made
+        # compaction rewrite the state ~60 times over (15 GB written for 256 MiB); the savepoint is the same.
+        conf["state.backend.rocksdb.memory.managed"] = "false"
+    command = [
+        "java",
+        *java_opts(home),
+        *([f"-Xmx{job_heap}"] if job_heap else []),
+        f"-Djava.io.tmpdir={work / 'tmp'}",
+        "-cp",
+        f"{classes}:{home}/lib/*",
+        "dev.splitaudit.fixtures.KeyedStateBenchJob",
+        str(work),
+        str(keys),
+        str(PARALLELISM),
+        str(shape.payload_chars),
+        str(shape.list_elements),
+        str(shape.map_entries),
+        "savepoint-CANONICAL",
+        *(f"{k}={v}" for k, v in conf.items()),
+    ]
+    print(f"{size} {backend}: making a savepoint of {keys:,} keys ...", flush=True)
+    started = time.monotonic()
+    with (work / "job.log").open("w") as log:
+        subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT, timeout=4 * 3600)
+    job: dict[str, Any] = json.loads((work / "job.json").read_text())
+    witness = [json.loads(p.read_text()) for p in sorted((work / "witness").glob("*.json"))]
+    if len(witness) != PARALLELISM or sum(w["count"] for w in witness) != keys:
+        raise SystemExit(f"{size} {backend}: the keyed operator had not handled all {keys} keys: {witness}")
+    made = Path(job["savepoint"].removeprefix("file:"))
+    snapshot = target / made.name
+    made.rename(snapshot)
+    shutil.rmtree(work)
+    files = [p for p in snapshot.iterdir() if p.is_file()]
+    kept_savepoint = BenchSavepoint(
+        size=size,
+        backend=backend,
+        shape=shape,
+        keys=keys,
+        snapshot=str(snapshot),
+        keyed_state_bytes=sum(p.stat().st_size for p in files if p.name != "_metadata"),
+        metadata_bytes=(snapshot / "_metadata").stat().st_size,
+        expected=expected_checksum(keys, shape),
+        job={**job, "witness": witness, "wall_s": time.monotonic() - started, "heap": job_heap, "conf": conf},
+    )
+    record.write_text(json.dumps(asdict(kept_savepoint), indent=2) + "\n")
+    print(
+        f"{size} {backend}: {kept_savepoint.keyed_state_bytes:,} bytes of keyed state in "
+        f"{time.monotonic() - started:.0f} s",
+        flush=True,
+    )
+    return kept_savepoint
+
+
+@dataclass(frozen=True)
+class Run:
+    wall_s: float
+    cpu_s: float  # user + system time of the process (every thread)
+    peak_rss: int  # bytes
+    output: dict[str, Any]
+
+
+def run_measured(command: list[str], env: dict[str, str] | None = None) -> Run:
+    """One fresh process, started by GNU time: its wall time, CPU time and peak RSS, and the JSON document on the
+    last line of its stdout.
+
+    GNU time forks the process and reads its `ru_maxrss` (and CPU times) from `wait4`: the kernel's peak
+    resident set size of that process, exact. It is not read from this script's own `wait4`: a child forked
+    from this Python process (a few tens of MiB) keeps the parent's RSS as its peak across `exec`, which would
+    count this script's memory as the reader's; GNU time's own is about 2 MiB."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as usage:
+        started = time.perf_counter()
+        process = subprocess.run(
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", usage.name, *command], stdout=out, stderr=err, env=env
+        )
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+        report = Path(usage.name).read_text().split()
+    if process.returncode:
+        raise SystemExit(f"{command[0]} exited {process.returncode}:\n{stderr.decode(errors='replace')[-3000:]}")
+    peak_kib, user, system = int(report[-3]), float(report[-2]), float(report[-1])
+    return Run(wall, user + system, peak_kib * 1024, json.loads(stdout.decode().strip().splitlines()[-1]))
+
+
+def warm_page_cache(snapshot: Path) -> None:
+    for path in snapshot.iterdir():
+        with path.open("rb") as stream:
+            while stream.read(1 << 24):
+                pass
+
+
+def check(name: str, got: dict[str, Any], expected: dict[str, dict[str, int]]) -> None:
+    if got != expected:
+        raise SystemExit(f"{name} disagrees with the job's parameters:\n  read     {got}\n  expected {expected}")
+
+
+def summary(runs: list[Run]) -> dict[str, Any]:
+    return {
+        "median_s": statistics.median(r.wall_s for r in runs),
+        "runs_s": [r.wall_s for r in runs],
+        "median_cpu_s": statistics.median(r.cpu_s for r in runs),
+        "peak_rss_bytes": max(r.peak_rss for r in runs),
+    }
+
+
+def mib(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MiB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--read", help=argparse.SUPPRESS)  # the splitaudit side, in a fresh process
+    parser.add_argument("--sizes", default="64M,256M", help="keyed state per savepoint, e.g. 64M,256M,1G,2G")
+    parser.add_argument("--backend", default="heap,rocksdb", help="the job's state backend(s): heap, rocksdb")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each reader; 0: only make the savepoints")
+    parser.add_argument("--payload-chars", type=int, default=100)
+    parser.add_argument("--list-elements", type=int, default=4)
+    parser.add_argument("--map-entries", type=int, default=3)
+    parser.add_argument("--jvm-parallelism", type=int, default=2)
+    parser.add_argument("--jvm-backend", choices=("hashmap", "rocksdb"), default="hashmap")
+    parser.add_argument(
+        "--jvm-heap", default="auto", help="-Xmx of the State Processor API's JVM: auto, default (the JVM's), 12g"
+    )
+    parser.add_argument("--job-heap", default="auto", help="-Xmx of the job that makes the savepoints: auto, 12g")
+    parser.add_argument("--baseline-pythonpath", type=Path, help="another checkout whose splitaudit to time too")
+    options = parser.parse_args()
+    if options.read:
+        print(json.dumps(splitaudit_checksum(options.read)))
+        return
+
+    # Imported here, not above: the `--read` side must load nothing but the splitaudit of its PYTHONPATH.
+    sys.path.insert(0, str(REPO))
+    from inspect_benchmark import state_processor_command  # this script's folder is on sys.path
+
+    shape = Shape(options.payload_chars, options.list_elements, options.map_entries)
+    jvm_command = state_processor_command(
+        READER_SOURCE, BENCH / "build" / "state-processor", "dev.splitaudit.benchmarks.KeyedStateRead"
+    )
+
+    def jvm_xmx(savepoint: BenchSavepoint) -> list[str]:
+        heap = options.jvm_heap if options.jvm_heap != "auto" else heap_for(parse_size(savepoint.size), True)
+        return [f"-Xmx{heap}"] if heap and heap != "default" else []
+
+    def jvm_read(savepoint: BenchSavepoint) -> Run:
+        xmx = jvm_xmx(savepoint)
+        command = [jvm_command[0], *xmx, *jvm_command[1:]]
+        return run_measured([*command, savepoint.snapshot, UID, str(options.jvm_parallelism), options.jvm_backend])
+
+    readers: dict[str, Any] = {
+        "splitaudit": lambda savepoint: run_measured(
+            [sys.executable, __file__, "--read", savepoint.snapshot], {**os.environ, "PYTHONPATH": str(REPO)}
+        ),
+        "state_processor_api": jvm_read,
+    }
+    if options.baseline_pythonpath:
+        baseline = str(options.baseline_pythonpath.resolve())
+        readers["baseline"] = lambda savepoint: run_measured(
+            [sys.executable, __file__, "--read", savepoint.snapshot], {**os.environ, "PYTHONPATH": baseline}
+        )
+    results: dict[str, Any] = {
+        "shape": asdict(shape),
+        "repeat": options.repeat,
+        "jvm": {"parallelism": options.jvm_parallelism, "backend": options.jvm_backend, "heap": options.jvm_heap},
+        "baseline_pythonpath": str(options.baseline_pythonpath) if options.baseline_pythonpath else None,
+        "load_average_before": os.getloadavg(),
+        "savepoints": [],
+    }
+    for size in options.sizes.split(","):
+        for backend in options.backend.split(","):
+            job_heap = heap_for(parse_size(size), False) if options.job_heap == "auto" else options.job_heap
+            savepoint = bench_savepoint(size, backend, shape, job_heap)
+            if not options.repeat:
+                continue
+            warm_page_cache(Path(savepoint.snapshot))
+            runs: dict[str, list[Run]] = {name: [] for name in readers}
+            for _ in range(options.repeat):
+                for name, read in readers.items():
+                    run = read(savepoint)
+                    check(name, run.output["checksum"], savepoint.expected)
+                    runs[name].append(run)
+                    print(
+                        f"  {size} {backend} {name}: {run.wall_s:.1f} s ({run.cpu_s:.1f} s CPU), {mib(run.peak_rss)}",
+                        flush=True,
+                    )
+            entry = {
+                **{k: v for k, v in asdict(savepoint).items() if k not in ("shape", "job")},
+                "values": sum(c["count"] for c in savepoint.expected.values()),
+                "job": savepoint.job,
+                "state_processor_api_xmx": (jvm_xmx(savepoint) or ["the JVM's default"])[0],
+                **{name: summary(r) for name, r in runs.items()},
+                "splitaudit_in_process_s": statistics.median(r.output["read_s"] for r in runs["splitaudit"]),
+                "state_processor_in_jvm_s": statistics.median(
+                    r.output["jvm_millis"] / 1000 for r in runs["state_processor_api"]
+                ),
+            }
+            if "baseline" in runs:
+                entry["baseline_in_process_s"] = statistics.median(r.output["read_s"] for r in runs["baseline"])
+                entry["baseline_package"] = runs["baseline"][0].output["package"]
+            entry["splitaudit_package"] = runs["splitaudit"][0].output["package"]
+            entry["ratio"] = entry["state_processor_api"]["median_s"] / entry["splitaudit"]["median_s"]
+            results["savepoints"].append(entry)
+    if not options.repeat:
+        return  # the savepoints are made; nothing was timed
+    results["load_average_after"] = os.getloadavg()
+
+    columns = ["size", "backend", "keyed state", "keys", "values", "splitaudit", "State Proc. API", "SPA/sa"]
+    columns += ["sa peak RSS", "SPA peak RSS"]
+    if options.baseline_pythonpath:
+        columns += ["baseline", "baseline RSS"]
+    print("\n" + " | ".join(columns))
+    for e in results["savepoints"]:
+        cells = [
+            e["size"],
+            e["backend"],
+            f"{e['keyed_state_bytes']:,}",
+            f"{e['keys']:,}",
+            f"{e['values']:,}",
+            f"{e['splitaudit']['median_s']:.1f} s ({e['splitaudit']['median_cpu_s']:.1f} CPU)",
+            f"{e['state_processor_api']['median_s']:.1f} s ({e['state_processor_api']['median_cpu_s']:.1f} CPU)",
+            f"{e['ratio']:.2f}x",
+            mib(e["splitaudit"]["peak_rss_bytes"]),
+            mib(e["state_processor_api"]["peak_rss_bytes"]),
+        ]
+        if "baseline" in e:
+            cells += [
+                f"{e['baseline']['median_s']:.1f} s ({e['baseline']['median_cpu_s']:.1f} CPU)",
+                mib(e["baseline"]["peak_rss_bytes"]),
+            ]
+        print(" | ".join(cells))
+    print(f"load average before {results['load_average_before']}, after {results['load_average_after']}")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "keyed_state.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Flink's serializers as the keyed-state reader decodes them."""
+
+from __future__ import annotations
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.typeserializers import read_string_value
+
+
+def _string_value(text: str | None) -> bytes:
+    """`StringValue.writeString`: length + 1 as a varint (0 for null), then each UTF-16 unit as a varint."""
+
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        out.append(n)
+        return bytes(out)
+
+    if text is None:
+        return varint(0)
+    units = text.encode("utf-16-be")
+    chars = [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+    return varint(len(chars) + 1) + b"".join(varint(c) for c in chars)
+
+
+@pytest.mark.parametrize(
+    "text", [None, "", "key-42", "x" * 126, "x" * 127, "x" * 300, "é", "key-é-1", "\u20ac" * 3, "a\U0001f600b"]
+)
+def test_string_value_ascii_and_general_paths(text: str | None) -> None:
+    inp = DataInput(_string_value(text) + b"\x00", "f")
+    assert read_string_value(inp) == text
+    assert inp.remaining() == 1
+
+
+def test_string_value_longer_than_its_bytes_is_refused() -> None:
+    with pytest.raises(InputError) as error:
+        read_string_value(DataInput(b"\x05ab", "f", base=10))
+    assert (error.value.offset, error.value.message) == (10, "string of 4 characters, only 2 bytes left")
+
+
+def test_string_value_beyond_utf16_is_refused() -> None:
+    with pytest.raises(InputError) as error:
+        read_string_value(DataInput(b"\x02\x80\x80\x04", "f", base=10))  # one unit of 0x10000
+    assert (error.value.offset, error.value.message) == (10, "string character beyond UTF-16")
