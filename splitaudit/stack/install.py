@@ -358,8 +358,7 @@ def _run(progress: Progress, log: Path, argv: list[str], what: str) -> None:
     if result.returncode != 0:
         text = log.read_text(errors="replace")
         culprits = re.findall(
-            r"(Could not (?:resolve|find|transfer)[^\n]*|Failure to find[^\n]*|No matching distribution[^\n]*"
-            r"|Could not find a version[^\n]*|ERROR: [^\n]*)",
+            r"(Could not (?:resolve|find|transfer)[^\n]*|Failure to find[^\n]*|ERROR: [^\n]*)",
             text,
         )
         detail = "\n  ".join(dict.fromkeys(culprits)) or "\n  ".join(text.splitlines()[-15:])
