@@ -1,9 +1,8 @@
-"""Offset bitmaps: the compact form in which the sink audit counts and names the offsets of suspect buckets.
+"""Offset bitmaps: one bucket's offsets as booleans, the form in which pass 2 counts and names the offsets of a
+suspect bucket (`bucket_offsets`).
 
-Offsets of one (topic, partition) fall in buckets of 32,768 (`offset >> 15`). Spark builds a bucket's bitmap with
-`bitmap_construct_agg(offset & 32767)`: 4,096 bytes with bit `o & 32767` at byte `bit // 8`, bit `bit % 8`
-(little bit order). The driver decodes the few bitmaps it fetches with numpy, to name missing and unexpected
-offsets as runs.
+Offsets of one (topic, partition) fall in buckets of 32,768 (`offset >> 15`); offset o is position
+`o & 32767` of its bucket's array.
 """
 
 from __future__ import annotations
@@ -15,13 +14,6 @@ BUCKET_BITS = 15
 BUCKET_SIZE = 1 << BUCKET_BITS  # 32,768 offsets
 
 BucketKey = tuple[str, int, int]  # (topic, partition, bucket)
-
-
-def bitmap_bits(bitmap: bytes | None) -> npt.NDArray[np.bool_]:
-    """One bucket's bitmap as BUCKET_SIZE booleans (all False for None: no offset of that side there)."""
-    if bitmap is None:
-        return np.zeros(BUCKET_SIZE, dtype=np.bool_)
-    return np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little").astype(np.bool_)
 
 
 def span_bits(bucket: int, start: int, end: int) -> npt.NDArray[np.bool_]:

@@ -1,57 +1,33 @@
 """The judgement: what the sink covers of each partition, from pass 1's sums and pass 2's exact counts of the
 suspects, on the driver.
 
-Clean buckets hold their expected offsets once each; a suspect bucket's distinct, missing and unexpected offsets
-are pass 2's (`pass_two`), and where its bitmaps were fetched, they name those offsets as ranges. The judgement
-gives each partition's coverage, the missing and not-in-source findings, and every bucket's distinct offsets,
-from which the buckets holding duplicates follow. `dense_bitmaps_needed` and `source_bitmaps_needed` say which
-suspects' bitmaps the judgement names offsets from, for pass 2 to fetch.
+Clean buckets hold their expected offsets once each; a suspect bucket's distinct, missing and unexpected offsets,
+with their first runs, are pass 2's (`pass_two`). The judgement gives each partition's coverage and the missing
+and not-in-source findings, their runs joined across bucket edges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
-from splitaudit.audit import bitmaps
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.findings import ERROR, MAX_RANGES, MISSING, NOT_IN_SOURCE, WARNING, Finding, PartitionCoverage
+from splitaudit.audit.bucket_offsets import NO_OFFSETS, BucketOffsets, OffsetRuns, joined_runs
+from splitaudit.audit.findings import ERROR, MISSING, NOT_IN_SOURCE, WARNING, Finding, PartitionCoverage
 from splitaudit.audit.pass_one import BucketStats
-from splitaudit.audit.pass_two import NO_OFFSETS, SuspectBucket
-from splitaudit.audit.suspects import DenseSpans, OffsetSpan, PartitionKey, partition_spans
-
-Runs = list[OffsetSpan] | None  # one bucket's runs of offsets; None where its bitmaps were not fetched
+from splitaudit.audit.suspects import DenseSpans, PartitionKey, partition_spans
 
 
 @dataclass(frozen=True)
 class CoverageJudgement:
-    """Each partition's coverage, the missing and not-in-source findings, and the distinct offsets the sink
-    holds in every bucket (exact for suspects; for clean buckets their rows, each offset once)."""
+    """Each partition's coverage, and the missing and not-in-source findings."""
 
     coverage: tuple[PartitionCoverage, ...]
     findings: tuple[Finding, ...]
-    distinct_offsets: dict[BucketKey, int]
-
-    def duplicated_buckets(self, stats: dict[BucketKey, BucketStats]) -> list[BucketKey]:
-        """The buckets whose rows outnumber their distinct offsets, in key order."""
-        return sorted(key for key, bucket in stats.items() if bucket.rows > self.distinct_offsets.get(key, bucket.rows))
-
-
-def dense_bitmaps_needed(spans: DenseSpans) -> Callable[[BucketKey, SuspectBucket], bool]:
-    """Against dense offsets, a suspect's bitmap names its missing offsets: needed where it lacks some."""
-    return lambda key, suspect: suspect.sink_offsets < spans.offsets(key)
-
-
-def source_bitmaps_needed(_: BucketKey, suspect: SuspectBucket) -> bool:
-    """Against the source, a suspect's bitmaps name its missing and unexpected offsets: needed where it has any."""
-    return suspect.union_offsets > min(suspect.sink_offsets, suspect.source_offsets)
 
 
 def judge_dense(
-    stats: dict[BucketKey, BucketStats], spans: DenseSpans, exact: dict[BucketKey, SuspectBucket]
+    stats: dict[BucketKey, BucketStats], spans: DenseSpans, exact: dict[BucketKey, BucketOffsets]
 ) -> CoverageJudgement:
     """Coverage and missing findings against dense offsets first..last of each partition, from pass 2's `exact`
     counts of the suspects (`suspects.dense_suspects`)."""
@@ -73,35 +49,29 @@ def judge_dense(
                 "are absent"
             )
             findings.append(_finding(MISSING, ERROR, part, partition_coverage.missing, runs, detail))
-    return CoverageJudgement(tuple(coverage), tuple(findings), distinct)
+    return CoverageJudgement(tuple(coverage), tuple(findings))
 
 
 def _dense_missing_runs(
-    keys: list[BucketKey], spans: DenseSpans, exact: dict[BucketKey, SuspectBucket]
-) -> Iterator[Runs]:
+    keys: list[BucketKey], spans: DenseSpans, exact: dict[BucketKey, BucketOffsets]
+) -> Iterator[OffsetRuns]:
     """The missing runs of one partition, bucket by bucket in offset order: the offsets of buckets absent from
-    the sink, and the unset bits of suspect buckets' spans."""
+    the sink, and those pass 2 found absent from suspect buckets' spans."""
     cursor = spans.buckets[keys[0]][0]
     for key in keys:
         start, end = spans.buckets[key]
-        if start > cursor:
-            yield [(cursor, start - 1)]  # whole buckets without a single sink row
+        if start > cursor:  # whole buckets without a single sink row
+            yield OffsetRuns(start - cursor, ((cursor, start - 1),), False)
         cursor = end + 1
-        suspect = exact.get(key)
-        if suspect is None or suspect.sink_offsets == end - start + 1:
-            continue
-        if not suspect.bitmaps_known:
-            yield None
-            continue
-        expected = bitmaps.span_bits(key[2], start, end)
-        yield bitmaps.offset_runs(key[2], expected & ~bitmaps.bitmap_bits(suspect.sink_bitmap))
+        if key in exact:
+            yield exact[key].missing
 
 
 def judge_source(
     stats: dict[BucketKey, BucketStats],
     source_stats: dict[BucketKey, BucketStats],
     suspects: set[BucketKey],
-    exact: dict[BucketKey, SuspectBucket],
+    exact: dict[BucketKey, BucketOffsets],
 ) -> CoverageJudgement:
     """Coverage, missing and not-in-source findings against the source's own offsets, from pass 2's `exact`
     counts of the `suspects` (`suspects.source_suspects`) on both sides."""
@@ -127,52 +97,25 @@ def judge_source(
             known = sum(s.source_offsets for _, s in suspect) + sum(
                 source_stats[key].rows for key in keys if key not in suspects
             )
-            runs = _bit_runs(suspect, lambda s: s.union_offsets > s.sink_offsets, lambda held, src: src & ~held)
+            runs = (s.missing for _, s in suspect)
             detail = (
                 f"{missing} of the {known} offsets the source holds in {source_first}..{source_last} are absent "
                 "from the sink"
             )
             findings.append(_finding(MISSING, ERROR, part, missing, runs, detail))
         if unexpected:
-            runs = _bit_runs(suspect, lambda s: s.union_offsets > s.source_offsets, lambda held, src: held & ~src)
+            runs = (s.unexpected for _, s in suspect)
             detail = (
                 f"the sink holds {unexpected} offsets that the source does not: outside what the source was read "
                 "over, deleted since they were read (retention, compaction), or not this topic's records"
             )
             findings.append(_finding(NOT_IN_SOURCE, WARNING, part, unexpected, runs, detail))
-    return CoverageJudgement(tuple(coverage), tuple(findings), distinct)
+    return CoverageJudgement(tuple(coverage), tuple(findings))
 
 
-def _bit_runs(
-    suspect: list[tuple[BucketKey, SuspectBucket]],
-    affected: Callable[[SuspectBucket], bool],
-    select: Callable[[npt.NDArray[np.bool_], npt.NDArray[np.bool_]], npt.NDArray[np.bool_]],
-) -> Iterator[Runs]:
-    """Per affected bucket in offset order, the runs of `select(sink bits, source bits)`."""
-    for key, bucket in suspect:
-        if affected(bucket):
-            if not bucket.bitmaps_known:
-                yield None
-                continue
-            bits = select(bitmaps.bitmap_bits(bucket.sink_bitmap), bitmaps.bitmap_bits(bucket.source_bitmap))
-            yield bitmaps.offset_runs(key[2], bits)
-
-
-def _finding(kind: str, severity: str, part: PartitionKey, count: int, runs: Iterable[Runs], detail: str) -> Finding:
-    """A finding with the first MAX_RANGES of the runs (joined where one continues across a bucket edge);
-    truncated when there are more, or when a bucket's runs are unknown (beyond MAX_BITMAP_BUCKETS)."""
-    ranges: list[OffsetSpan] = []
-    truncated = False
-    for bucket_runs in runs:
-        if bucket_runs is None:
-            truncated = True
-            continue
-        for first, last in bucket_runs:
-            if ranges and first == ranges[-1][1] + 1:
-                ranges[-1] = (ranges[-1][0], last)
-            else:
-                ranges.append((first, last))
-        if len(ranges) > MAX_RANGES:
-            truncated = True
-            break
-    return Finding(kind, severity, part[0], part[1], count, tuple(ranges[:MAX_RANGES]), truncated, detail=detail)
+def _finding(
+    kind: str, severity: str, part: PartitionKey, count: int, runs: Iterable[OffsetRuns], detail: str
+) -> Finding:
+    """A finding with the first MAX_RANGES of the buckets' runs, joined where one continues across a bucket edge."""
+    ranges, truncated = joined_runs(runs)
+    return Finding(kind, severity, part[0], part[1], count, ranges, truncated, detail=detail)

@@ -15,25 +15,26 @@ generation from that of the job it was restored from. Per duplicated (topic, par
 The classes need no order between generations: an offset emitted in two of them is replayed whichever came
 first. None is assumed either: Flink job ids are random and a sink row carries no time.
 
-Only the buckets that hold duplicates are read (an offset-range filter the file readers push down); per
-(topic, partition, kind) the driver gets the count of extra rows and the first MAX_RANGES runs of offsets, and
-SAMPLE_ROWS rows of the first run's first offset: nothing else row-level.
+Pass 2 classifies each suspect bucket's duplicated offsets by these rules (`bucket_offsets`); here they become
+one finding per (topic, partition, kind): the count of extra rows, the first MAX_RANGES runs of offsets, and
+SAMPLE_ROWS rows of the first run's first offset, read in one bounded query: nothing else row-level.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.filters import FILE_COLUMN, any_of, offset_filter
+from splitaudit.audit.bucket_offsets import BucketOffsets, joined_runs
+from splitaudit.audit.filters import FILE_COLUMN, any_of
 from splitaudit.audit.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
-    DUPLICATE,
     ERROR,
     MAX_RANGES,
     REPLAY,
@@ -111,40 +112,26 @@ class DuplicateRuns:
 
 
 def classify_duplicates(
-    sink: DataFrame, duplicated_buckets: list[BucketKey], *, lineage: Lineage, exactly_once: bool
+    sink: DataFrame, exact: dict[BucketKey, BucketOffsets], *, lineage: Lineage, exactly_once: bool
 ) -> list[Finding]:
-    """One finding per (topic, partition, class) of the duplicated offsets in these buckets (and in any clean
-    ones that the filter's joined runs span, which have none), in topic, partition, kind order. `sink` is the
-    sink, or any frame holding at least the rows of these buckets (`suspects.suspect_rows`)."""
-    rows = sink.filter(offset_filter(duplicated_buckets))  # pushed down: the rows of those buckets only
-    runs = runs_per_kind(_duplicated_offsets(rows, lineage))
+    """One finding per (topic, partition, class) of the duplicated offsets pass 2 found in the suspect buckets
+    (`exact`), in topic, partition, kind order. `sink` is the sink, or any frame holding at least the rows of
+    the suspects (`suspects.suspect_rows`): the sample rows are read from it."""
+    pieces = sorted(
+        (
+            ((*key[:2], duplicated.kind, key[2]), duplicated)
+            for key, bucket in exact.items()
+            for duplicated in bucket.duplicated
+        ),
+        key=lambda piece: piece[0],
+    )
+    runs = []
+    for (topic, partition, kind), group in groupby(pieces, key=lambda piece: piece[0][:3]):
+        found = [duplicated for _, duplicated in group]  # in bucket order
+        ranges, truncated = joined_runs(d.offsets for d in found)
+        runs.append(DuplicateRuns(kind, topic, partition, sum(d.extra_rows for d in found), ranges, truncated))
     samples = _samples(sink, [r.first_offset for r in runs])
     return [_finding(r, samples.get(r.first_offset, ()), lineage, exactly_once) for r in runs]
-
-
-def _duplicated_offsets(rows: DataFrame, lineage: Lineage) -> DataFrame:
-    """(topic, partition, offset, extra_rows, kind) of every offset the rows hold more than once."""
-    key = ["topic", "partition", "offset"]
-    if not lineage.classified:
-        per_offset = rows.groupBy(*key).agg(F.count(F.lit(1)).alias("rows"))
-        kind = F.lit(DUPLICATE)
-    else:
-        per_generation = rows.groupBy(*key, *lineage.generation).agg(
-            F.count(F.lit(1)).alias("rows"), F.countDistinct("reader_id").alias("readers")
-        )
-        per_offset = per_generation.groupBy(*key).agg(
-            F.sum("rows").alias("rows"),
-            F.max("readers").alias("most_readers_in_a_generation"),
-            F.count(F.lit(1)).alias("generations"),
-        )
-        kind = (
-            F.when(F.col("most_readers_in_a_generation") > 1, F.lit(DOUBLE_ASSIGNMENT))
-            .when(F.col("generations") > 1, F.lit(REPLAY))
-            .otherwise(F.lit(DUPLICATE))
-        )
-    return per_offset.filter(F.col("rows") > 1).select(
-        *key, (F.col("rows") - 1).alias("extra_rows"), kind.alias("kind")
-    )
 
 
 def runs_per_kind(duplicated: DataFrame) -> list[DuplicateRuns]:

@@ -7,19 +7,18 @@
    fingerprint, and the files that hold it;
 2. the suspects (`suspects`): the buckets whose sums are not those of the offsets they should hold, whose rows
    are read once, from the files that hold them only, and kept;
-3. pass 2 (`pass_two`): exact counts and bitmaps of the suspects;
+3. pass 2 (`pass_two`): per suspect bucket, in one Spark job, its exact distinct, missing and unexpected offsets
+   and its duplicated offsets by class, as counts and runs;
 4. the judgement (`coverage`): each partition's coverage and its missing and not-in-source offsets;
-5. the classification (`duplicates`) of the buckets holding duplicates.
+5. the classification (`duplicates`): pass 2's duplicated offsets as findings, with sample rows.
 
-Only per-bucket (per file: per bucket and file) rows, a bounded number of bitmaps and a few sample rows reach the
-driver: no global sort, no row collect.
+Only per-bucket (per file: per bucket and file) rows and a few sample rows reach the driver: no global sort, no
+row collect.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 
 from pyspark.sql import DataFrame
 
@@ -28,6 +27,7 @@ from splitaudit.audit.bitmaps import BucketKey
 from splitaudit.audit.duplicates import Lineage, classify_duplicates
 from splitaudit.audit.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
 from splitaudit.audit.pass_one import BucketStats
+from splitaudit.audit.suspects import OffsetSpan
 from splitaudit.errors import UsageError, printable
 
 
@@ -77,34 +77,22 @@ def audit_sink(
         first = pass_one.bucket_stats(sink)
     stats, foreign = _source_topics_only(first.stats, source_topics)
     lineage = Lineage.of(sink.columns)
-    source_stats: dict[BucketKey, BucketStats] = {}
     if source is None:
         spans = suspects.DenseSpans.of(stats)
         chosen = suspects.dense_suspects(stats, spans)
+        expected: dict[BucketKey, OffsetSpan | None] = {key: spans.buckets[key] for key in chosen}
     else:
         source_stats = pass_one.bucket_stats(source).stats
         chosen = suspects.source_suspects(stats, source_stats)
+        expected = dict.fromkeys(chosen)
     held = chosen & stats.keys()
-    with suspects.suspect_rows(sink, held, first.files_holding(held)) as rows, ThreadPoolExecutor(1) as pool:
-        classify = partial(classify_duplicates, rows, lineage=lineage, exactly_once=exactly_once)
-        early: Future[list[Finding]] | None = None
-        overfull: list[BucketKey] = []
+    with suspects.suspect_rows(sink, held, first.files_holding(held)) as rows:
+        exact = pass_two.read_suspects(rows, held, lineage, expected, source)
         if source is None:
-            overfull = suspects.overfull_buckets(stats, spans)
-            if overfull:  # surely duplicated: classify them while pass 2 runs
-                early = pool.submit(classify, overfull)
-            exact = pass_two.read_suspects(rows, held, None, set(), coverage.dense_bitmaps_needed(spans))
             judgement = coverage.judge_dense(stats, spans, exact)
         else:
-            from_source = chosen & source_stats.keys()
-            exact = pass_two.read_suspects(rows, held, source, from_source, coverage.source_bitmaps_needed)
             judgement = coverage.judge_source(stats, source_stats, chosen, exact)
-        findings = list(judgement.findings)
-        duplicated = judgement.duplicated_buckets(stats)
-        if early is not None and duplicated == overfull:
-            findings += early.result()
-        elif duplicated:  # others too (duplicates and gaps in one bucket): classify them all together
-            findings += classify(duplicated)
+        findings = [*judgement.findings, *classify_duplicates(rows, exact, lineage=lineage, exactly_once=exactly_once)]
     if first.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, first.invalid, detail=detail))

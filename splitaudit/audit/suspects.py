@@ -5,7 +5,7 @@ A bucket is clean when pass 1's rows and fingerprint equal those of the offsets 
 source, the dense span first..last of its partition (`dense_suspects`; the expected fingerprint costs two hashes
 on the driver); with the source, the source's own bucket (`source_suspects`). Every later read of the sink is of
 suspect buckets (duplicated and overfull ones are suspects too): `suspect_rows` reads their rows once, from the
-files that hold them only, and keeps them for pass 2, the classification and the samples.
+files that hold them only, and keeps them for pass 2 and the samples.
 """
 
 from __future__ import annotations
@@ -42,12 +42,6 @@ class DenseSpans:
         """How many offsets the bucket's span holds."""
         first, last = self.buckets[key]
         return last - first + 1
-
-
-def overfull_buckets(stats: dict[BucketKey, BucketStats], spans: DenseSpans) -> list[BucketKey]:
-    """Buckets holding more rows than their dense span has offsets: they hold duplicates, whatever pass 2
-    finds, so their duplicates can be classified while pass 2 runs. In key order."""
-    return sorted(key for key, bucket in stats.items() if bucket.rows > spans.offsets(key))
 
 
 def dense_suspects(stats: dict[BucketKey, BucketStats], spans: DenseSpans) -> set[BucketKey]:

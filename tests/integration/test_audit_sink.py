@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from splitaudit.audit import filters, pass_one, pass_two, suspects
+from splitaudit.audit import filters, pass_one, suspects
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
@@ -325,22 +325,21 @@ def test_without_the_source_markers_count_as_missing(spark: SparkSession, source
     assert missing == {0: 98 + 100, 1: 49 + 10_000}
 
 
-def test_bounded_filters_and_bitmaps_keep_counts_exact(
+def test_bounded_filters_keep_counts_and_runs_exact(
     spark: SparkSession, source_and_sink: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # p0's suspect buckets 0, 1 and 3 become one filtered run 0..3 (bucket 2 dropped after the aggregate), and
-    # only the first bucket that needs a bitmap (p0's bucket 0) gets one: the counts stay exact
+    # p0's suspect buckets 0, 1 and 3 become one filtered run 0..3, whose bucket 2 (clean) the workers drop:
+    # the counts and the runs stay exact
     monkeypatch.setattr(filters, "MAX_FILTER_RANGES", 1)
-    monkeypatch.setattr(pass_two, "MAX_BITMAP_BUCKETS", 1)
     sink_path, source_path = source_and_sink
     sink = read_sink(spark, str(sink_path), "parquet", SinkColumns())
     result = audit_sink(sink, source=spark.read.parquet(str(source_path)))
     found = {(f.kind, f.partition): (f.count, f.offset_ranges, f.ranges_truncated) for f in result.findings}
     assert found == {
-        (MISSING, 0): (608, ((0, 9),), True),
-        (MISSING, 2): (2_997, (), True),
-        (NOT_IN_SOURCE, 1): (11, (), True),
-        (NOT_IN_SOURCE, 3): (100, (), True),
+        (MISSING, 0): (608, ((0, 9), (40_950, 40_998), (41_000, 41_049), (99_500, 99_998)), False),
+        (MISSING, 2): (2_997, ((0, 998), (1_000, 1_998), (2_000, 2_998)), False),
+        (NOT_IN_SOURCE, 1): (11, ((5_999, 5_999), (60_000, 60_009)), False),
+        (NOT_IN_SOURCE, 3): (100, ((0, 99),), False),
         (DUPLICATE, 1): (50, ((100, 149),), False),
     }
     assert sum(c.missing for c in result.coverage) == 608 + 2_997
