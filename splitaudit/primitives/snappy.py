@@ -77,7 +77,7 @@ def chunk_data_size(kind: int, body: DataInput) -> int:
     return snappy_block_size(body.read_bytes(min(5, body.remaining())), body, -CHUNK_HEADER_BYTES)
 
 
-def chunk_data(kind: int, body: DataInput) -> bytes:
+def chunk_data(kind: int, body: DataInput) -> memoryview:
     """The data of a data chunk whose body is `body`, decompressed, its checksum checked: cramjam decodes the
     chunk as a framed stream of its own (the identifier, then this chunk), which checks the masked CRC-32C of
     the data against the chunk's, and a block's size against its preamble. Reads `body` from its start; errors
@@ -87,7 +87,7 @@ def chunk_data(kind: int, body: DataInput) -> bytes:
     raw = body.read_bytes(len(body), "Snappy chunk")
     framed = _IDENTIFIER_FRAME + bytes((kind,)) + len(raw).to_bytes(3, "little") + raw
     try:
-        return bytes(cramjam.snappy.decompress(framed))
+        return memoryview(cramjam.snappy.decompress(framed))  # the decompressed bytes, not a copy
     except cramjam.DecompressionError as ex:
         problem = "checksum mismatch" if "checksum" in str(ex) else f"corrupt Snappy block ({ex})"
         raise body.error(f"Snappy chunk: {problem}", -CHUNK_HEADER_BYTES) from None

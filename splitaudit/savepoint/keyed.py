@@ -157,16 +157,21 @@ class KeyGroupsReader:
 
     def _layout(self) -> str:
         """Tag 3/12: a heap checkpoint writes every key group of its range, each starting with its number as an
-        `int`; a canonical stream leaves empty key groups at offset 0 and starts with a state id and a key length.
-        The two can only coincide for a single key group 0, read as canonical."""
+        `int` (never compressed: a Snappy stream follows it); a canonical stream leaves empty key groups at offset 0
+        and starts each with a state id and a key length, or, compressed, with the Snappy stream identifier. The
+        two coincide only for an uncompressed handle of the one key group 0 (its number, or state id 0 and a key
+        shorter than 64 KiB), read as canonical. A handle of one other key group (a subtask that owns one: max
+        parallelism = parallelism) is told apart like any other."""
         offsets = self.handle.offsets
-        if all(offsets) and len(offsets) > 1:
-            for index, offset in enumerate(offsets):
-                key_group = self.handle.start_key_group + index
-                if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
-                    return "canonical"
-            return "heap"
-        return "canonical"
+        if not all(offsets):
+            return "canonical"
+        if len(offsets) == 1 and self.handle.start_key_group == 0 and not self.header.compressed:
+            return "canonical"
+        for index, offset in enumerate(offsets):
+            key_group = self.handle.start_key_group + index
+            if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
+                return "canonical"
+        return "heap"
 
     def entries(self) -> Iterator[KeyedStateEntry]:
         """Every entry, in key-group order, as it is decoded: each key group is read `WINDOW_BYTES` at a time
@@ -336,29 +341,15 @@ class _SnappyFramedInput:
     where the key group's compressed bytes start."""
 
     def __init__(self, stream: StateStream, start: int, end: int, key_group: int, what: str) -> None:
-        self.stream = stream
-        self.start = start
-        self.end = end
-        self.what = what
         first = stream.read(start, 0, what)  # the file's path, and the offset in it
         self.path = f"{first.path} (Snappy, key group {key_group} at {first.base})"
-        self.size = sum(chunk_data_size(kind, body) for kind, body in self._chunks())
-        self._data = (chunk_data(kind, body) for kind, body in self._chunks() if kind in DATA_CHUNKS)
-        self._buffer = b""  # decompressed bytes from `_buffer_start` on
+        self.size = sum(chunk_data_size(kind, body) for kind, body in _snappy_chunks(stream, start, end, what))
+        # (Made of the arguments, not of `self`: a generator holding `self` would make a cycle, which only the
+        # garbage collector frees, and key groups' buffers would wait for it.)
+        chunks = _snappy_chunks(stream, start, end, what)
+        self._data = (chunk_data(kind, body) for kind, body in chunks if kind in DATA_CHUNKS)
+        self._buffer = bytearray()  # decompressed bytes from `_buffer_start` on
         self._buffer_start = 0
-
-    def _chunks(self) -> Iterator[tuple[int, DataInput]]:
-        """Each chunk's type and body, in order, its header checked."""
-        window = _Window(self.stream, self.start, self.end, self.what)
-        while True:
-            head = window.need(CHUNK_HEADER_BYTES)
-            at = head.tell()
-            kind, length = read_chunk_header(head)
-            if kind != IDENTIFIER_CHUNK and window.start + at == self.start:
-                raise head.error("a Snappy framed stream must start with its identifier (sNaPpY)", at)
-            yield kind, window.need(length).sub(length, "Snappy chunk")
-            if not window.left():
-                return
 
     def read(self, start: int, length: int, what: str) -> DataInput:
         """The decompressed bytes [start, start + length) as a decoder (`_Window` asks for none past `size`, and
@@ -366,15 +357,33 @@ class _SnappyFramedInput:
         header declares (cramjam checks), so the chunks last to `size`."""
         assert self._buffer_start <= start
         assert start + length <= self.size
-        parts = [memoryview(self._buffer)[start - self._buffer_start :]]
-        have = len(parts[0])
-        while have < length:
-            data = next(self._data)
-            parts.append(memoryview(data))
-            have += len(data)
-        self._buffer = b"".join(parts)
-        self._buffer_start = start
-        return DataInput(memoryview(self._buffer)[:length], self.path, start)
+        kept = memoryview(self._buffer)[start - self._buffer_start :]
+        if len(kept) < length:
+            # The bytes still wanted are copied out first, so that the old buffer goes before the new one grows.
+            buffer = bytearray(kept)
+            kept.release()
+            self._buffer = buffer
+            while len(buffer) < length:
+                buffer += next(self._data)
+            self._buffer_start = start
+            kept = memoryview(buffer)
+        return DataInput(kept[:length], self.path, start)
+
+
+def _snappy_chunks(stream: StateStream, start: int, end: int, what: str) -> Iterator[tuple[int, DataInput]]:
+    """The type and body of each chunk of the Snappy framed stream in bytes [start, end) of `stream`, in order, a
+    window at a time, each header checked; the first must be the stream identifier (`SnappyFramedInputStream`'s
+    constructor requires it)."""
+    window = _Window(stream, start, end, what)
+    while True:
+        head = window.need(CHUNK_HEADER_BYTES)
+        at = head.tell()
+        kind, length = read_chunk_header(head)
+        if kind != IDENTIFIER_CHUNK and window.start + at == start:
+            raise head.error("a Snappy framed stream must start with its identifier (sNaPpY)", at)
+        yield kind, window.need(length).sub(length, "Snappy chunk")
+        if not window.left():
+            return
 
 
 class _StateCodec:
