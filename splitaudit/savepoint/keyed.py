@@ -152,24 +152,28 @@ class KeyGroupsReader:
         first = ends[0]
         head = stream.read(0, first, "keyed state header")
         self.header = read_keyed_backend_header(head)
-        self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
         self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
+        self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
 
     def _layout(self) -> str:
         """Tag 3/12: a heap checkpoint writes every key group of its range, each starting with its number as an
         `int` (never compressed: a Snappy stream follows it); a canonical stream leaves empty key groups at offset 0
         and starts each with a state id and a key length, or, compressed, with the Snappy stream identifier. The
-        two coincide only for an uncompressed handle of the one key group 0 (its number, or state id 0 and a key
-        shorter than 64 KiB), read as canonical. A handle of one other key group (a subtask that owns one: max
-        parallelism = parallelism) is told apart like any other."""
+        two coincide only for an uncompressed handle of the one key group 0 (a subtask that owns only it: max
+        parallelism = parallelism), whose number and a first state id 0 with a key under 64 KiB both read as an
+        `int` 0: that key group is read as heap once, to its end, and is heap if that succeeds."""
         offsets = self.handle.offsets
         if not all(offsets):
-            return "canonical"
-        if len(offsets) == 1 and self.handle.start_key_group == 0 and not self.header.compressed:
             return "canonical"
         for index, offset in enumerate(offsets):
             key_group = self.handle.start_key_group + index
             if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
+                return "canonical"
+        if len(offsets) == 1 and self.handle.start_key_group == 0 and not self.header.compressed:
+            try:
+                for _ in self._heap_key_group(offsets[0], self._ends[1], 0, "key group 0"):
+                    pass
+            except InputError:
                 return "canonical"
         return "heap"
 

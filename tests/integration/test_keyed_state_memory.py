@@ -2,13 +2,13 @@
 not by the key group, whether the key group is Snappy compressed or not, canonical or a heap checkpoint's.
 
 `KeyedStateFixtureJob` (fixtures/generate_keyed.py) runs on Flink 1.19.3 with 120,000 values and max parallelism
-2 (or 4), so each of its two subtasks holds one key group (or two): `window-sum`'s holds 14,400 windows and their
-14,400 timers (or about half), 0.65-1.2 MB decompressed. Too large to keep in fixtures/keyed/, so each test makes
+2, so each of its two subtasks holds one key group: `window-sum`'s holds 14,400 windows and their 14,400 timers,
+about 1 MB decompressed. Too large to keep in fixtures/keyed/, so each test makes
 its snapshot (about 30 s: the job is given 20 s to see every value). Measured (tracemalloc's peak while reading
-`window-sum`, a 16 KiB window): 243 KB for the compressed heap checkpoint (key groups of 955 KB), 78 KB for the
-uncompressed one (658 KB), 218 KB for the compressed canonical savepoint (1.24 MB); the reader before held each
-key group whole: 7.9 MB for the uncompressed heap checkpoint, 2.9 MB for the savepoint, and it misread the
-compressed heap checkpoint's one-key-group handles as canonical.
+`window-sum`, a 16 KiB window): 243 KB for the compressed heap checkpoint (key groups of 955 KB decompressed), 79
+KB for the uncompressed one (955 KB), 218 KB for the compressed canonical savepoint (1.24 MB). The reader before
+held each key group whole (2.9 MB for the savepoint) and misread both heap checkpoints' one-key-group handles as
+canonical (a refusal, exit 2).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ CASES = (
     _large(
         "heap-checkpoint-files-snappy", "checkpoint", {**CHECKPOINT_EVERY_SECOND, **INLINE_THRESHOLD_0, **SNAPPY}, 2
     ),
-    # Uncompressed, a heap checkpoint's handle of key group 0 alone reads as canonical (KeyGroupsReader._layout):
-    # two key groups per subtask.
-    _large("heap-checkpoint-files", "checkpoint", {**CHECKPOINT_EVERY_SECOND, **INLINE_THRESHOLD_0}, 4),
+    # Subtask 0's handle holds key group 0 alone: uncompressed, its bytes read as either layout until it is read to
+    # its end as heap (KeyGroupsReader._layout).
+    _large("heap-checkpoint-files", "checkpoint", {**CHECKPOINT_EVERY_SECOND, **INLINE_THRESHOLD_0}, 2),
     _large("heap-savepoint-canonical-files-snappy", "savepoint-CANONICAL", {**INLINE_THRESHOLD_0, **SNAPPY}, 2),
 )
 WINDOW = 16 << 10  # the test's window: a large key group is many windows
