@@ -401,7 +401,8 @@ def _sdf_rescale(source: SourceFacts, parallelism: int, impulse_ids: Sequence[st
     flink-streaming-java/src/main/java/org/apache/flink/streaming/api/graph/StreamGraphHasherV2.java). The
     Impulse runs at parallelism 1 and chains with the stage after it only when that stage runs at 1 too: a
     change across 1 changes the Impulse's id, and Flink refuses the restore (seen on the real run at 2 -> 1:
-    tests/integration/test_python_pipeline.py).
+    tests/integration/test_python_pipeline.py). A change that does not cross 1 keeps it: the real run at 2 -> 3
+    (the same file) resumed every partition once, from the savepoint's offset, as predicted.
     """
     count = len(source.partitions)
     if impulse_ids and (parallelism == 1) != (source.parallelism == 1):

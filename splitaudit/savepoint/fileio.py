@@ -152,11 +152,7 @@ class SavepointFiles:
         if key not in self._cache:
             where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
             kind = "state file" if referenced_from is not None else "file"
-            size = self._regular_file_size(fs, path, shown, kind, where)
-            if size > self.max_file_size:
-                raise InputError(
-                    shown, None, f"{kind} of {size} bytes is larger than --max-file-size {self.max_file_size}{where}"
-                )
+            size = self._bounded_size(fs, path, shown, kind, where)
             if span is not None and whole and span[1] != size:
                 raise InputError(shown, None, f"{kind} is {size} bytes, its state handle says {span[1]}{where}")
             if span is not None and span[0] + span[1] > size:
@@ -183,7 +179,7 @@ class SavepointFiles:
         part: tuple[int, int],
     ) -> bytes:
         where = "" if referenced_from is None else f" (referenced at byte {offset} of {referenced_from})"
-        size = self._regular_file_size(fs, path, shown, "state file", where)
+        size = self._bounded_size(fs, path, shown, "state file", where)
         if span is not None and whole and span[1] != size:
             raise InputError(shown, None, f"state file is {size} bytes, its state handle says {span[1]}{where}")
         low, high = (0, size) if span is None else (span[0], span[0] + span[1])
@@ -195,6 +191,16 @@ class SavepointFiles:
                 return _read_bounded(stream, part[1])
         except (OSError, ValueError) as ex:
             raise InputError(shown, None, f"cannot read state file{where}: {summary(ex)}") from None
+
+    def _bounded_size(self, fs: pafs.FileSystem | None, path: str, shown: str, kind: str, where: str) -> int:
+        """The size of `path` if it is a regular file no larger than `max_file_size`: the same bound whether the
+        file is read whole or by byte range (keyed state, a key group at a time)."""
+        size = self._regular_file_size(fs, path, shown, kind, where)
+        if size > self.max_file_size:
+            raise InputError(
+                shown, None, f"{kind} of {size} bytes is larger than --max-file-size {self.max_file_size}{where}"
+            )
+        return size
 
     def _regular_file_size(self, fs: pafs.FileSystem | None, path: str, shown: str, kind: str, where: str) -> int:
         """The size of `path` if it is a regular file; anything else (missing, a directory, a FIFO, a socket,

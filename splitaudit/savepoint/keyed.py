@@ -14,22 +14,31 @@ Two layouts follow the same header (splitaudit/savepoint/FORMAT.md, "Keyed state
   own serializers write them (timers: `int n, n x element`).
 
 With compression (`execution.checkpointing.snapshot-compression`) what follows the key-group offset (heap: the
-`int`) is xerial Snappy framed. Key groups are read one at a time, and an uncompressed canonical one a window of
-`WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed or heap key group is held whole. A
-value whose serializer is unknown is kept as its bytes and the serializer snapshot's class; a heap key group, whose
-entries have no lengths, cannot be read past such a value and is refused.
+`int`) is xerial Snappy framed. Every key group is read a window of `WINDOW_BYTES` at a time (more only for one
+larger entry), compressed or not, canonical or heap, so memory is bounded by the window and the largest entry,
+never by the key group or the state. A compressed key group is decompressed a chunk (at most 64 KiB) at a time
+as its entries are read, each chunk's lengths and checksum checked. A value whose serializer is unknown is kept
+as its bytes and the serializer snapshot's class; a heap key group, whose entries have no lengths, cannot be read
+past such a value and is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.primitives.snappy import snappy_framed
+from splitaudit.primitives.snappy import (
+    CHUNK_HEADER_BYTES,
+    DATA_CHUNKS,
+    IDENTIFIER_CHUNK,
+    chunk_data,
+    chunk_data_size,
+    read_chunk_header,
+)
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
@@ -48,7 +57,8 @@ KEYED_PROXY_VERSION = 6  # KeyedBackendSerializationProxy.VERSION, Flink 1.8 to 
 END_OF_KEY_GROUP_MARK = 0xFFFF
 FIRST_BIT_IN_BYTE_MASK = 0x80
 LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
-WINDOW_BYTES = 1 << 20  # an uncompressed canonical key group is read this much at a time
+WINDOW_BYTES = 1 << 20  # a key group is read this much at a time
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -142,51 +152,57 @@ class KeyGroupsReader:
         first = ends[0]
         head = stream.read(0, first, "keyed state header")
         self.header = read_keyed_backend_header(head)
-        self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
         self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
+        self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
 
     def _layout(self) -> str:
         """Tag 3/12: a heap checkpoint writes every key group of its range, each starting with its number as an
-        `int`; a canonical stream leaves empty key groups at offset 0 and starts with a state id and a key length.
-        The two can only coincide for a single key group 0, read as canonical."""
+        `int` (never compressed: a Snappy stream follows it); a canonical stream leaves empty key groups at offset 0
+        and starts each with a state id and a key length, or, compressed, with the Snappy stream identifier. The
+        two coincide only for an uncompressed handle of the one key group 0 (a subtask that owns only it: max
+        parallelism = parallelism), whose number and a first state id 0 with a key under 64 KiB both read as an
+        `int` 0: that key group is read as heap once, to its end, and is heap if that succeeds."""
         offsets = self.handle.offsets
-        if all(offsets) and len(offsets) > 1:
-            for index, offset in enumerate(offsets):
-                key_group = self.handle.start_key_group + index
-                if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
-                    return "canonical"
-            return "heap"
-        return "canonical"
+        if not all(offsets):
+            return "canonical"
+        for index, offset in enumerate(offsets):
+            key_group = self.handle.start_key_group + index
+            if self.stream.read(offset, 4, "key group number").read_int("key group number") != key_group:
+                return "canonical"
+        if len(offsets) == 1 and self.handle.start_key_group == 0 and not self.header.compressed:
+            try:
+                for _ in self._heap_key_group(offsets[0], self._ends[1], 0, "key group 0"):
+                    pass
+            except InputError:
+                return "canonical"
+        return "heap"
 
     def entries(self) -> Iterator[KeyedStateEntry]:
-        """Every entry, in key-group order, as it is decoded. An uncompressed canonical key group is read
-        `WINDOW_BYTES` at a time, so memory does not grow with the state; a compressed one, or a heap
-        checkpoint's (whose entries have no lengths), is held whole, one key group at a time."""
+        """Every entry, in key-group order, as it is decoded: each key group is read `WINDOW_BYTES` at a time
+        (decompressed a chunk at a time when compressed), so memory does not grow with the key group or the
+        state."""
         for index, offset in enumerate(self.handle.offsets):
             if offset == 0:
                 continue
             key_group = self.handle.start_key_group + index
             end = next(e for e in self._ends if e > offset)
             what = f"key group {key_group}"
-            if self.layout == "canonical" and not self.header.compressed:
-                yield from self._canonical_key_group(_Window(self.stream, offset, end, what), key_group)
-                continue
-            region = self.stream.read(offset, end - offset, what)
             if self.layout == "heap":
-                yield from self._heap_key_group(region, key_group)
+                yield from self._heap_key_group(offset, end, key_group, what)
             else:
-                data = self._decompressed(region, key_group)
-                yield from self._canonical_key_group(_Window(None, 0, len(data), what, data), key_group)
+                yield from self._canonical_key_group(self._window(offset, end, key_group, what), key_group)
 
     def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
         """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
         for key_group, entries in groupby(self.entries(), key=lambda entry: entry.key_group):
             yield key_group, tuple(entries)
 
-    def _decompressed(self, region: DataInput, key_group: int) -> DataInput:
+    def _window(self, start: int, end: int, key_group: int, what: str) -> _Window:
+        """The stream's bytes [start, end) a window at a time, decompressed when the snapshot is compressed."""
         if not self.header.compressed:
-            return region
-        return DataInput(snappy_framed(region), f"{region.path} (Snappy, key group {key_group} at {region.base})")
+            return _Window(self.stream, start, end, what)
+        framed = _SnappyFramedInput(self.stream, start, end, key_group, what)
+        return _Window(framed, 0, framed.size, what)
 
     def _codec(self, inp: DataInput, at: int) -> _StateCodec:
         state_id = inp.read_unsigned_short("state id") if at < 0 else at
@@ -225,34 +241,34 @@ class KeyGroupsReader:
         if window.left():
             raise window.data.error(f"{window.left()} unexpected trailing bytes after key group {key_group}")
 
-    def _heap_key_group(self, region: DataInput, key_group: int) -> Iterator[KeyedStateEntry]:
-        at = region.tell()
-        if region.read_int("key group number") != key_group:
-            raise region.error(f"key group {key_group} does not start with its number", at)
-        data = region.sub(region.remaining(), "key group")
-        data = self._decompressed(data, key_group)
-        while data.remaining():
-            codec = self._codec(data, -1)
-            yield from codec.heap_entries(key_group, data)
+    def _heap_key_group(self, offset: int, end: int, key_group: int, what: str) -> Iterator[KeyedStateEntry]:
+        number = self.stream.read(offset, min(4, end - offset), what)
+        if number.read_int("key group number") != key_group:
+            raise number.error(f"key group {key_group} does not start with its number", 0)
+        window = self._window(offset + 4, end, key_group, what)
+        while window.left():
+            codec = self._codec(window.need(2), -1)
+            yield from codec.heap_entries(key_group, window)
+
+
+class _ByteSource(Protocol):
+    """Where a `_Window` reads from: a keyed-state stream (`StateStream`), or a key group's decompressed bytes."""
+
+    def read(self, start: int, length: int, what: str) -> DataInput: ...
 
 
 class _Window:
-    """Bytes [start, end) of a keyed-state stream, `WINDOW_BYTES` of them in memory at a time (more only for one
-    larger entry): `need(n)` returns the decoder whose next `n` bytes are loaded, reading on from the current
-    position when they are not. Offsets in errors are the file's, as `StateStream.read` gives them. With no
-    stream, `data` holds every byte already (a decompressed key group)."""
+    """Bytes [start, end) of a source, `WINDOW_BYTES` of them in memory at a time (more only for one larger
+    entry): `need(n)` returns the decoder whose next `n` bytes are loaded, reading on from the current position
+    when they are not. Offsets in errors are the source's: the file's, as `StateStream.read` gives them, or a
+    position in a decompressed key group."""
 
-    def __init__(
-        self, stream: StateStream | None, start: int, end: int, what: str, data: DataInput | None = None
-    ) -> None:
-        self.stream = stream
-        self.start = start  # where `data` starts in the stream
+    def __init__(self, source: _ByteSource, start: int, end: int, what: str) -> None:
+        self.source = source
+        self.start = start  # where `data` starts in the source
         self.end = end
         self.what = what
-        if data is None:
-            assert stream is not None
-            data = stream.read(start, min(WINDOW_BYTES, end - start), what)
-        self.data = data
+        self.data = source.read(start, min(WINDOW_BYTES, end - start), what)
 
     def left(self) -> int:
         """Bytes from the current position to `end`."""
@@ -261,9 +277,9 @@ class _Window:
     def need(self, n: int) -> DataInput:
         """The decoder, with the next `n` bytes loaded if `end` allows (else a read past `end` fails there)."""
         data = self.data
-        if data.remaining() < n and self.stream is not None:
+        if data.remaining() < n and self.start + len(data) < self.end:  # else every byte up to `end` is loaded
             at = self.start + data.tell()
-            data = self.stream.read(at, min(max(WINDOW_BYTES, n), self.end - at), self.what)
+            data = self.source.read(at, min(max(WINDOW_BYTES, n), self.end - at), self.what)
             self.start, self.data = at, data
         return data
 
@@ -284,6 +300,94 @@ class _Window:
         elif n < 0:
             raise data.error(f"negative {length_what} {n}", at)
         return data.sub(n, what)
+
+    def read_length(self, what: str) -> int:
+        """An `int` count of elements of at least a byte each, checked against what is left up to `end` (not only
+        against what is loaded)."""
+        data = self.need(4)
+        at = data.tell()
+        n = data.read_int(what)
+        if n < 0:
+            raise data.error(f"negative {what} {n}", at)
+        left = self.left()
+        if n > left:
+            raise data.error(f"{what} {n} needs at least {n} bytes, only {left} left", at)
+        return n
+
+    def decode(self, read: Callable[[DataInput], T]) -> T:
+        """`read` applied at the current position, for a value without a length (a heap checkpoint's entries):
+        when it fails with bytes up to `end` not yet loaded, the window is grown (at least doubled) and `read`
+        retried from the same position. So a value may be larger than a window, and an error is raised only
+        once every byte up to `end` is loaded: the one a read of the whole key group gives, at the same offset."""
+        while True:
+            data = self.data
+            at = data.tell()
+            try:
+                return read(data)
+            except InputError:
+                if self.start + len(data) >= self.end:
+                    raise
+                data.seek(at)
+                self.need(max(WINDOW_BYTES, 2 * (len(data) - at)))
+
+
+class _SnappyFramedInput:
+    """A compressed key group: xerial's Snappy framed stream (Flink opens a `SnappyFramedInputStream` at each key
+    group: `SnappyStreamCompressionDecorator`, which Flink 1.8 to 2.3 use) over bytes [start, end) of `stream`,
+    decompressed a chunk at a time as `read` asks for its bytes (forward only: a `_Window` reads on from where it
+    is).
+
+    Two passes over the compressed bytes, each a window at a time: the first checks every chunk's header (the
+    stream starts with its identifier; each chunk's type and lengths) and adds up the sizes they declare, without
+    decompressing, so `size`, the key group's decompressed length, bounds every length read from it as a
+    stream's size bounds them uncompressed; the second decompresses the data chunks in turn, each one's checksum
+    checked. Offsets in errors are positions in the decompressed key group, in a path that names the file and
+    where the key group's compressed bytes start."""
+
+    def __init__(self, stream: StateStream, start: int, end: int, key_group: int, what: str) -> None:
+        first = stream.read(start, 0, what)  # the file's path, and the offset in it
+        self.path = f"{first.path} (Snappy, key group {key_group} at {first.base})"
+        self.size = sum(chunk_data_size(kind, body) for kind, body in _snappy_chunks(stream, start, end, what))
+        # (Made of the arguments, not of `self`: a generator holding `self` would make a cycle, which only the
+        # garbage collector frees, and key groups' buffers would wait for it.)
+        chunks = _snappy_chunks(stream, start, end, what)
+        self._data = (chunk_data(kind, body) for kind, body in chunks if kind in DATA_CHUNKS)
+        self._buffer = bytearray()  # decompressed bytes from `_buffer_start` on
+        self._buffer_start = 0
+
+    def read(self, start: int, length: int, what: str) -> DataInput:
+        """The decompressed bytes [start, start + length) as a decoder (`_Window` asks for none past `size`, and
+        never for any before its last read's `start`). Each data chunk decompresses to exactly the size its
+        header declares (cramjam checks), so the chunks last to `size`."""
+        assert self._buffer_start <= start
+        assert start + length <= self.size
+        kept = memoryview(self._buffer)[start - self._buffer_start :]
+        if len(kept) < length:
+            # The bytes still wanted are copied out first, so that the old buffer goes before the new one grows.
+            buffer = bytearray(kept)
+            kept.release()
+            self._buffer = buffer
+            while len(buffer) < length:
+                buffer += next(self._data)
+            self._buffer_start = start
+            kept = memoryview(buffer)
+        return DataInput(kept[:length], self.path, start)
+
+
+def _snappy_chunks(stream: StateStream, start: int, end: int, what: str) -> Iterator[tuple[int, DataInput]]:
+    """The type and body of each chunk of the Snappy framed stream in bytes [start, end) of `stream`, in order, a
+    window at a time, each header checked; the first must be the stream identifier (`SnappyFramedInputStream`'s
+    constructor requires it)."""
+    window = _Window(stream, start, end, what)
+    while True:
+        head = window.need(CHUNK_HEADER_BYTES)
+        at = head.tell()
+        kind, length = read_chunk_header(head)
+        if kind != IDENTIFIER_CHUNK and window.start + at == start:
+            raise head.error("a Snappy framed stream must start with its identifier (sNaPpY)", at)
+        yield kind, window.need(length).sub(length, "Snappy chunk")
+        if not window.left():
+            return
 
 
 class _StateCodec:
@@ -401,32 +505,41 @@ class _StateCodec:
             serializer = self.value_serializer.nested[1].snapshot_class
         return Undecoded(serializer, value.read_bytes(value.remaining()))
 
-    def heap_entries(self, key_group: int, data: DataInput) -> list[KeyedStateEntry]:
-        """`int n`, then n x (namespace, key, state) — or n timers — as the serializers write them."""
+    def heap_entries(self, key_group: int, window: _Window) -> Iterator[KeyedStateEntry]:
+        """`int n`, then n x (namespace, key, state) — or n timers — as the serializers write them, each decoded
+        from the window as it comes (`_Window.decode`: the entries have no lengths)."""
         name = self.state.name
-        count = data.read_length(f"number of entries of state {name!r}")
+        count = window.read_length(f"number of entries of state {name!r}")
         if self.state.backend_state_type == "PRIORITY_QUEUE":
-            if self.value is None:
-                raise data.error(
+            read_timer = self.value
+            if read_timer is None:
+                raise window.data.error(
                     f"timers of state {name!r}: serializer {self._serializer_class(self.value_serializer)} unknown"
                 )
-            timers = [self.value(data) for _ in range(count)]
-            return [KeyedStateEntry(name, key_group, t["key"], t["namespace"], None, t["timestamp"]) for t in timers]
+            for _ in range(count):
+                timer = window.decode(read_timer)
+                yield KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])
+            return
         read_key, read_namespace, read_value = self.key, self.namespace, self.value
         if read_key is None or read_namespace is None or read_value is None:
             if not count:
-                return []
-            raise data.error(f"state {name!r}: a serializer is unknown, and heap snapshot entries have no lengths")
-        entries: list[KeyedStateEntry] = []
-        for _ in range(count):
+                return
+            raise window.data.error(
+                f"state {name!r}: a serializer is unknown, and heap snapshot entries have no lengths"
+            )
+
+        def read_entry(data: DataInput) -> tuple[Any, Any, Any]:
             namespace = read_namespace(data)
-            key = read_key(data)
-            value = read_value(data)
-            if self.type == "MAP":
-                entries.extend(KeyedStateEntry(name, key_group, key, namespace, k, v) for k, v in value)
+            return namespace, read_key(data), read_value(data)
+
+        is_map = self.type == "MAP"
+        for _ in range(count):
+            namespace, key, value = window.decode(read_entry)
+            if is_map:
+                for user_key, user_value in value:
+                    yield KeyedStateEntry(name, key_group, key, namespace, user_key, user_value)
             else:
-                entries.append(KeyedStateEntry(name, key_group, key, namespace, None, value))
-        return entries
+                yield KeyedStateEntry(name, key_group, key, namespace, None, value)
 
 
 def _expect_variable_int(key: DataInput, value: int, what: str) -> None:

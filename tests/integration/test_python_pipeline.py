@@ -5,8 +5,8 @@ all), the first job at parallelism 2, the restored one at another. The Python si
 columns, so the audit counts duplicates without classifying them. The restore to a lower parallelism with
 the deprecated read (UnboundedSourceWrapper, beam#25975's path) is in the default suite; the other restores and
 the splittable-DoFn read carry the `python_portable` marker (`make python-portable`): the splittable-DoFn read
-restores at the same parallelism, and Flink refuses its restore at a lower one (it cannot map the first job's
-Impulse to the restored job's).
+restores at the same parallelism and at a higher one (as the guard predicts from the savepoint), and Flink refuses
+its restore at a lower one (it cannot map the first job's Impulse to the restored job's).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pytest
 
 from splitaudit.audit.assignment import PartitionList, check_assignment
@@ -22,12 +23,15 @@ from splitaudit.audit.rewind import check_rewind
 from splitaudit.audit.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
 from splitaudit.guard.predict import RESCALE, RESTORE_REFUSED_IMPULSE, run_guard
+from splitaudit.guard.results import GuardReport
 from splitaudit.home import portable_jars
 from splitaudit.progress import Progress
 from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.scenario.portable import PortableSettings, run_portable_scenario
-from splitaudit.scenario.restore import ScenarioSettings
+from splitaudit.scenario import portable
+from splitaudit.scenario.portable import PortableServices, PortableSettings, run_portable_scenario
+from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
 from splitaudit.scenario.results import ScenarioReport
+from splitaudit.scenario.sink import read_sink
 from splitaudit.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
@@ -156,3 +160,42 @@ def test_sdf_read_restore_at_lower_parallelism_is_refused(stack: Stack, tmp_path
     assert f"Impulse without a uid ({impulse}" in guard.findings[0].detail
     assert impulse in str(refused.value)
     assert not guard.safe
+
+
+@pytest.mark.python_portable
+def test_sdf_read_restored_at_higher_parallelism_as_the_guard_predicted(
+    stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2 -> 3: the Impulse runs at parallelism 1 beside stages at 2 and then 3, chained with neither, so its id
+    # stays and the guard predicts a rescale: the residuals move with their key groups and every partition resumes
+    # where the savepoint holds it. The guard judges the first job's savepoint just before the restore is
+    # submitted; the restored job's own rows in the sink then say what it did.
+    predictions: list[GuardReport] = []
+    submit = portable._submit
+
+    def guarded_submit(
+        run: ScenarioRun, services: PortableServices, settings: PortableSettings, label: str, parallelism: int,
+        savepoint: str | None,
+    ) -> str:  # fmt: skip
+        if savepoint is not None:
+            predictions.append(run_guard(savepoint, portable_jars()["job-server"], None, parallelism, Progress()))
+        return submit(run, services, settings, label, parallelism, savepoint)
+
+    monkeypatch.setattr(portable, "_submit", guarded_submit)
+    report = _run(stack, tmp_path, "sdf", 3)
+    [guard] = predictions
+    assert [(f.kind, f.severity, f.count) for f in guard.findings] == [(RESCALE, INFO, 4)]
+    assert "every partition resumes where the savepoint holds it" in guard.findings[0].detail
+    assert guard.safe
+    predicted = {held.partition: held.next_offset for source in guard.sources for held in source.partitions}
+    assert predicted == {partition: 500 for partition in range(4)}
+    # What the restored job read, per partition: (first offset, rows, distinct offsets). Predicted: from the held
+    # offset to the end of the 1,000, each offset once.
+    rows = read_sink(Path(report.sink_path)).filter(pc.equal(pc.field("job_id"), "restored"))
+    restored = {}
+    for partition in range(4):
+        offsets = rows.filter(pc.equal(pc.field("partition"), partition)).column("offset").to_pylist()
+        restored[partition] = (min(offsets), len(offsets), len(set(offsets)))
+    assert restored == {partition: (predicted[partition], 500, 500) for partition in range(4)}
+    assert _counts(report) == CLEAN
+    assert _sdf_restrictions(report.savepoint_after) == [(partition, 1_000, LONG_MAX) for partition in range(4)]

@@ -19,14 +19,17 @@ import pytest
 from click.testing import CliRunner
 
 from splitaudit.cli import main
+from splitaudit.errors import InputError
 from splitaudit.savepoint import fileio
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint_view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 from tests.savepoint_mutations import mutated_copy
-from tests.unit.conftest import flink_fixtures
+from tests.unit.conftest import FIXTURES, flink_fixtures
 
 FILES = next(f for f in flink_fixtures("flink") if f.name == "1.19.3-savepoint-native-files-snappy")
 MERGED = next(f for f in flink_fixtures("flink-file-merging") if f.name == "2.3.0-checkpoint-file-merging")
+# A heap checkpoint whose keyed state is in files (fixtures/keyed/, made by fixtures/generate_keyed.py).
+KEYED_FILES = FIXTURES / "keyed" / "1.19.3-heap-checkpoint-files" / "chk-4"
 
 
 def _inspect(*args: str) -> tuple[int, dict[str, Any]]:
@@ -105,6 +108,32 @@ def test_files_larger_than_the_ceiling_are_refused(tmp_path: Path) -> None:
         f"{snapshot}/_metadata: file of {size} bytes is larger than --max-file-size {size - 1}"
     )
     assert _inspect(str(snapshot), "--max-file-size", str(size))[0] == 0
+
+
+@pytest.mark.parametrize("read", ["inspect", "read_keyed_state"])
+def test_the_ceiling_applies_to_keyed_state_read_by_byte_range(read: str) -> None:
+    # Keyed state is read a key group at a time, by byte range: the file's size is bounded all the same. The
+    # ceiling lies between `_metadata` (and the operator-state file) and the smallest keyed-state file.
+    snapshot = KEYED_FILES
+    metadata_size = (snapshot / "_metadata").stat().st_size
+    keyed_files = {str(p): p.stat().st_size for p in snapshot.iterdir() if p.stat().st_size > metadata_size}
+    ceiling = min(keyed_files.values()) - 1
+    if read == "inspect":  # inspect reads the keyed-state headers, looking for Beam's splittable-DoFn state
+        code, document = _inspect(str(snapshot), "--max-file-size", str(ceiling))
+        assert code == 2
+        error = document["error"]
+        path, message = error["path"], error["message"]
+    else:
+        with pytest.raises(InputError) as raised:
+            list(read_keyed_state(str(snapshot), max_file_size=ceiling))
+        assert raised.value.exit_code == 2
+        path, message = raised.value.path, str(raised.value)
+    assert path in keyed_files
+    assert message.startswith(
+        f"{path}: state file of {keyed_files[path]} bytes is larger than --max-file-size {ceiling} (referenced at "
+    )
+    assert message.endswith(f" of {snapshot}/_metadata)")
+    assert _inspect(str(snapshot), "--max-file-size", str(max(keyed_files.values())))[0] == 0
 
 
 def test_metadata_that_is_a_directory_is_called_a_directory(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from splitaudit.errors import InputError
 from splitaudit.savepoint import keyed
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.handles import KeyGroupsStateHandle
+from splitaudit.savepoint.handles import ByteStreamStateHandle, KeyGroupsStateHandle, RelativeFileStateHandle
 from splitaudit.savepoint.keyed import KeyGroupsReader
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint.typeserializers import LONG, MAP, STRING
@@ -86,13 +86,24 @@ def test_key_groups_hold_their_own_keys_only(version: str) -> None:
         assert all(64 * subtask <= group < 64 * (subtask + 1) for group in groups)
 
 
+READABLE = (
+    "heap-savepoint-canonical-inline",
+    "heap-savepoint-canonical-files-snappy",
+    "rocksdb-savepoint-canonical-files",
+    "heap-checkpoint-files",
+    "heap-checkpoint-inline-snappy",
+)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("case", ["heap-savepoint-canonical-inline", "rocksdb-savepoint-canonical-files"])
+@pytest.mark.parametrize("case", READABLE)
 @pytest.mark.parametrize("window", [1, 5, 37, 4096])
 def test_windows_of_any_size_read_the_same_entries(
     version: str, case: str, window: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Entries straddle the windows' ends, and with 1 to 37 bytes every key and value is larger than one.
+    # Entries straddle the windows' ends, and with 1 to 37 bytes every key and value is larger than one; a
+    # compressed key group's chunk headers and bodies straddle them too, and a heap entry (no lengths) is
+    # decoded again in a grown window.
     whole = list(read_keyed_state(str(_snapshot(version, case))))
     monkeypatch.setattr(keyed, "WINDOW_BYTES", window)
     assert list(read_keyed_state(str(_snapshot(version, case)))) == whole
@@ -131,3 +142,63 @@ def test_a_rocksdb_native_snapshot_is_refused_naming_what_is_needed(version: str
     with pytest.raises(InputError, match="canonical savepoint") as raised:
         list(read_keyed_state(str(_snapshot(version, case))))
     assert "IncrementalRemoteKeyedStateHandle, tag 11" in raised.value.message
+
+
+def _first_snappy_stream(snapshot: Path) -> tuple[Path, int]:
+    """The file that holds subtask 0's `tally` key groups, and where in it the first one's Snappy stream starts
+    (a heap key group's after its `int` number)."""
+    [reader, _] = _tally_readers(snapshot)
+    start = min(offset for offset in reader.handle.offsets if offset) + (4 if reader.layout == "heap" else 0)
+    delegate = reader.handle.delegate
+    if isinstance(delegate, ByteStreamStateHandle):  # inline: the stream is a part of _metadata
+        return snapshot / "_metadata", delegate.data_offset + start
+    assert isinstance(delegate, RelativeFileStateHandle)
+    return snapshot / delegate.relative_path, start
+
+
+IDENTIFIER = 10  # the stream identifier chunk: ff 06 00 00 "sNaPpY"; the first data chunk follows it
+
+
+@pytest.mark.parametrize("window", [1, 1 << 20])
+@pytest.mark.parametrize(
+    ("case", "corrupt", "at", "message"),
+    [
+        # The first data chunk of the canonical key group is compressed (type 0x00), the heap one's not (0x01).
+        ("heap-savepoint-canonical-files-snappy", {IDENTIFIER + 4: 0xFF}, IDENTIFIER, "checksum mismatch"),
+        ("heap-checkpoint-inline-snappy", {IDENTIFIER + 4: 0xFF}, IDENTIFIER, "checksum mismatch"),
+        ("heap-savepoint-canonical-files-snappy", {IDENTIFIER + 30: 0x55}, IDENTIFIER, "Snappy chunk: "),
+        ("heap-checkpoint-inline-snappy", {IDENTIFIER + 9: 0x55}, IDENTIFIER, "checksum mismatch"),
+        ("heap-savepoint-canonical-files-snappy", {0: 0xFE ^ 0xFF}, 0, "must start with its identifier"),
+        ("heap-checkpoint-inline-snappy", {9: ord("Y") ^ ord("Z")}, 0, "bad Snappy stream identifier"),
+        ("heap-savepoint-canonical-files-snappy", {IDENTIFIER: 0x05}, IDENTIFIER, "unskippable Snappy chunk type"),
+        ("heap-checkpoint-inline-snappy", {IDENTIFIER + 1: 0x0A ^ 0x04}, IDENTIFIER, "no room for its checksum"),
+        ("heap-savepoint-canonical-files-snappy", {IDENTIFIER + 3: 0x7F}, IDENTIFIER + 4, "truncated: Snappy chunk"),
+        # The compressed block's preamble (ce 02 = 334) made 0x1ce02-ish: more than a chunk may hold.
+        ("heap-savepoint-canonical-files-snappy", {IDENTIFIER + 9: 0x02 ^ 0x82, IDENTIFIER + 10: 0xFF}, IDENTIFIER,
+         "more than the 65536 allowed"),
+    ],
+)  # fmt: skip
+def test_a_corrupt_snappy_chunk_is_refused_at_its_offset(
+    case: str,
+    corrupt: dict[int, int],
+    at: int,
+    message: str,
+    window: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each corruption is XORed into the first key group's Snappy stream (positions relative to its start); the
+    # error names the file and the offset of the chunk's header (of its body when the body runs past the end).
+    monkeypatch.setattr(keyed, "WINDOW_BYTES", window)
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(_snapshot("1.19.3", case), snapshot)
+    path, start = _first_snappy_stream(snapshot)
+    data = bytearray(path.read_bytes())
+    for position, mask in corrupt.items():
+        data[start + position] ^= mask
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError) as raised:
+        list(read_keyed_state(str(snapshot)))
+    assert (raised.value.path, raised.value.offset) == (str(path), start + at)
+    assert message in raised.value.message
+    assert raised.value.exit_code == 2
