@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pyarrow as pa
 import pytest
 
@@ -18,7 +20,7 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, 
 BASE = 3 * BUCKET_SIZE  # bucket 3's first offset
 
 
-def _offsets(*ranges: range) -> pa.Array:
+def _offsets(*ranges: Iterable[int]) -> pa.Array:
     return pa.array([BASE + o for r in ranges for o in r], pa.int64())
 
 
