@@ -12,9 +12,13 @@ records of partition 1 absent. Then, on one Spark session, best of `--repeat`, i
 - splitaudit's identity audit: `identity.map_to_source` and `sink.audit_sink` (the join of fingerprints, pass 1,
   the suspects), whose findings must equal the planted ones exactly.
 
-Prints JSON with the times and the ratio. Generating the topic and the sink is not measured.
+Prints JSON with the times and the ratio. Generating the topic and the sink is not measured. `--keep` keeps each
+size's broker data and sink under `--data` and reuses them in the next run with `--keep` (producing 100 M records
+takes longer than auditing them); without it they are deleted after the run. `--driver-memory` is the Spark
+driver's (the executor's, on `local`).
 
-    .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR]
+    .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR] \
+        [--keep] [--driver-memory 4g]
 """
 
 from __future__ import annotations
@@ -129,6 +133,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", type=Path, default=Path("benchmarks/out/identity"))
     parser.add_argument("--repeat", type=int, default=1, help="time each N times, interleaved; report the fastest")
+    parser.add_argument("--keep", action="store_true", help="keep the topic and sink, reuse kept ones")
+    parser.add_argument("--driver-memory", default="4g", help="the Spark driver's memory")
     args = parser.parse_args()
     expected = [
         ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),
@@ -137,16 +143,21 @@ def main() -> None:
     report: dict[str, Any] = {"master": args.master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
     for rows in args.rows or [1_000_000]:
         run = args.data / f"run-{rows}"
-        shutil.rmtree(run, ignore_errors=True)
+        made = run / "made"  # written once the topic and the sink are complete
+        if not (args.keep and made.is_file()):
+            shutil.rmtree(run, ignore_errors=True)
         broker = KafkaBroker(run / "kafka", process.free_port(), process.free_port())
         broker.start()
         try:
-            produce(broker.bootstrap, rows)
-            sink = str(write_sink(run / "sink", rows))
+            sink = str(run / "sink")
+            if not made.is_file():
+                produce(broker.bootstrap, rows)
+                write_sink(run / "sink", rows)
+                made.touch()
             spark = spark_session(
                 args.master,
                 app_name="splitaudit-bench",
-                config={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"},
+                config={"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8"},
             )
             spark.sparkContext.setLogLevel("ERROR")
             bare_scan(spark, broker.bootstrap, sink)  # warms the JVM: no timed query pays for JIT compilation
@@ -168,7 +179,8 @@ def main() -> None:
             spark.stop()
         finally:
             broker.stop()
-            shutil.rmtree(run, ignore_errors=True)
+            if not args.keep:
+                shutil.rmtree(run, ignore_errors=True)
     print(json.dumps(report, indent=2))
 
 

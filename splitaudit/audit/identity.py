@@ -44,7 +44,7 @@ from splitaudit.errors import UsageError, printable, summary
 
 SAMPLE_ROWS = 5  # sink rows or source records shown with each identity finding
 _ID = ("_id_high", "_id_low")  # the identity's fingerprint: two differently seeded 64-bit hashes
-JOIN_ROWS = 2_000_000  # source identities per partition of the join: one task's hash map (~150 MB) fits its memory
+JOIN_ROWS = 2_000_000  # source identities per shuffle partition a hash join's task holds (~150 MB); beyond, sort-merge
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def map_to_source(
 
     The identities are aggregated over fixed-width columns only (the topic as its index in `topics`), which
     Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. The join
-    is a shuffled hash join: neither side is sorted; it has at least one partition per JOIN_ROWS identities.
+    is a shuffled hash join (neither side is sorted) while the identities fit JOIN_ROWS per shuffle partition,
+    else a sort-merge join, whose sorts spill to disk.
     """
     sink_identity = _expression(match.sink_key, "--sink-key", sink, "sink")
     source_identity = _expression(match.source_key, "--source-key", source_records, "source records")
@@ -116,17 +117,16 @@ def map_to_source(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
-    held = identities.count()  # fills the kept identities, and says how many partitions the join needs
-    parts = -(-held // JOIN_ROWS)
-    if parts > int(sink.sparkSession.conf.get("spark.sql.shuffle.partitions") or "0"):
-        # each join task builds a hash map of one partition of the identities, which does not spill: beyond
-        # JOIN_ROWS identities it outgrows the task's memory ("not enough memory to build hash map")
-        identities_side, fingerprinted = identities.repartition(parts, *_ID), fingerprinted.repartition(parts, *_ID)
+    held = identities.count()  # fills the kept identities, and says which join fits the memory
+    if held > JOIN_ROWS * int(sink.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200"):
+        # a hash join task holds a hash map of its partition of the identities, which does not spill: beyond
+        # JOIN_ROWS identities per task it outgrows the task's memory (at 100 M identities on local[2] with 4 GiB,
+        # even 50 partitions of 2 M each ran the JVM out of heap beside the kept identities); a sort-merge join
+        # spills its sorts to disk instead
+        joined = fingerprinted.join(identities.hint("merge"), list(_ID), "left")
     else:
-        identities_side = identities
-    mapped = fingerprinted.join(identities_side.hint("shuffle_hash"), list(_ID), "left").persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+        joined = fingerprinted.join(identities.hint("shuffle_hash"), list(_ID), "left")
+    mapped = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         findings, matched = _findings(identities, mapped, match)
         findings = tuple(

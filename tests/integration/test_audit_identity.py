@@ -186,11 +186,11 @@ def test_a_sink_without_coordinates_says_what_would_let_it_be_judged(tmp_path: P
     assert "--sink-key EXPR --source-key EXPR" in message
 
 
-def test_the_join_takes_one_partition_per_join_rows_identities(
+def test_more_identities_than_join_rows_per_partition_are_joined_by_sort_merge(
     stack: Stack, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A join of more identities than JOIN_ROWS per shuffle partition gets more partitions (so no join task's hash
-    map outgrows its memory), with the same answer."""
+    """A join of more identities than JOIN_ROWS per shuffle partition is a sort-merge join (whose sorts spill; a
+    hash join task's map does not), with the same answer."""
     bootstrap = stack.kafka.bootstrap
     kafka.create_topic(bootstrap, "weather-join", partitions=2)
     records = [_weather(i) for i in range(100)]  # record i to partition i % 2, so offset i // 2
@@ -198,14 +198,16 @@ def test_the_join_takes_one_partition_per_join_rows_identities(
     rows = [r for i, r in enumerate(records) if i not in (10, 12)] + [records[i] for i in (41, 43, 45)]
     sink = tmp_path / "sink.parquet"
     pq.write_table(pa.Table.from_pylist(rows), sink)
-    monkeypatch.setattr(identity, "JOIN_ROWS", 10)  # 100 identities: 10 partitions, more than the session's 4
+    monkeypatch.setattr(identity, "JOIN_ROWS", 10)  # 100 identities: more than 10 in each of the session's 4
     shuffle = spark.conf.get("spark.sql.shuffle.partitions") or "200"
     spark.conf.set("spark.sql.shuffle.partitions", "4")
     try:
         source = read_topics(spark, bootstrap, ("weather-join",), headers=True)
         match = IdentityMatch("timestamp", SOURCE_KEY)
         with identity.map_to_source(spark.read.parquet(str(sink)), source, ("weather-join",), match) as mapping:
-            assert mapping.sink.rdd.getNumPartitions() == 10
+            plan = mapping.sink._jdf.queryExecution().executedPlan().toString()
+            assert "SortMergeJoin" in plan
+            assert "ShuffledHashJoin" not in plan
             audit = audit_sink(mapping.sink, source=mapping.source, source_topics=frozenset({"weather-join"}))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", shuffle)
