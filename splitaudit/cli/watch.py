@@ -82,7 +82,10 @@ def watch(
 
     Every finding is written at once as a JSON line on stdout, and again whenever its figure grows; on the
     first error the job is stopped with a savepoint (default), cancelled or only reported (the watch then
-    follows the job to its end). A restart of the job (a TaskManager lost) is followed as a new attempt.
+    follows the job to its end). A restart of the job (a TaskManager lost), a rescale by the adaptive
+    scheduler (its source's subtasks polled at the new parallelism) and a JobManager failover in a highly
+    available cluster (set --rest-timeout above its duration) are each followed as a new attempt, listed in the
+    report's attempts.
 
     \b
     When the job ends (or --duration does), the final tally (with --bootstrap): per partition, the records read

@@ -37,6 +37,11 @@ _PHASE_OF_STATE = {
     "SUSPENDED": SUSPENDED,
 }
 
+# Why an attempt of the watched job began: the restore itself; Flink restarting the job from its latest
+# checkpoint after a failure; the adaptive scheduler restarting it at another parallelism (a rescale); a new
+# JobManager recovering it from its latest checkpoint (a failover in a highly available cluster).
+RESTORED, RESTART, RESCALE, FAILOVER = "restored", "restart", "rescale", "failover"
+
 # HTTP statuses a JobManager answers while it is busy ending a job or restarting: worth asking again.
 TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
 NOT_FOUND = 404
@@ -53,6 +58,16 @@ def job_phase(state: str) -> str:
     """The phase of a job in Flink's `state` (GET /jobs/:id or /jobs/overview). A state a later Flink may add
     is not taken for an end: the watch keeps following the job."""
     return _PHASE_OF_STATE.get(state, RUNNING)
+
+
+def new_attempt_cause(before: tuple[int, int], now: tuple[int, int]) -> str | None:
+    """Why the running job is a new attempt, from (start time, source parallelism) at the attempt before and now
+    (`GET /jobs/:id`'s `start-time` and the source vertex's `parallelism`); None when neither changed. A rescale
+    changes the parallelism; a new JobManager recovering the job initialises it anew, so its start time changes,
+    which a restart by the same JobManager never does."""
+    if now[1] != before[1]:
+        return RESCALE
+    return FAILOVER if now[0] != before[0] else None
 
 
 def transient(status: int | None) -> bool:

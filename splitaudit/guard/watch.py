@@ -54,10 +54,13 @@ from splitaudit.guard.lifecycle import (
     FAILED,
     GONE,
     NOT_FOUND,
+    RESTART,
     RESTARTING,
+    RESTORED,
     RUNNING,
     duration_seconds,
     job_phase,
+    new_attempt_cause,
     request_timeout,
     retry_delays,
     transient,
@@ -68,6 +71,7 @@ from splitaudit.guard.results import (
     STOP,
     JobEnd,
     RestFault,
+    WatchAttempt,
     WatchEvent,
     WatchReport,
     WatchTimeline,
@@ -274,6 +278,9 @@ class _Watch:
     ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
     ends_at: float | None = None  # monotonic time they were taken
     quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
+    begun: list[WatchAttempt] = field(default_factory=list)  # each attempt seen running, and why it began
+    began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
+    awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
 
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
@@ -356,6 +363,26 @@ class _Watch:
             return f"Flink did not say why: {ex}"
         return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
 
+    def follow(self, document: Mapping[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+        """The source vertex as the running job has it now (GET /jobs/:id: a rescale changes its parallelism, so
+        the subtasks to poll), and each attempt noted once it runs, with why it began. A rescale or a failover
+        that came between two polls ends the attempt before it here: its last counts go to the tally."""
+        vertex = next((v for v in document.get("vertices", []) if v.get("id") == source["id"]), None)
+        if vertex is None or document.get("state") != "RUNNING":
+            return source
+        now = (int(document.get("start-time") or 0), int(vertex["parallelism"]))
+        cause = RESTORED if self.began is None else new_attempt_cause(self.began, now)
+        if self.began is not None and cause is not None and not self.awaiting:
+            self.restarted(
+                f"a {cause} at {self.now():g} s came between two polls: what its readers read after the last one is "
+                "not counted"
+            )
+        if self.began is None or self.awaiting:
+            self.begun.append(WatchAttempt(len(self.attempts), self.now(), cause or RESTART, now[1]))
+            self.awaiting = False
+        self.began = now
+        return dict(vertex)
+
     def sample(self, job: str, source: Mapping[str, Any]) -> tuple[SubtaskSample, ...] | None:
         """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
         ending: the next look at its state says how)."""
@@ -401,7 +428,7 @@ class _Watch:
             self.closed = {sample.subtask: sample for sample in self.samples}
         self.restart_floor = max(self.newest_completed, self.restored_id or 0)
         self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
-        self.attempt_start = None
+        self.attempt_start, self.awaiting = None, True
 
     def attempt_reads(self, why: str) -> AttemptReads:
         """The current attempt's last counts, final when they had been steady for `quiet` seconds with the end
@@ -591,14 +618,15 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         if phase in (RESTARTING, CANCELLING):
             if phase == RESTARTING and watch.last is not None:
                 watch.restarted(
-                    f"attempt {len(watch.attempts)} failed at {watch.now():g} s while its readers were reading: "
-                    "what they read after its last poll is not counted"
+                    f"attempt {len(watch.attempts)} was restarted at {watch.now():g} s while its readers were "
+                    "reading: what they read after its last poll is not counted"
                 )
             time.sleep(settings.interval)
             continue
         vertices = document.get("vertices", [])
         if vertices and all(v.get("status") == "RUNNING" for v in vertices):
             watch.mark("running")
+        source = watch.follow(document, source)
         try:
             checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
         except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
@@ -607,7 +635,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             error |= watch.restored_from(job, checkpoints.latest_restored)
             watch.restart_point(checkpoints.latest_restored)
         samples = watch.sample(job, source)
-        if samples is None:  # its metrics are gone: the job is ending, the next look says how
+        if samples is None:  # its metrics are gone (the job is ending, the next look says how) or not there yet
+            time.sleep(settings.interval)
             continue
         polls += 1
         samples = watch.counted(samples)
@@ -649,6 +678,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         timeline=WatchTimeline(**watch.marks),
         tally=tallied,
         rest_faults=tuple(watch.faults.values()),
+        attempts=tuple(watch.begun),
     )
 
 

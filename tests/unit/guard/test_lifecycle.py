@@ -19,6 +19,7 @@ from splitaudit.guard.lifecycle import (
     SUSPENDED,
     duration_seconds,
     job_phase,
+    new_attempt_cause,
     retry_delays,
     transient,
 )
@@ -108,3 +109,10 @@ def test_a_rest_error_is_one_escaped_line_with_the_whole_text_as_its_detail() ->
 )  # fmt: skip
 def test_flink_durations_read_as_timeutils_parses_them(text: str, seconds: float | None) -> None:
     assert duration_seconds(text) == (None if seconds is None else pytest.approx(seconds))
+
+
+def test_a_new_attempt_is_a_rescale_when_its_parallelism_changed_a_failover_when_its_start_time_did() -> None:
+    assert new_attempt_cause((100, 2), (100, 2)) is None
+    assert new_attempt_cause((100, 2), (100, 4)) == "rescale"
+    assert new_attempt_cause((100, 2), (250, 2)) == "failover"
+    assert new_attempt_cause((100, 2), (250, 1)) == "rescale"
