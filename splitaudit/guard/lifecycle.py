@@ -11,6 +11,7 @@ budget is spent. Everything here is pure: the watch asks, this module decides.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 # The phases of a watched job. `running` is every state of a job that has not begun to end (Flink's CREATED,
 # INITIALIZING, RECONCILING and RUNNING); `restarting` a new attempt after a failure (FAILING, RESTARTING);
@@ -21,8 +22,9 @@ ENDED_NORMALLY = frozenset({CANCELLED, FINISHED})  # cancelled, stopped with a s
 ENDED_ABNORMALLY = frozenset({FAILED, SUSPENDED, GONE})  # no final state the user asked for
 ENDED = ENDED_NORMALLY | ENDED_ABNORMALLY
 
-# Flink's JobStatus (1.19) → phase. SUSPENDED is a JobManager losing leadership: the job is not ended for the
-# cluster (another JobManager may take it over) but is for this watch of this JobManager.
+# Flink's JobStatus (1.19) → phase. SUSPENDED is a JobManager losing leadership: in a highly available cluster
+# another JobManager (or this one, leading again) recovers the job, and the watch follows it (`ends_watch`); without
+# high availability nothing will, and the job is lost.
 _PHASE_OF_STATE = {
     "CREATED": RUNNING,
     "INITIALIZING": RUNNING,
@@ -58,6 +60,19 @@ def job_phase(state: str) -> str:
     """The phase of a job in Flink's `state` (GET /jobs/:id or /jobs/overview). A state a later Flink may add
     is not taken for an end: the watch keeps following the job."""
     return _PHASE_OF_STATE.get(state, RUNNING)
+
+
+def ends_watch(phase: str, highly_available: bool) -> bool:
+    """Whether the job in `phase` has ended for the watch: every end but a suspended job in a highly available
+    cluster, which a JobManager leading after this one recovers from its latest checkpoint (a failover)."""
+    return phase in ENDED and not (phase == SUSPENDED and highly_available)
+
+
+def highly_available(config: Mapping[str, str]) -> bool:
+    """Whether a JobManager's configuration (GET /jobmanager/config) makes the cluster highly available:
+    `high-availability.type` (Flink 1.19; `high-availability` before) set to anything but NONE."""
+    mode = config.get("high-availability.type", config.get("high-availability", "NONE"))
+    return mode.strip().upper() not in ("", "NONE")
 
 
 def new_attempt_cause(before: tuple[int, int], now: tuple[int, int]) -> str | None:

@@ -58,7 +58,10 @@ from splitaudit.guard.lifecycle import (
     RESTARTING,
     RESTORED,
     RUNNING,
+    SUSPENDED,
     duration_seconds,
+    ends_watch,
+    highly_available,
     job_phase,
     new_attempt_cause,
     request_timeout,
@@ -278,6 +281,7 @@ class _Watch:
     ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
     ends_at: float | None = None  # monotonic time they were taken
     quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
+    highly_available: bool = False  # the cluster recovers a suspended job (a JobManager failover)
     begun: list[WatchAttempt] = field(default_factory=list)  # each attempt seen running, and why it began
     began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
     awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
@@ -362,6 +366,16 @@ class _Watch:
         except (FlinkRestError, FlinkUnreachableError) as ex:
             return f"Flink did not say why: {ex}"
         return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
+
+    def configured(self) -> None:
+        """Read what the watch needs of the JobManager's configuration: how long counts must stay steady to be
+        final (two of its metric fetcher intervals), and whether the cluster is highly available."""
+        try:
+            config = self.ask("GET /jobmanager/config", self.flink.jobmanager_config)
+        except (FlinkRestError, FlinkUnreachableError):
+            config = {}
+        interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
+        self.quiet, self.highly_available = max(SHORTEST_QUIET, 2 * interval), highly_available(config)
 
     def follow(self, document: Mapping[str, Any], source: dict[str, Any]) -> dict[str, Any]:
         """The source vertex as the running job has it now (GET /jobs/:id: a rescale changes its parallelism, so
@@ -608,18 +622,21 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
     watch.mark("listed")
-    watch.quiet = _quiet_window(watch)
+    watch.configured()
     listed = time.monotonic()
     polls, phase = 0, RUNNING
     while not (error and acts):
         phase, document = watch.phase(job)
-        if phase in ENDED or (settings.duration is not None and time.monotonic() - listed >= settings.duration):
+        if ends_watch(phase, watch.highly_available) or (
+            settings.duration is not None and time.monotonic() - listed >= settings.duration
+        ):
             break
-        if phase in (RESTARTING, CANCELLING):
-            if phase == RESTARTING and watch.last is not None:
+        if phase in (RESTARTING, CANCELLING, SUSPENDED):  # suspended here: a failover, the job recovered next
+            if phase != CANCELLING and watch.last is not None:
                 watch.restarted(
-                    f"attempt {len(watch.attempts)} was restarted at {watch.now():g} s while its readers were "
-                    "reading: what they read after its last poll is not counted"
+                    f"attempt {len(watch.attempts)} was {'suspended' if phase == SUSPENDED else 'restarted'} at "
+                    f"{watch.now():g} s while its readers were reading: what they read after its last poll is not "
+                    "counted"
                 )
             time.sleep(settings.interval)
             continue
@@ -688,16 +705,6 @@ def _read_twice(tallied: PartitionTally) -> Finding:
     why = "" if tallied.exact else f" (a lower bound: {tallied.why})"
     detail = f"{figure} {tallied.read_twice} of the {tallied.read} records its readers read were read twice{why}"
     return Finding(READ_TWICE, ERROR, tallied.topic, tallied.partition, tallied.read_twice, detail=detail)
-
-
-def _quiet_window(watch: _Watch) -> float:
-    """How long counts must stay steady to be final: two of the JobManager's metric fetcher intervals."""
-    try:
-        config = watch.ask("GET /jobmanager/config", watch.flink.jobmanager_config)
-    except (FlinkRestError, FlinkUnreachableError):
-        config = {}
-    interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
-    return max(SHORTEST_QUIET, 2 * interval)
 
 
 def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:

@@ -286,7 +286,7 @@ def test_each_attempt_is_noted_once_it_runs_with_why_it_began() -> None:
     # The adaptive scheduler rescaled it between two polls: the attempt before ends, the source's subtasks are four.
     watch.last = {(TOPIC, 0): 950}
     source = watch.follow(_document("RUNNING", 100, 4), source)
-    assert (source["parallelism"], len(watch.attempts), watch.last) == (4, 2, None)
+    assert (source["parallelism"], len(watch.attempts)) == (4, 2)
     # A new JobManager recovered it: initialised anew, its start time is later.
     watch.last = {(TOPIC, 0): 10}
     watch.follow(_document("RUNNING", 250, 4), source)
