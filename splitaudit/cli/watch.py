@@ -98,8 +98,8 @@ def watch(
     kinds=… after=…s action=… state=…" or "splitaudit-watch: LOST state=failed|suspended|gone reason=…".
     Exit 0 silent (the job finished, was cancelled or stopped with a savepoint, or still runs), 1 an error
     found, 4 nothing found but the job failed, was suspended (in a cluster without high availability) or
-    vanished (404, or REST silent for --rest-timeout) without a final state. Flink's server-side traces are shown in one escaped line (all of
-    them with --debug).
+    vanished (404, or REST silent for --rest-timeout) without a final state. Flink's server-side traces are
+    shown in one escaped line (all of them with --debug).
     """
 
     def action(context: Context) -> int:

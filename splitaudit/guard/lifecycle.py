@@ -62,10 +62,11 @@ def job_phase(state: str) -> str:
     return _PHASE_OF_STATE.get(state, RUNNING)
 
 
-def ends_watch(phase: str, highly_available: bool) -> bool:
-    """Whether the job in `phase` has ended for the watch: every end but a suspended job in a highly available
-    cluster, which a JobManager leading after this one recovers from its latest checkpoint (a failover)."""
-    return phase in ENDED and not (phase == SUSPENDED and highly_available)
+def ends_watch(phase: str, recoverable: bool) -> bool:
+    """Whether the job in `phase` has ended for the watch: every end but a suspended job that is `recoverable`
+    (a highly available cluster, where a JobManager leading after this one recovers it from its latest checkpoint:
+    a failover, not suspended for longer than the watch's --rest-timeout yet)."""
+    return phase in ENDED and not (phase == SUSPENDED and recoverable)
 
 
 def highly_available(config: Mapping[str, str]) -> bool:

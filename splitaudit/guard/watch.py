@@ -625,9 +625,12 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     watch.configured()
     listed = time.monotonic()
     polls, phase = 0, RUNNING
+    suspended: float | None = None  # since when the job has been suspended (monotonic)
     while not (error and acts):
         phase, document = watch.phase(job)
-        if ends_watch(phase, watch.highly_available) or (
+        suspended = (suspended or time.monotonic()) if phase == SUSPENDED else None
+        recoverable = suspended is not None and time.monotonic() - suspended < settings.rest_timeout
+        if ends_watch(phase, watch.highly_available and recoverable) or (
             settings.duration is not None and time.monotonic() - listed >= settings.duration
         ):
             break
