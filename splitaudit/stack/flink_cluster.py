@@ -6,9 +6,9 @@ directory: checkpoints, savepoints, logs, pid files and every temporary director
 savepoints go to its bucket instead (`s3://…`), through Flink's S3 filesystem plugin (flink-s3-fs-hadoop).
 
 Given a ZooKeeper port the cluster is highly available: it first starts the ZooKeeper server Flink's distribution
-ships (`bin/zookeeper.sh`, `FlinkZooKeeperQuorumPeer` and the shaded ZooKeeper inside flink-dist, one standalone
-peer) and keeps its job graphs, checkpoint pointers and leader in it, so a JobManager started again after a crash
-recovers the running jobs, same job ids, from their latest checkpoints.
+ships (as `bin/zookeeper.sh` does: `FlinkZooKeeperQuorumPeer` and the shaded ZooKeeper inside flink-dist, one
+standalone peer) and keeps its job graphs, checkpoint pointers and leader in it, so a JobManager started again
+after a crash recovers the running jobs, same job ids, from their latest checkpoints.
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ class FlinkCluster:
         self._write_conf(home)
         if self.zookeeper_port is not None:
             self._start_zookeeper(timeout)
-        jobmanager = self._spawn("jobmanager")
-        taskmanager = self._spawn("taskmanager")
+        jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
+        taskmanager = self._spawn("taskmanager", "taskmanager.sh", "start-foreground")
         process.wait_until(
             f"the Flink JobManager REST API on {self.rest_url}",
             self._rest_up,
@@ -137,21 +137,30 @@ class FlinkCluster:
             env["FLINK_PLUGINS_DIR"] = str(plugin.parent)
         return env
 
-    def _spawn(self, role: str, *args: str) -> process.PidRecord:
-        """Start a jobmanager, taskmanager or zookeeper in the foreground (the script execs java, so the pid recorded
-        is the JVM's own)."""
+    def _spawn(self, role: str, script: str, *args: str, **env: str) -> process.PidRecord:
+        """Start the jobmanager, taskmanager or zookeeper with a script of the distribution's bin/ that execs java in
+        the foreground: the pid recorded is the JVM's own, which stopping it stops."""
         return process.spawn(
             f"flink-{role}",
-            [str(flink_home(self.version) / "bin" / f"{role}.sh"), "start-foreground", *args],
+            [str(flink_home(self.version) / "bin" / script), *args],
             pid_file=self.pid_file(role),
             log_file=self.log_file(role),
-            env=self._environment(),
+            env=self._environment() | env,
             cwd=self.workdir,
         )
 
     def _start_zookeeper(self, timeout: float) -> None:
-        """Start the ZooKeeper server (peer 1 of the conf dir's zoo.cfg) and wait until it answers."""
-        zookeeper = self._spawn("zookeeper", "1")
+        """Start the ZooKeeper server (peer 1 of the conf dir's zoo.cfg) and wait until it answers. As
+        bin/zookeeper.sh does, but through flink-console.sh directly: zookeeper.sh runs it without exec, so its pid
+        is a shell's, and stopping that shell would leave ZooKeeper's JVM running."""
+        zoo = str(self.conf_dir / "zoo.cfg")
+        zookeeper = self._spawn(
+            "zookeeper",
+            "flink-console.sh",
+            "zookeeper",
+            *("--zkConfigFile", zoo, "--peerId", "1"),
+            JVM_ARGS="-Dzookeeper.jmx.log4j.disable=true",  # zookeeper.sh's: ZooKeeper's JMX log4j 1 hook off
+        )
         process.wait_until(
             f"ZooKeeper on 127.0.0.1:{self.zookeeper_port}",
             self._zookeeper_ok,
@@ -209,7 +218,7 @@ class FlinkCluster:
     def start_jobmanager(self, timeout: float = 120.0) -> process.PidRecord:
         """Start a JobManager again (after `kill("jobmanager")`); wait until its REST API answers, which in a highly
         available cluster it does once it leads (before, HTTP 503), recovering the jobs ZooKeeper holds."""
-        jobmanager = self._spawn("jobmanager")
+        jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
         process.wait_until(
             f"the Flink JobManager REST API on {self.rest_url}",
             self._rest_up,
@@ -227,7 +236,7 @@ class FlinkCluster:
         """
         client = self.client()
         known = client.taskmanager_ids()
-        taskmanager = self._spawn("taskmanager")
+        taskmanager = self._spawn("taskmanager", "taskmanager.sh", "start-foreground")
 
         def registered() -> bool:
             return bool(client.taskmanager_ids() - known)
