@@ -97,6 +97,8 @@ def run_watched_recovery(
             time.sleep(IDLE_BEFORE_END)  # and so the new attempt's
             with run.steps.step("stop the job with a savepoint"):
                 run.flink.wait_for_savepoint(job, run.flink.stop_with_savepoint(job, run.savepoint_target))
+                # The savepoint completes before the job is FINISHED: not a job to cancel below.
+                run.flink.wait_for_state(job, {"FINISHED"})
         finally:
             if run.flink.job_state(job) not in TERMINAL_STATES:
                 run.flink.cancel(job)
