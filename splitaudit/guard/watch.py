@@ -268,6 +268,7 @@ class _Watch:
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
     restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    restored_start: dict[Key, int] | None = None  # that checkpoint's offsets (None: the savepoint's, `resume`)
     # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
     # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
     checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
@@ -459,20 +460,22 @@ class _Watch:
         return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
 
     def restart_point(self, restored: CheckpointRef | None) -> None:
-        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or the savepoint's
-        again when it restored that. Flink restores the newest completed checkpoint, so a restored id below the
-        newest one completed before the restart is the statistics' cached answer from before it: wait."""
+        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or, when it restored
+        what the attempt before it restored (the savepoint, or the same checkpoint: no newer one completed between),
+        that attempt's start. Flink restores the newest completed checkpoint, so a restored id below the newest one
+        completed before the restart is the statistics' cached answer from before it: wait."""
         if not self.attempts or self.attempt_start is not None or restored is None:
             return
         if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
             return
-        if restored.id == self.restored_id:
-            self.attempt_start = dict(self.resume)
+        if restored.id == self.restored_id:  # restored again what the attempt before restored
+            self.attempt_start = dict(self.resume if self.restored_start is None else self.restored_start)
         elif restored.id in self.checkpointed:
             self.attempt_start = dict(self.checkpointed[restored.id])
         elif restored.external_path:
             self.attempt_start = _checkpoint_offsets(restored)
-        self.restored_id = restored.id
+        if self.attempt_start is not None:  # else gone (subsumed): asked again at the next poll
+            self.restored_id, self.restored_start = restored.id, self.attempt_start
 
     def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
         """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""

@@ -260,8 +260,13 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     assert _start(watch) is None
     watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
     assert _start(watch) == {(TOPIC, 0): 5900}
+    # Another restart before a newer checkpoint completed restores checkpoint 9 again: its offsets, not the savepoint's.
+    watch.last = {(TOPIC, 0): 3}
+    watch.restarted("it failed again")
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    assert _start(watch) == {(TOPIC, 0): 5900}
     # A restart before any checkpoint completed restores the savepoint again.
-    watch.newest_completed, watch.restored_id = 0, 5
+    watch.newest_completed, watch.restored_id, watch.restored_start = 0, 5, None
     watch.last = {(TOPIC, 0): 3}
     watch.restarted("it failed again")
     watch.restart_point(savepoint)
