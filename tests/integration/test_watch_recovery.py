@@ -14,13 +14,13 @@ the stock job did, the watch's tally must equal the sink's truth exactly.
 
 - Failover: the job restored at parallelism 2 (splits {0, 2} and {1, 3}); the stock checkpoint holds one split
   per index, the recovered attempt adds a fresh twin to each: every partition's 250 read twice, 750 in all (in one
-  run of three, subtask 1 ran one reader of split 1: 500 for partitions 1 and 3).
+  run of eight, subtask 1 ran one reader of split 1: 500 for partitions 1 and 3).
 - Rescale: the job restored at parallelism 1 (both splits on subtask 0), then rescaled to 2, where the
   checkpoint's splits are handed out in contiguous runs: partitions 1 and 3 (split 1) are read on subtask 1 now,
   which the watch must poll. Stock: the restore at 1 read the backlog twice (a fresh split of all four partitions
   beside the two restored ones), its checkpoint holds that fresh split as split 0 and the restored split 1
   ({1, 3}), and the rescale adds another fresh split of all four: partitions 0 and 2 have two readers, 1 and 3
-  three, so 250 and 500 of the 250 are read again (750 and 1,000 in all, in each of the three runs so far).
+  three, so 250 and 500 of the 250 are read again (750 and 1,000 in all, in each of five runs).
 
 Marked `watch` (`make watch`).
 """
