@@ -101,9 +101,10 @@ users-job: setup
 
 # `splitaudit watch` through a restored job's other ends and faults: cancelled, stopped with a savepoint, REST
 # answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed, stock and patched
-# (about 5 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
+# (about 5 minutes); a JobManager failover and a rescale by the adaptive scheduler, each on a stack of its own (about
+# 6 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
 watch: setup
-	$(BIN)/pytest -m watch tests/integration/test_watch_life.py
+	$(BIN)/pytest -m watch tests/integration/test_watch_life.py tests/integration/test_watch_recovery.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest

@@ -82,7 +82,10 @@ def watch(
 
     Every finding is written at once as a JSON line on stdout, and again whenever its figure grows; on the
     first error the job is stopped with a savepoint (default), cancelled or only reported (the watch then
-    follows the job to its end). A restart of the job (a TaskManager lost) is followed as a new attempt.
+    follows the job to its end). A restart of the job (a TaskManager lost), a rescale by the adaptive
+    scheduler (its source's subtasks polled at the new parallelism) and a JobManager failover in a highly
+    available cluster (set --rest-timeout above its duration) are each followed as a new attempt, listed in the
+    report's attempts.
 
     \b
     When the job ends (or --duration does), the final tally (with --bootstrap): per partition, the records read
@@ -94,9 +97,9 @@ def watch(
     Ends with one line a CI step can read: "splitaudit-watch: silent state=…", "splitaudit-watch: ERROR
     kinds=… after=…s action=… state=…" or "splitaudit-watch: LOST state=failed|suspended|gone reason=…".
     Exit 0 silent (the job finished, was cancelled or stopped with a savepoint, or still runs), 1 an error
-    found, 4 nothing found but the job failed, was suspended or vanished (404, or REST silent for
-    --rest-timeout) without a final state. Flink's server-side traces are shown in one escaped line (all of
-    them with --debug).
+    found, 4 nothing found but the job failed, was suspended (in a cluster without high availability) or
+    vanished (404, or REST silent for --rest-timeout) without a final state. Flink's server-side traces are
+    shown in one escaped line (all of them with --debug).
     """
 
     def action(context: Context) -> int:

@@ -350,6 +350,14 @@ class FlinkRestClient:
 
         poll(f"Flink job {job_id} to be canceled", ended, timeout=timeout, interval=0.3)
 
+    def rescale(self, job_id: str, parallelism: int) -> None:
+        """PUT /jobs/:id/resource-requirements (Flink 1.18+, the adaptive scheduler): every vertex's parallelism
+        between 1 and `parallelism`; the scheduler restarts the job from its latest checkpoint at the highest its
+        slots allow."""
+        vertices = self._call("GET", f"/jobs/{job_id}/resource-requirements")
+        bounds = {"parallelism": {"lowerBound": 1, "upperBound": parallelism}}
+        self._call("PUT", f"/jobs/{job_id}/resource-requirements", json=dict.fromkeys(vertices, bounds))
+
     def checkpoints(self, job_id: str) -> CheckpointHistory:
         """The job's checkpoint statistics: counts, latest completed/savepoint/restored, recent history."""
         return CheckpointHistory.from_json(self._call("GET", f"/jobs/{job_id}/checkpoints"))

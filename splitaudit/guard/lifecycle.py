@@ -11,6 +11,7 @@ budget is spent. Everything here is pure: the watch asks, this module decides.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 # The phases of a watched job. `running` is every state of a job that has not begun to end (Flink's CREATED,
 # INITIALIZING, RECONCILING and RUNNING); `restarting` a new attempt after a failure (FAILING, RESTARTING);
@@ -21,8 +22,9 @@ ENDED_NORMALLY = frozenset({CANCELLED, FINISHED})  # cancelled, stopped with a s
 ENDED_ABNORMALLY = frozenset({FAILED, SUSPENDED, GONE})  # no final state the user asked for
 ENDED = ENDED_NORMALLY | ENDED_ABNORMALLY
 
-# Flink's JobStatus (1.19) → phase. SUSPENDED is a JobManager losing leadership: the job is not ended for the
-# cluster (another JobManager may take it over) but is for this watch of this JobManager.
+# Flink's JobStatus (1.19) → phase. SUSPENDED is a JobManager losing leadership: in a highly available cluster
+# another JobManager (or this one, leading again) recovers the job, and the watch follows it (`ends_watch`); without
+# high availability nothing will, and the job is lost.
 _PHASE_OF_STATE = {
     "CREATED": RUNNING,
     "INITIALIZING": RUNNING,
@@ -36,6 +38,11 @@ _PHASE_OF_STATE = {
     "FAILED": FAILED,
     "SUSPENDED": SUSPENDED,
 }
+
+# Why an attempt of the watched job began: the restore itself; Flink restarting the job from its latest
+# checkpoint after a failure; the adaptive scheduler restarting it at another parallelism (a rescale); a new
+# JobManager recovering it from its latest checkpoint (a failover in a highly available cluster).
+RESTORED, RESTART, RESCALE, FAILOVER = "restored", "restart", "rescale", "failover"
 
 # HTTP statuses a JobManager answers while it is busy ending a job or restarting: worth asking again.
 TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
@@ -53,6 +60,30 @@ def job_phase(state: str) -> str:
     """The phase of a job in Flink's `state` (GET /jobs/:id or /jobs/overview). A state a later Flink may add
     is not taken for an end: the watch keeps following the job."""
     return _PHASE_OF_STATE.get(state, RUNNING)
+
+
+def ends_watch(phase: str, recoverable: bool) -> bool:
+    """Whether the job in `phase` has ended for the watch: every end but a suspended job that is `recoverable`
+    (a highly available cluster, where a JobManager leading after this one recovers it from its latest checkpoint:
+    a failover, not suspended for longer than the watch's --rest-timeout yet)."""
+    return phase in ENDED and not (phase == SUSPENDED and recoverable)
+
+
+def highly_available(config: Mapping[str, str]) -> bool:
+    """Whether a JobManager's configuration (GET /jobmanager/config) makes the cluster highly available:
+    `high-availability.type` (Flink 1.19; `high-availability` before) set to anything but NONE."""
+    mode = config.get("high-availability.type", config.get("high-availability", "NONE"))
+    return mode.strip().upper() not in ("", "NONE")
+
+
+def new_attempt_cause(before: tuple[int, int], now: tuple[int, int]) -> str | None:
+    """Why the running job is a new attempt, from (start time, source parallelism) at the attempt before and now
+    (`GET /jobs/:id`'s `start-time` and the source vertex's `parallelism`); None when neither changed. A rescale
+    changes the parallelism; a new JobManager recovering the job initialises it anew, so its start time changes,
+    which a restart by the same JobManager never does."""
+    if now[1] != before[1]:
+        return RESCALE
+    return FAILOVER if now[0] != before[0] else None
 
 
 def transient(status: int | None) -> bool:

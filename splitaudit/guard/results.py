@@ -166,6 +166,21 @@ class RestFault:
 
 
 @dataclass(frozen=True)
+class WatchAttempt:
+    """One attempt of the watched job as the watch saw it begin: its tally number (0 the restored run), when (in
+    seconds since the watch started), why (a `guard.lifecycle` cause: restored, restart, rescale, failover) and at
+    which parallelism its source runs."""
+
+    number: int
+    seconds: float
+    cause: str
+    parallelism: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "seconds": self.seconds, "cause": self.cause, "parallelism": self.parallelism}
+
+
+@dataclass(frozen=True)
 class JobEnd:
     """How the watched job's life ended, as far as the watch saw it."""
 
@@ -197,6 +212,7 @@ class WatchReport:
     timeline: WatchTimeline = WatchTimeline()
     tally: tuple[PartitionTally, ...] = ()  # per partition the records read twice, final figures (needs --bootstrap)
     rest_faults: tuple[RestFault, ...] = ()
+    attempts: tuple[WatchAttempt, ...] = ()  # the restored run and each restart, rescale or failover after it
 
     @property
     def job_state(self) -> str:
@@ -243,5 +259,6 @@ class WatchReport:
             "findings": [f.to_json() for f in self.findings],
             "tally": [t.to_json() for t in self.tally],
             "rest_faults": [f.to_json(debug) for f in self.rest_faults],
+            "attempts": [a.to_json() for a in self.attempts],
             "timeline": self.timeline.to_json(),
         }

@@ -54,10 +54,16 @@ from splitaudit.guard.lifecycle import (
     FAILED,
     GONE,
     NOT_FOUND,
+    RESTART,
     RESTARTING,
+    RESTORED,
     RUNNING,
+    SUSPENDED,
     duration_seconds,
+    ends_watch,
+    highly_available,
     job_phase,
+    new_attempt_cause,
     request_timeout,
     retry_delays,
     transient,
@@ -68,6 +74,7 @@ from splitaudit.guard.results import (
     STOP,
     JobEnd,
     RestFault,
+    WatchAttempt,
     WatchEvent,
     WatchReport,
     WatchTimeline,
@@ -261,6 +268,7 @@ class _Watch:
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
     restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    restored_start: dict[Key, int] | None = None  # that checkpoint's offsets (None: the savepoint's, `resume`)
     # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
     # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
     checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
@@ -274,6 +282,10 @@ class _Watch:
     ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
     ends_at: float | None = None  # monotonic time they were taken
     quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
+    highly_available: bool = False  # the cluster recovers a suspended job (a JobManager failover)
+    begun: list[WatchAttempt] = field(default_factory=list)  # each attempt seen running, and why it began
+    began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
+    awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
 
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
@@ -356,6 +368,36 @@ class _Watch:
             return f"Flink did not say why: {ex}"
         return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
 
+    def configured(self) -> None:
+        """Read what the watch needs of the JobManager's configuration: how long counts must stay steady to be
+        final (two of its metric fetcher intervals), and whether the cluster is highly available."""
+        try:
+            config = self.ask("GET /jobmanager/config", self.flink.jobmanager_config)
+        except (FlinkRestError, FlinkUnreachableError):
+            config = {}
+        interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
+        self.quiet, self.highly_available = max(SHORTEST_QUIET, 2 * interval), highly_available(config)
+
+    def follow(self, document: Mapping[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+        """The source vertex as the running job has it now (GET /jobs/:id: a rescale changes its parallelism, so
+        the subtasks to poll), and each attempt noted once it runs, with why it began. A rescale or a failover
+        that came between two polls ends the attempt before it here: its last counts go to the tally."""
+        vertex = next((v for v in document.get("vertices", []) if v.get("id") == source["id"]), None)
+        if vertex is None or document.get("state") != "RUNNING":
+            return source
+        now = (int(document.get("start-time") or 0), int(vertex["parallelism"]))
+        cause = RESTORED if self.began is None else new_attempt_cause(self.began, now)
+        if self.began is not None and cause is not None and not self.awaiting:
+            self.restarted(
+                f"a {cause} at {self.now():g} s came between two polls: what its readers read after the last one is "
+                "not counted"
+            )
+        if self.began is None or self.awaiting:
+            self.begun.append(WatchAttempt(len(self.attempts), self.now(), cause or RESTART, now[1]))
+            self.awaiting = False
+        self.began = now
+        return dict(vertex)
+
     def sample(self, job: str, source: Mapping[str, Any]) -> tuple[SubtaskSample, ...] | None:
         """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
         ending: the next look at its state says how)."""
@@ -401,7 +443,7 @@ class _Watch:
             self.closed = {sample.subtask: sample for sample in self.samples}
         self.restart_floor = max(self.newest_completed, self.restored_id or 0)
         self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
-        self.attempt_start = None
+        self.attempt_start, self.awaiting = None, True
 
     def attempt_reads(self, why: str) -> AttemptReads:
         """The current attempt's last counts, final when they had been steady for `quiet` seconds with the end
@@ -418,20 +460,22 @@ class _Watch:
         return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
 
     def restart_point(self, restored: CheckpointRef | None) -> None:
-        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or the savepoint's
-        again when it restored that. Flink restores the newest completed checkpoint, so a restored id below the
-        newest one completed before the restart is the statistics' cached answer from before it: wait."""
+        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or, when it restored
+        what the attempt before it restored (the savepoint, or the same checkpoint: no newer one completed between),
+        that attempt's start. Flink restores the newest completed checkpoint, so a restored id below the newest one
+        completed before the restart is the statistics' cached answer from before it: wait."""
         if not self.attempts or self.attempt_start is not None or restored is None:
             return
         if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
             return
-        if restored.id == self.restored_id:
-            self.attempt_start = dict(self.resume)
+        if restored.id == self.restored_id:  # restored again what the attempt before restored
+            self.attempt_start = dict(self.resume if self.restored_start is None else self.restored_start)
         elif restored.id in self.checkpointed:
             self.attempt_start = dict(self.checkpointed[restored.id])
         elif restored.external_path:
             self.attempt_start = _checkpoint_offsets(restored)
-        self.restored_id = restored.id
+        if self.attempt_start is not None:  # else gone (subsumed): asked again at the next poll
+            self.restored_id, self.restored_start = restored.id, self.attempt_start
 
     def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
         """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""
@@ -581,24 +625,31 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
     watch.mark("listed")
-    watch.quiet = _quiet_window(watch)
+    watch.configured()
     listed = time.monotonic()
     polls, phase = 0, RUNNING
+    suspended: float | None = None  # since when the job has been suspended (monotonic)
     while not (error and acts):
         phase, document = watch.phase(job)
-        if phase in ENDED or (settings.duration is not None and time.monotonic() - listed >= settings.duration):
+        suspended = (suspended or time.monotonic()) if phase == SUSPENDED else None
+        recoverable = suspended is not None and time.monotonic() - suspended < settings.rest_timeout
+        if ends_watch(phase, watch.highly_available and recoverable) or (
+            settings.duration is not None and time.monotonic() - listed >= settings.duration
+        ):
             break
-        if phase in (RESTARTING, CANCELLING):
-            if phase == RESTARTING and watch.last is not None:
+        if phase in (RESTARTING, CANCELLING, SUSPENDED):  # suspended here: a failover, the job recovered next
+            if phase != CANCELLING and watch.last is not None:
                 watch.restarted(
-                    f"attempt {len(watch.attempts)} failed at {watch.now():g} s while its readers were reading: "
-                    "what they read after its last poll is not counted"
+                    f"attempt {len(watch.attempts)} was {'suspended' if phase == SUSPENDED else 'restarted'} at "
+                    f"{watch.now():g} s while its readers were reading: what they read after its last poll is not "
+                    "counted"
                 )
             time.sleep(settings.interval)
             continue
         vertices = document.get("vertices", [])
         if vertices and all(v.get("status") == "RUNNING" for v in vertices):
             watch.mark("running")
+        source = watch.follow(document, source)
         try:
             checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
         except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
@@ -607,7 +658,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             error |= watch.restored_from(job, checkpoints.latest_restored)
             watch.restart_point(checkpoints.latest_restored)
         samples = watch.sample(job, source)
-        if samples is None:  # its metrics are gone: the job is ending, the next look says how
+        if samples is None:  # its metrics are gone (the job is ending, the next look says how) or not there yet
+            time.sleep(settings.interval)
             continue
         polls += 1
         samples = watch.counted(samples)
@@ -649,6 +701,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         timeline=WatchTimeline(**watch.marks),
         tally=tallied,
         rest_faults=tuple(watch.faults.values()),
+        attempts=tuple(watch.begun),
     )
 
 
@@ -658,16 +711,6 @@ def _read_twice(tallied: PartitionTally) -> Finding:
     why = "" if tallied.exact else f" (a lower bound: {tallied.why})"
     detail = f"{figure} {tallied.read_twice} of the {tallied.read} records its readers read were read twice{why}"
     return Finding(READ_TWICE, ERROR, tallied.topic, tallied.partition, tallied.read_twice, detail=detail)
-
-
-def _quiet_window(watch: _Watch) -> float:
-    """How long counts must stay steady to be final: two of the JobManager's metric fetcher intervals."""
-    try:
-        config = watch.ask("GET /jobmanager/config", watch.flink.jobmanager_config)
-    except (FlinkRestError, FlinkUnreachableError):
-        config = {}
-    interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
-    return max(SHORTEST_QUIET, 2 * interval)
 
 
 def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:

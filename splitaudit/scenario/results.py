@@ -329,10 +329,11 @@ class WatchedLife:
 
     variant: str
     end: str  # stop (with a savepoint), cancel, or jobmanager-kill
-    fault: str | None  # taskmanager-kill while the restored job ran, or None
+    fault: str | None  # taskmanager-kill, jobmanager-failover or rescale while the restored job ran, or None
     watch: WatchReport
     # Per partition of the job's topic, the restored job's records read twice as its sink shows them: per attempt,
-    # its rows minus its distinct offsets (a restart's replay of what the attempt before it read is not counted).
+    # its rows minus its distinct offsets (a restart's replay of what the attempt before it read is not counted; after
+    # a failover or rescale, over the whole job: `scenario.recovered`).
     read_twice: dict[int, int]
 
     def to_json(self) -> dict[str, Any]:

@@ -4,6 +4,11 @@ It runs the distribution `splitaudit setup` installed, with a private conf dir w
 directory: checkpoints, savepoints, logs, pid files and every temporary directory (`io.tmp.dirs`,
 `java.io.tmpdir`) stay inside it, so a run leaves nothing in /tmp. Given an object store, checkpoints and
 savepoints go to its bucket instead (`s3://…`), through Flink's S3 filesystem plugin (flink-s3-fs-hadoop).
+
+Given a ZooKeeper port the cluster is highly available: it first starts the ZooKeeper server Flink's distribution
+ships (as `bin/zookeeper.sh` does: `FlinkZooKeeperQuorumPeer` and the shaded ZooKeeper inside flink-dist, one
+standalone peer) and keeps its job graphs, checkpoint pointers and leader in it, so a JobManager started again
+after a crash recovers the running jobs, same job ids, from their latest checkpoints.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +39,8 @@ class FlinkCluster:
     version: str = FLINK_VERSION
     object_store: ObjectStore | None = None
     state_backend: str = "hashmap"  # the jobs' default keyed state backend (`state.backend.type`)
+    zookeeper_port: int | None = None  # with a port: highly available through a ZooKeeper of its own on it
+    scheduler: str = "default"  # `jobmanager.scheduler`: default, or adaptive (jobs rescaled through REST)
 
     @property
     def rest_url(self) -> str:
@@ -64,6 +72,13 @@ class FlinkCluster:
         return self.checkpoints_dir.as_uri()
 
     @property
+    def high_availability_uri(self) -> str:
+        """Where the JobManager keeps what ZooKeeper points to (job graphs, jars, completed checkpoints' metadata)."""
+        if self.object_store is not None:
+            return self.object_store.uri("flink", "ha")
+        return (self.workdir / "ha").as_uri()
+
+    @property
     def tmp_dir(self) -> Path:
         return self.workdir / "tmp"
 
@@ -86,16 +101,10 @@ class FlinkCluster:
         if not (home / "bin" / "jobmanager.sh").exists():
             raise ExternalError(f"Flink {self.version} not found in {home}; run `splitaudit setup`")
         self._write_conf(home)
-        # start-foreground execs java, so the pid we record is the JVM's own.
-        jobmanager = process.spawn(
-            "flink-jobmanager",
-            [str(home / "bin" / "jobmanager.sh"), "start-foreground"],
-            pid_file=self.pid_file("jobmanager"),
-            log_file=self.log_file("jobmanager"),
-            env=self._environment(),
-            cwd=self.workdir,
-        )
-        taskmanager = self._spawn_taskmanager()
+        if self.zookeeper_port is not None:
+            self._start_zookeeper(timeout)
+        jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
+        taskmanager = self._spawn("taskmanager", "taskmanager.sh", "start-foreground")
         process.wait_until(
             f"the Flink JobManager REST API on {self.rest_url}",
             self._rest_up,
@@ -128,15 +137,46 @@ class FlinkCluster:
             env["FLINK_PLUGINS_DIR"] = str(plugin.parent)
         return env
 
-    def _spawn_taskmanager(self) -> process.PidRecord:
+    def _spawn(self, role: str, script: str, *args: str, **env: str) -> process.PidRecord:
+        """Start the jobmanager, taskmanager or zookeeper with a script of the distribution's bin/ that execs java in
+        the foreground: the pid recorded is the JVM's own, which stopping it stops."""
         return process.spawn(
-            "flink-taskmanager",
-            [str(flink_home(self.version) / "bin" / "taskmanager.sh"), "start-foreground"],
-            pid_file=self.pid_file("taskmanager"),
-            log_file=self.log_file("taskmanager"),
-            env=self._environment(),
+            f"flink-{role}",
+            [str(flink_home(self.version) / "bin" / script), *args],
+            pid_file=self.pid_file(role),
+            log_file=self.log_file(role),
+            env=self._environment() | env,
             cwd=self.workdir,
         )
+
+    def _start_zookeeper(self, timeout: float) -> None:
+        """Start the ZooKeeper server (peer 1 of the conf dir's zoo.cfg) and wait until it answers. As
+        bin/zookeeper.sh does, but through flink-console.sh directly: zookeeper.sh runs it without exec, so its pid
+        is a shell's, and stopping that shell would leave ZooKeeper's JVM running."""
+        zoo = str(self.conf_dir / "zoo.cfg")
+        zookeeper = self._spawn(
+            "zookeeper",
+            "flink-console.sh",
+            "zookeeper",
+            *("--zkConfigFile", zoo, "--peerId", "1"),
+            JVM_ARGS="-Dzookeeper.jmx.log4j.disable=true",  # zookeeper.sh's: ZooKeeper's JMX log4j 1 hook off
+        )
+        process.wait_until(
+            f"ZooKeeper on 127.0.0.1:{self.zookeeper_port}",
+            self._zookeeper_ok,
+            timeout=timeout,
+            alive=zookeeper,
+            log=self.log_file("zookeeper"),
+        )
+
+    def _zookeeper_ok(self) -> bool:
+        """Whether ZooKeeper answers its `ruok` command with `imok`."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.zookeeper_port or 0), timeout=2.0) as connection:
+                connection.sendall(b"ruok")
+                return connection.recv(4) == b"imok"
+        except OSError:
+            return False
 
     def kill(self, role: str) -> int:
         """SIGKILL the JobManager or TaskManager by its pid file, a crash rather than a shutdown; the pid it had."""
@@ -152,8 +192,8 @@ class FlinkCluster:
         return record.pid
 
     def stop(self) -> None:
-        """Stop the TaskManager, then the JobManager, by their pid files (either may already be gone)."""
-        for role in ("taskmanager", "jobmanager"):
+        """Stop the TaskManager, then the JobManager, then ZooKeeper, by their pid files (any may be gone)."""
+        for role in ROLES:
             process.stop(self.pid_file(role))
 
     def latest_retained_checkpoint(self, job_id: str) -> str:
@@ -175,6 +215,19 @@ class FlinkCluster:
         process.stop(self.pid_file("taskmanager"))
         return self.start_taskmanager()
 
+    def start_jobmanager(self, timeout: float = 120.0) -> process.PidRecord:
+        """Start a JobManager again (after `kill("jobmanager")`); wait until its REST API answers, which in a highly
+        available cluster it does once it leads (before, HTTP 503), recovering the jobs ZooKeeper holds."""
+        jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
+        process.wait_until(
+            f"the Flink JobManager REST API on {self.rest_url}",
+            self._rest_up,
+            timeout=timeout,
+            alive=jobmanager,
+            log=self.log_file("jobmanager"),
+        )
+        return jobmanager
+
     def start_taskmanager(self, timeout: float = 120.0) -> process.PidRecord:
         """Start a TaskManager again (after `kill("taskmanager")`); wait until the cluster lists it.
 
@@ -183,7 +236,7 @@ class FlinkCluster:
         """
         client = self.client()
         known = client.taskmanager_ids()
-        taskmanager = self._spawn_taskmanager()
+        taskmanager = self._spawn("taskmanager", "taskmanager.sh", "start-foreground")
 
         def registered() -> bool:
             return bool(client.taskmanager_ids() - known)
@@ -261,6 +314,36 @@ class FlinkCluster:
             "metrics.fetcher.update-interval": "100",
             "web.refresh-interval": "200",
         }
+        if self.zookeeper_port is not None:
+            settings.update(
+                {
+                    "high-availability" if legacy else "high-availability.type": "zookeeper",
+                    "high-availability.storageDir": self.high_availability_uri,
+                    "high-availability.zookeeper.quorum": f"127.0.0.1:{self.zookeeper_port}",
+                    # The RPC port a highly available JobManager binds (it ignores jobmanager.rpc.port).
+                    "high-availability.jobmanager.port": str(self.rpc_port),
+                    # A killed JobManager leads (and holds its jobs) until its ZooKeeper session expires: 6 s
+                    # (milliseconds, read by 1.16 as a number and 1.19 as a duration) rather than Flink's 60.
+                    "high-availability.zookeeper.client.session-timeout": "6000",
+                }
+            )
+            zoo = {
+                "tickTime": "2000",
+                "dataDir": str(self.workdir / "zookeeper"),
+                "clientPort": str(self.zookeeper_port),
+                "clientPortAddress": "127.0.0.1",
+                "admin.enableServer": "false",  # no Jetty admin server on port 8080
+                "4lw.commands.whitelist": "ruok",
+            }
+            (self.conf_dir / "zoo.cfg").write_text("".join(f"{key}={value}\n" for key, value in zoo.items()))
+        if self.scheduler != "default":
+            settings.update(
+                {
+                    "jobmanager.scheduler": self.scheduler,
+                    # Rescale at once when asked (Flink waits 30 s after the job's start or last rescale).
+                    "jobmanager.adaptive-scheduler.scaling-interval.min": "1 s",
+                }
+            )
         if self.object_store is not None:
             # flink-s3-fs-hadoop passes `s3.*` keys on to Hadoop's S3A as `fs.s3a.*`.
             settings.update(
@@ -284,6 +367,9 @@ class FlinkCluster:
         conf = self.conf_dir / ("flink-conf.yaml" if legacy else "config.yaml")
         conf.write_text("\n".join(lines) + "\n")
         conf.chmod(0o600)  # it may hold the object store's secret
+
+
+ROLES = ("taskmanager", "jobmanager", "zookeeper")  # a cluster's processes, in stopping order
 
 
 def _yaml_string(value: str) -> str:

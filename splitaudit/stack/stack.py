@@ -30,8 +30,10 @@ class Stack:
     `flink_version` is the Flink release `up` starts (one `splitaudit setup` installed); a stack found again
     from its stack.json runs the release recorded there. `object_store` makes `up` start S3Proxy too
     (`<workdir>/s3`) and Flink keep its checkpoints and savepoints there; `spark_workers` > 0 makes it start a
-    Spark standalone cluster with that many workers (`<workdir>/spark`). Both are recorded in stack.json, as is
-    `state_backend`, the cluster's default keyed state backend (`hashmap` or `rocksdb`).
+    Spark standalone cluster with that many workers (`<workdir>/spark`). Both are recorded in stack.json, as are
+    `state_backend`, the cluster's default keyed state backend (`hashmap` or `rocksdb`), `high_availability`
+    (Flink's ZooKeeper high availability, with a ZooKeeper of the cluster's own: a JobManager started again
+    recovers the running jobs) and `scheduler` (`adaptive`: jobs rescaled through REST).
     """
 
     workdir: Path
@@ -39,6 +41,8 @@ class Stack:
     object_store: bool = False
     spark_workers: int = 0
     state_backend: str = "hashmap"
+    high_availability: bool = False
+    scheduler: str = "default"
 
     @property
     def state_file(self) -> Path:
@@ -65,6 +69,8 @@ class Stack:
             version=state["flink"].get("version", FLINK_VERSION),
             object_store=self.store,
             state_backend=state["flink"].get("state_backend", "hashmap"),
+            zookeeper_port=state["flink"].get("zookeeper_port"),
+            scheduler=state["flink"].get("scheduler", "default"),
         )
         return kafka, flink
 
@@ -100,6 +106,7 @@ class Stack:
         return [
             self.workdir / "flink" / "pids" / "taskmanager.pid",
             self.workdir / "flink" / "pids" / "jobmanager.pid",
+            self.workdir / "flink" / "pids" / "zookeeper.pid",
             *([spark.pid_file(role) for role in reversed(spark.roles())] if spark else []),
             self.workdir / "kafka" / "pids" / "kafka.pid",
             *([store.pid_file] if store else []),
@@ -118,8 +125,11 @@ class Stack:
                 "rpc_port": process.free_port(),
                 "version": self.flink_version,
                 "state_backend": self.state_backend,
+                "scheduler": self.scheduler,
             },
         }
+        if self.high_availability:
+            state["flink"]["zookeeper_port"] = process.free_port()
         if self.object_store:
             access_key, secret_key = new_credentials()
             state["s3"] = {"port": process.free_port(), "access_key": access_key, "secret_key": secret_key}

@@ -29,6 +29,7 @@ from splitaudit.guard.results import (
     PendingPartition,
     RestFault,
     SourceFacts,
+    WatchAttempt,
     WatchEvent,
     WatchReport,
     WatchTimeline,
@@ -429,7 +430,8 @@ def test_guard_and_watch_documents() -> None:
     fault = RestFault(
         "GET /jobs/j1", "HTTP 500: Internal server error. (java.util.concurrent.CancellationException)", 2, "trace"
     )
-    watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", end, timeline, tally, (fault,))
+    attempts = (WatchAttempt(0, 0.6, "restored", 2), WatchAttempt(1, 2.0, "rescale", 4))
+    watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", end, timeline, tally, (fault,), attempts)
     _same(
         watch.to_json(),
         {
@@ -455,6 +457,10 @@ def test_guard_and_watch_documents() -> None:
                     "answer": "HTTP 500: Internal server error. (java.util.concurrent.CancellationException)",
                     "times": 2,
                 }
+            ],
+            "attempts": [
+                {"number": 0, "seconds": 0.6, "cause": "restored", "parallelism": 2},
+                {"number": 1, "seconds": 2.0, "cause": "rescale", "parallelism": 4},
             ],
             "timeline": {"listed": 0.5, "running": 1.0, "read": 1.5, "finding": 2.25, "ended": 3.0},
         },

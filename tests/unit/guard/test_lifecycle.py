@@ -18,7 +18,10 @@ from splitaudit.guard.lifecycle import (
     RUNNING,
     SUSPENDED,
     duration_seconds,
+    ends_watch,
+    highly_available,
     job_phase,
+    new_attempt_cause,
     retry_delays,
     transient,
 )
@@ -48,6 +51,27 @@ def test_every_flink_job_state_maps_onto_a_phase(state: str, phase: str) -> None
 def test_normal_ends_are_cancelled_and_finished_the_rest_are_lost() -> None:
     assert {CANCELLED, FINISHED} == ENDED_NORMALLY
     assert {FAILED, SUSPENDED, GONE} == ENDED_ABNORMALLY
+
+
+def test_a_suspended_job_ends_the_watch_unless_the_cluster_is_highly_available() -> None:
+    assert ends_watch(SUSPENDED, False)
+    assert not ends_watch(SUSPENDED, True)  # a JobManager leading next recovers it: a failover
+    assert all(ends_watch(phase, True) for phase in (CANCELLED, FINISHED, FAILED, GONE))
+    assert not any(ends_watch(phase, False) for phase in (RUNNING, RESTARTING, CANCELLING))
+
+
+@pytest.mark.parametrize(
+    ("config", "available"),
+    [
+        ({}, False),
+        ({"high-availability.type": "NONE"}, False),
+        ({"high-availability.type": "zookeeper"}, True),
+        ({"high-availability": "ZOOKEEPER"}, True),  # the key before Flink 1.19
+        ({"high-availability.type": "org.example.MyHaServicesFactory"}, True),
+    ],
+)
+def test_high_availability_is_any_mode_but_none(config: dict[str, str], available: bool) -> None:
+    assert highly_available(config) == available
 
 
 @pytest.mark.parametrize(("status", "retried"), [(None, True), (500, True), (502, True), (503, True), (504, True),
@@ -108,3 +132,10 @@ def test_a_rest_error_is_one_escaped_line_with_the_whole_text_as_its_detail() ->
 )  # fmt: skip
 def test_flink_durations_read_as_timeutils_parses_them(text: str, seconds: float | None) -> None:
     assert duration_seconds(text) == (None if seconds is None else pytest.approx(seconds))
+
+
+def test_a_new_attempt_is_a_rescale_when_its_parallelism_changed_a_failover_when_its_start_time_did() -> None:
+    assert new_attempt_cause((100, 2), (100, 2)) is None
+    assert new_attempt_cause((100, 2), (100, 4)) == "rescale"
+    assert new_attempt_cause((100, 2), (250, 2)) == "failover"
+    assert new_attempt_cause((100, 2), (250, 1)) == "rescale"

@@ -260,12 +260,47 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     assert _start(watch) is None
     watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
     assert _start(watch) == {(TOPIC, 0): 5900}
+    # Another restart before a newer checkpoint completed restores checkpoint 9 again: its offsets, not the savepoint's.
+    watch.last = {(TOPIC, 0): 3}
+    watch.restarted("it failed again")
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    assert _start(watch) == {(TOPIC, 0): 5900}
     # A restart before any checkpoint completed restores the savepoint again.
-    watch.newest_completed, watch.restored_id = 0, 5
+    watch.newest_completed, watch.restored_id, watch.restored_start = 0, 5, None
     watch.last = {(TOPIC, 0): 3}
     watch.restarted("it failed again")
     watch.restart_point(savepoint)
     assert _start(watch) == RESUME
+
+
+def _document(state: str, start: int, parallelism: int) -> dict[str, object]:
+    """GET /jobs/:id of the watched job, its source vertex `v1` (and a sink `v2`) at `parallelism`."""
+    vertices = [{"id": v, "parallelism": parallelism, "status": state} for v in ("v1", "v2")]
+    return {"state": state, "start-time": start, "vertices": vertices}
+
+
+def test_each_attempt_is_noted_once_it_runs_with_why_it_began() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    listed = {"id": "v1", "name": "Source: Read", "parallelism": 2}
+    assert watch.follow(_document("INITIALIZING", 100, 2), listed) == listed  # not running yet: nothing noted
+    source = watch.follow(_document("RUNNING", 100, 2), listed)
+    watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
+    # Flink restarted the job (RESTARTING seen): the next running attempt is a restart.
+    watch.restarted("restarted")
+    watch.follow(_document("RUNNING", 100, 2), source)
+    # The adaptive scheduler rescaled it between two polls: the attempt before ends, the source's subtasks are four.
+    watch.last = {(TOPIC, 0): 950}
+    source = watch.follow(_document("RUNNING", 100, 4), source)
+    assert (source["parallelism"], len(watch.attempts)) == (4, 2)
+    # A new JobManager recovered it: initialised anew, its start time is later.
+    watch.last = {(TOPIC, 0): 10}
+    watch.follow(_document("RUNNING", 250, 4), source)
+    watch.follow(_document("RUNNING", 250, 4), source)  # the same attempt at the next poll
+    begun = [(a.number, a.cause, a.parallelism) for a in watch.begun]
+    assert begun == [(0, "restored", 2), (1, "restart", 2), (2, "rescale", 4), (3, "failover", 4)]
+    whys = [str(a.why) for a in watch.attempts]
+    assert [why.split(" at ")[0] for why in whys] == ["restarted", "a rescale", "a failover"]
+    assert whys[2].endswith(" s came between two polls: what its readers read after the last one is not counted")
 
 
 @pytest.mark.parametrize(
