@@ -11,6 +11,7 @@ from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
 from splitaudit.guard import watch as watch_module
 from splitaudit.guard.lifecycle import request_timeout
+from splitaudit.guard.tally import AttemptReads, SteadySpan
 from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
     READ_MORE_THAN_ADVANCED,
@@ -266,6 +267,21 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     watch.restarted("it failed again")
     watch.restart_point(savepoint)
     assert _start(watch) == RESUME
+
+
+def test_an_attempt_killed_while_reading_is_tallied_at_the_checkpoint_its_restart_resumed_from() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    watch.resume, watch.restored_id = {(TOPIC, 0): 5000}, 5
+    # Twin readers idle at 5500 (1000 counted) from 100 s to 110 s, then reading more when the TaskManager died.
+    watch.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
+    watch.last, watch.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
+    watch.checkpointed = {9: {(TOPIC, 0): 5500}}
+    watch.restarted("it failed")
+    # Checkpoint 9 was taken at 104 s, completed at 104.5 s: the counts then were 1000, 500 of them twice.
+    history = (CheckpointRef(9, False, "file:/cp/chk-9", "COMPLETED", 104_000, 104_500),)
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"), history)
+    assert _start(watch) == {(TOPIC, 0): 5500}
+    assert watch.attempts == [AttemptReads(0, {(TOPIC, 0): 5000}, {(TOPIC, 0): 1000}, {(TOPIC, 0): 5500}, True)]
 
 
 @pytest.mark.parametrize(
