@@ -138,16 +138,24 @@ def fresh_sample(sample: SubtaskSample, closed: SubtaskSample | None) -> Subtask
     subtask's last sample of the attempt before). Flink's REST metric store keeps serving a metric's last value
     of the dead attempt until the new one reports that metric, and Beam registers a partition's metric only at
     the partition's first record: a new attempt with nothing to read shows the old counts forever. A count is
-    the old attempt's when the whole sample is the closed one, or when it equals the closed count while the
-    subtask's counts add up to more than its source emitted in this attempt (numRecordsOut, registered at the
-    attempt's start)."""
+    the old attempt's when the whole sample is the closed one, or when it equals the closed count and is part of
+    what the subtask's counts add up to beyond what its source emitted in this attempt (numRecordsOut,
+    registered at the attempt's start). Only that excess can be old counts: the new attempt may read a
+    partition exactly as often as the old one did (its whole backlog), and numRecordsOut, read in the same
+    poll, may lag the per-partition counts by a record or so."""
     if closed is None:
         return sample
     if sample == replace(closed, subtask=sample.subtask):
         return SubtaskSample(sample.subtask, {}, sample.records_out)
     if sample.records_out is None or sum(sample.partitions.values()) <= sample.records_out:
         return sample
-    kept = {key: count for key, count in sample.partitions.items() if closed.partitions.get(key) != count}
+    excess = sum(sample.partitions.values()) - sample.records_out
+    kept: dict[Key, int] = {}
+    for key, count in sample.partitions.items():
+        if closed.partitions.get(key) == count and count <= excess:
+            excess -= count
+        else:
+            kept[key] = count
     return SubtaskSample(sample.subtask, kept, sample.records_out)
 
 
@@ -270,6 +278,7 @@ class _Watch:
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
     restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
+    savepoint_id: int | None = None  # the id of the savepoint (or checkpoint) the job was restored from
     # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
     # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
     checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
@@ -445,7 +454,7 @@ class _Watch:
             return
         if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
             return
-        again = restored.id == self.restored_id
+        again = restored.id == self.savepoint_id
         if again:
             self.attempt_start = dict(self.resume)
         elif restored.id in self.checkpointed:
@@ -550,7 +559,7 @@ class _Watch:
         expected = self.settings.savepoint
         if expected is not None and not _same_location(restored.external_path, expected):
             raise ExternalError(f"job {job} restored from {restored.external_path}, not from {expected}")
-        self.restored, self.restored_id = restored, restored.id
+        self.restored, self.restored_id, self.savepoint_id = restored, restored.id, restored.id
         return bool(restored.external_path) and self.resumed_from(str(restored.external_path))
 
     def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:

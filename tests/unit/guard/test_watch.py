@@ -66,6 +66,11 @@ def test_a_restarted_subtask_drops_the_dead_attempts_counts_flink_still_serves()
     own = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 5}, 1005)
     assert fresh_sample(own, closed) == own
     assert fresh_sample(own, None) == own
+    # Its own counts of a partition it read exactly as often as the dead attempt did, with numRecordsOut a record
+    # behind them in the same poll (seen on the stack): the excess of one cannot be an old count of 500.
+    replayed = SubtaskSample(1, {(TOPIC, 1): 500, (TOPIC, 3): 439}, 938)
+    dead = SubtaskSample(1, {(TOPIC, 1): 500, (TOPIC, 3): 661}, 1160)
+    assert fresh_sample(replayed, dead) == replayed
 
 
 RESUME = {(TOPIC, p): 5000 for p in range(4)}
@@ -252,7 +257,7 @@ def _start(watch: _Watch) -> dict[tuple[str, int], int] | None:
 
 def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume, watch.restored_id = dict(RESUME), 5  # restored from savepoint 5
+    watch.resume, watch.restored_id, watch.savepoint_id = dict(RESUME), 5, 5  # restored from savepoint 5
     watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
     watch.newest_completed, watch.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
     watch.restarted("it failed")
