@@ -33,7 +33,7 @@ from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.predict import run_guard
 from splitaudit.guard.results import CANCEL, REPORT, STOP, WatchReport
-from splitaudit.guard.watch import WatchSettings, restored_offsets, run_watch
+from splitaudit.guard.watch import RECORDS_OUT, SOURCE_METRICS, WatchSettings, restored_offsets, run_watch
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings, wait_for_offsets, wait_until_settled
@@ -222,6 +222,7 @@ def run_watched_life(
                     _kill_taskmanager(run, job)
                 resumed[0] = _resumed_offsets(run, job, restored.id if restored is not None else None)
                 _settle(run, job)
+                _await_served_metrics(run, job)
             # The job idle past the watch's quiet window, as a job is ended a while after its backlog: the counts
             # the watch last sees are final ones.
             time.sleep(IDLE_BEFORE_END)
@@ -311,6 +312,33 @@ def _kill_taskmanager_mid_read(run: ScenarioRun, job: str) -> None:
     with run.steps.step("wait until the sink shows the job reading them"):
         wait_for_offsets(run.sink, tuple(run.topics), read_before + 1, run.settings.timeout)
     _kill_taskmanager(run, job)
+
+
+def _await_served_metrics(run: ScenarioRun, job: str) -> None:
+    """Wait until Flink's REST API serves the restarted attempt's metrics: each source subtask's numRecordsOut is
+    the rows the sink holds from that subtask since the restart. The JobManager's metric fetcher starts a fetch
+    only once the one before has ended, and one that asks the killed TaskManager waits for `web.timeout` (the
+    stack's 60 s): runs saw the new attempt's metrics 15 s after the restart, and one not before the job was
+    stopped a minute later (the watch then had no counts of the attempt at all, and said so). A user ends a job
+    later than that."""
+    sink = read_sink(run.sink)
+    mine = sink.filter(pc.and_(pc.equal(sink["job_id"], job), pc.greater(sink["attempt"], 0))).to_pylist()
+    emitted = {subtask: sum(1 for row in mine if row["subtask"] == subtask) for subtask in {r["subtask"] for r in mine}}
+    vertices = run.flink.job(job).get("vertices", [])
+    source = next(v for v in vertices if str(v.get("name", "")).startswith("Source:"))
+    served: dict[int, int] = {}
+
+    def current() -> bool:
+        for subtask in range(int(source["parallelism"])):
+            metrics = run.flink.subtask_metrics(job, source["id"], subtask, SOURCE_METRICS)
+            out = [v for name, v in metrics.items() if name.endswith(RECORDS_OUT) and v.isdigit()]
+            served[subtask] = int(out[0]) if out else -1
+        return all(served.get(subtask) == count for subtask, count in emitted.items())
+
+    with run.steps.step("wait until Flink serves the restarted attempt's metrics") as out:
+        poll("the restarted attempt's source metrics", current, timeout=run.settings.timeout, interval=1.0,
+             last_seen=lambda: f"numRecordsOut {served}, the sink {emitted}")  # fmt: skip
+        out.append(f"numRecordsOut per subtask {served}")
 
 
 def _resumed_offsets(run: ScenarioRun, job: str, before: int | None) -> dict[int, int]:
