@@ -100,9 +100,10 @@ users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
 
 # `splitaudit watch` through a restored job's other ends and faults: cancelled, stopped with a savepoint, REST
-# answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed, stock and patched
-# (about 5 minutes); a JobManager failover and a rescale by the adaptive scheduler, each on a stack of its own (about
-# 6 minutes); `make test` runs the stock stop-with-savepoint and the patched cancel.
+# answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed idle and while the job
+# reads, the job finishing on bounded input, and the users' job with its twin at the log end, stock and patched;
+# a JobManager failover and a rescale by the adaptive scheduler, each on a stack of its own (about 6 minutes);
+# `make test` runs the stock stop-with-savepoint and the patched cancel.
 watch: setup
 	$(BIN)/pytest -m watch tests/integration/test_watch_life.py tests/integration/test_watch_recovery.py
 

@@ -92,6 +92,9 @@ def watch(
     twice since the restore, from each attempt's last counts against the partition's offsets from where it
     started to its end offset, as read_twice findings. A figure is exact when the counts had stayed steady for
     two of Flink's metric refresh intervals before the end; otherwise a lower bound, and the tally says why.
+    An attempt that ended by a restart counts up to the checkpoint the restart resumed from (what it read
+    after it is read again, a replay): exact when its counts were steady around that checkpoint, else counted
+    at its last poll before it, not exact.
 
     \b
     Ends with one line a CI step can read: "splitaudit-watch: silent state=…", "splitaudit-watch: ERROR

@@ -61,6 +61,8 @@ class CheckpointRef:
     external_path: str | None
     status: str
     trigger_timestamp: int = 0  # ms since the epoch on the JobManager's clock (0: not reported)
+    # When its last acknowledgement arrived (a completed checkpoint: when it completed), on the same clock.
+    latest_ack_timestamp: int = 0
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> CheckpointRef:
@@ -70,6 +72,7 @@ class CheckpointRef:
             external_path=document.get("external_path"),
             status=str(document.get("status", "COMPLETED")),
             trigger_timestamp=int(document.get("trigger_timestamp") or 0),
+            latest_ack_timestamp=int(document.get("latest_ack_timestamp") or 0),
         )
 
 

@@ -12,6 +12,13 @@ A restart of the job (a TaskManager lost, the job restarted from its latest chec
 tasks' metrics start again from zero, and it reads again from the checkpoint's offsets, what the previous attempt
 read after that checkpoint included (a replay, expected of an at-least-once job). Each attempt is tallied on its
 own against its own start, and the figures are added up: a restart neither resets the count nor doubles it.
+
+An attempt that ended by a restart is tallied up to the checkpoint the next attempt resumed from (`kept`): the
+restart rolls the job back to it, so what the attempt read from that checkpoint's offsets on is read again by the
+next attempt and counted there, once. Its readers' counts at that checkpoint are known exactly when the polls
+showed the same counts from before the checkpoint was triggered until after it completed (the readers read
+nothing meanwhile, so each was at the log end, at or past the checkpoint's offsets); a TaskManager killed while
+its readers read has counts after its last poll that no one can know, and these are not needed then.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ class PartitionTally:
 
     topic: str
     partition: int
-    read: int  # records its readers read, over every attempt
+    read: int  # records its readers read, over every attempt (one that ended by a restart: up to its checkpoint)
     read_twice: int
     exact: bool
     why: str | None = None  # for a lower bound: why the figure may be short
@@ -91,3 +98,55 @@ def steady_since(since: float | None, before: Mapping[Key, int] | None, read: Ma
     """Since when the counts have been what they are at a poll taken at `at`: `since` when they are those of
     the poll before (`before`), else `at`."""
     return since if since is not None and before is not None and dict(before) == dict(read) else at
+
+
+@dataclass(frozen=True)
+class SteadySpan:
+    """Consecutive polls of one attempt that showed the same counts: the first's and the last's time (epoch
+    seconds, to compare with the JobManager's checkpoint timestamps) and those counts."""
+
+    first: float
+    last: float
+    read: Mapping[Key, int]
+
+
+def spans_with(spans: tuple[SteadySpan, ...], read: Mapping[Key, int], at: float) -> tuple[SteadySpan, ...]:
+    """The spans after a poll taken at `at` showed `read`: the last one lasts to it when it showed the same."""
+    if spans and dict(spans[-1].read) == dict(read):
+        return (*spans[:-1], SteadySpan(spans[-1].first, at, spans[-1].read))
+    return (*spans, SteadySpan(at, at, dict(read)))
+
+
+def spans_since(spans: tuple[SteadySpan, ...], since: float) -> tuple[SteadySpan, ...]:
+    """The spans a checkpoint triggered at or after `since` may need: those lasting to it or later, and the last
+    one before it (the counts just before the trigger)."""
+    before = [i for i, span in enumerate(spans) if span.last < since]
+    return spans[before[-1] :] if before else spans
+
+
+def kept(
+    attempt: AttemptReads,
+    spans: tuple[SteadySpan, ...],
+    resumed: Mapping[Key, int],
+    checkpoint: int,
+    triggered: float,
+    completed: float,
+    fresh: float,
+) -> AttemptReads:
+    """An attempt that ended by a restart, tallied up to the checkpoint the next attempt resumed from (`resumed`:
+    its next offsets; `triggered`, `completed`: epoch seconds on the JobManager's clock, the trigger less the
+    clocks' margin). Its counts then are exact when a span of its polls began before the trigger and lasted
+    `fresh` seconds (the age of the metrics REST serves) past the completion, or when the attempt was idle at the
+    log end until it ended and the checkpoint holds that end; otherwise the counts of its last poll before the
+    trigger stand for them, not exact."""
+    if attempt.final and {key: attempt.ends.get(key) for key in resumed} == dict(resumed):
+        return AttemptReads(attempt.number, attempt.start, attempt.read, resumed, True)
+    steady = [span for span in spans if span.first < triggered and span.last >= completed + fresh]
+    if steady:
+        return AttemptReads(attempt.number, attempt.start, steady[0].read, resumed, True)
+    before = [span for span in spans if span.first < triggered]
+    why = (
+        f"its readers were reading when checkpoint {checkpoint}, which the restart resumed from, was taken: "
+        "counted at its last poll before it"
+    )
+    return AttemptReads(attempt.number, attempt.start, before[-1].read if before else {}, resumed, False, why)

@@ -79,7 +79,16 @@ from splitaudit.guard.results import (
     WatchReport,
     WatchTimeline,
 )
-from splitaudit.guard.tally import AttemptReads, PartitionTally, steady_since, tally
+from splitaudit.guard.tally import (
+    AttemptReads,
+    PartitionTally,
+    SteadySpan,
+    kept,
+    spans_since,
+    spans_with,
+    steady_since,
+    tally,
+)
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
@@ -136,16 +145,24 @@ def fresh_sample(sample: SubtaskSample, closed: SubtaskSample | None) -> Subtask
     subtask's last sample of the attempt before). Flink's REST metric store keeps serving a metric's last value
     of the dead attempt until the new one reports that metric, and Beam registers a partition's metric only at
     the partition's first record: a new attempt with nothing to read shows the old counts forever. A count is
-    the old attempt's when the whole sample is the closed one, or when it equals the closed count while the
-    subtask's counts add up to more than its source emitted in this attempt (numRecordsOut, registered at the
-    attempt's start)."""
+    the old attempt's when the whole sample is the closed one, or when it equals the closed count and is part of
+    what the subtask's counts add up to beyond what its source emitted in this attempt (numRecordsOut,
+    registered at the attempt's start). Only that excess can be old counts: the new attempt may read a
+    partition exactly as often as the old one did (its whole backlog), and numRecordsOut, read in the same
+    poll, may lag the per-partition counts by a record or so."""
     if closed is None:
         return sample
     if sample == replace(closed, subtask=sample.subtask):
         return SubtaskSample(sample.subtask, {}, sample.records_out)
     if sample.records_out is None or sum(sample.partitions.values()) <= sample.records_out:
         return sample
-    kept = {key: count for key, count in sample.partitions.items() if closed.partitions.get(key) != count}
+    excess = sum(sample.partitions.values()) - sample.records_out
+    kept: dict[Key, int] = {}
+    for key, count in sample.partitions.items():
+        if closed.partitions.get(key) == count and count <= excess:
+            excess -= count
+        else:
+            kept[key] = count
     return SubtaskSample(sample.subtask, kept, sample.records_out)
 
 
@@ -273,6 +290,11 @@ class _Watch:
     # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
     checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
     newest_completed: int = 0  # the newest checkpoint id seen completed
+    newest_trigger: float = 0.0  # when it was triggered (epoch seconds, the JobManager's clock)
+    # The current attempt's polls, span by span of the same counts, since shortly before the newest checkpoint; and
+    # those of the attempt that ended last, until the checkpoint its restart resumed from is known (None: none).
+    spans: tuple[SteadySpan, ...] = ()
+    ended_spans: tuple[SteadySpan, ...] | None = None
     restart_floor: int = 0  # the lowest checkpoint id the current restart can have restored
     samples: tuple[SubtaskSample, ...] = ()  # the current attempt's samples at its last poll, as Flink served them
     closed: dict[int, SubtaskSample] = field(default_factory=dict)  # per subtask the last sample of the attempt before
@@ -428,6 +450,7 @@ class _Watch:
             samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
             read = _summed(samples)
         self.samples = raw
+        self.spans = spans_since(spans_with(self.spans, read, time.time()), self.newest_trigger - CLOCK_MARGIN)
         at = time.monotonic()
         self.steady = steady_since(self.steady, self.last, read, at)
         self.last, self.last_at = read, at
@@ -438,9 +461,12 @@ class _Watch:
 
     def restarted(self, why: str) -> None:
         """Close the current attempt (the job is restarting): its last counts go to the tally."""
+        self.ended_spans = None
         if self.last is not None and any(self.last.values()):
             self.attempts.append(self.attempt_reads(why))
             self.closed = {sample.subtask: sample for sample in self.samples}
+            self.ended_spans = self.spans
+        self.spans = ()
         self.restart_floor = max(self.newest_completed, self.restored_id or 0)
         self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
         self.attempt_start, self.awaiting = None, True
@@ -459,23 +485,46 @@ class _Watch:
         read = dict(self.last or {})
         return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
 
-    def restart_point(self, restored: CheckpointRef | None) -> None:
+    def restart_point(self, restored: CheckpointRef | None, history: tuple[CheckpointRef, ...] = ()) -> None:
         """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or, when it restored
         what the attempt before it restored (the savepoint, or the same checkpoint: no newer one completed between),
-        that attempt's start. Flink restores the newest completed checkpoint, so a restored id below the newest one
-        completed before the restart is the statistics' cached answer from before it: wait."""
+        that attempt's start. Flink restores the newest completed
+        checkpoint, so a restored id below the newest one completed before the restart is the statistics' cached
+        answer from before it: wait. The attempt that ended is then tallied up to that checkpoint (`history`: the
+        checkpoint statistics, which say when it was triggered and completed)."""
         if not self.attempts or self.attempt_start is not None or restored is None:
             return
         if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
             return
-        if restored.id == self.restored_id:  # restored again what the attempt before restored
+        again = restored.id == self.restored_id  # what the attempt that ended restored: nothing it read is kept
+        if again:
             self.attempt_start = dict(self.resume if self.restored_start is None else self.restored_start)
         elif restored.id in self.checkpointed:
             self.attempt_start = dict(self.checkpointed[restored.id])
         elif restored.external_path:
             self.attempt_start = _checkpoint_offsets(restored)
-        if self.attempt_start is not None:  # else gone (subsumed): asked again at the next poll
-            self.restored_id, self.restored_start = restored.id, self.attempt_start
+        if self.attempt_start is None:  # gone (subsumed): asked again at the next poll
+            return
+        self.restored_id, self.restored_start = restored.id, self.attempt_start
+        if self.ended_spans is not None:
+            self.attempts[-1] = self.rolled_back(restored.id, again, history)
+
+    def rolled_back(self, checkpoint: int, again: bool, history: tuple[CheckpointRef, ...]) -> AttemptReads:
+        """The attempt that ended last, tallied up to the checkpoint its restart resumed from (`again`: what that
+        attempt itself restored, the savepoint or the same checkpoint, so nothing it read is kept); as it was when
+        the statistics do not say when that checkpoint was taken."""
+        ended, spans, self.ended_spans = self.attempts[-1], self.ended_spans or (), None
+        resumed = dict(self.attempt_start or {})
+        if again:
+            return AttemptReads(ended.number, ended.start, {}, resumed, True)
+        taken = next(
+            (c for c in history if c.id == checkpoint and c.trigger_timestamp and c.latest_ack_timestamp), None
+        )
+        if taken is None:
+            return ended
+        triggered = taken.trigger_timestamp / 1000 - CLOCK_MARGIN
+        completed = taken.latest_ack_timestamp / 1000 + CLOCK_MARGIN
+        return kept(ended, spans, resumed, checkpoint, triggered, completed, self.quiet)
 
     def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
         """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""
@@ -567,7 +616,8 @@ class _Watch:
             findings = judge_sample(samples, self.resume, self.offsets)
         completed = [c for c in history if c.status == "COMPLETED" and c.external_path and not c.is_savepoint]
         newest = max(completed, key=lambda c: c.id, default=None)
-        self.newest_completed = max(self.newest_completed, newest.id if newest is not None else 0)
+        if newest is not None and newest.id > self.newest_completed:
+            self.newest_completed, self.newest_trigger = newest.id, newest.trigger_timestamp / 1000
         proven = [p for p in self.polls if newest and p.at < newest.trigger_timestamp / 1000 - CLOCK_MARGIN]
         if newest is not None and newest.id > self.judged and proven:
             advanced_to = _checkpoint_offsets(newest)
@@ -656,7 +706,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             checkpoints = None
         if checkpoints is not None:
             error |= watch.restored_from(job, checkpoints.latest_restored)
-            watch.restart_point(checkpoints.latest_restored)
+            watch.restart_point(checkpoints.latest_restored, checkpoints.history)
         samples = watch.sample(job, source)
         if samples is None:  # its metrics are gone (the job is ending, the next look says how) or not there yet
             time.sleep(settings.interval)

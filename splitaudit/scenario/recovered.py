@@ -42,7 +42,7 @@ from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
 from splitaudit.scenario.results import WatchedLife
 from splitaudit.scenario.sink import read_sink
-from splitaudit.scenario.watched import IDLE_BEFORE_END, _first_half, _settle
+from splitaudit.scenario.watched import IDLE_BEFORE_END, first_half, settle
 from splitaudit.stack.stack import Stack
 
 JOBMANAGER_FAILOVER, RESCALE = "jobmanager-failover", "rescale"
@@ -68,7 +68,7 @@ def run_watched_recovery(
     if fault not in (JOBMANAGER_FAILOVER, RESCALE) or (fault == RESCALE) != (parallelism is not None):
         raise UsageError(f"a watched recovery is a {JOBMANAGER_FAILOVER}, or a {RESCALE} to a parallelism")
     run = ScenarioRun(stack, run_dir, f"{fault}-{variant}", settings, progress)
-    savepoint = _first_half(run, jar)
+    savepoint = first_half(run, jar)
     job = uuid.uuid4().hex
     watch = WatchSettings(
         stack.flink.rest_url,
@@ -84,7 +84,7 @@ def run_watched_recovery(
         try:
             run.submit_restore(jar, savepoint, job)
             run.flink.wait_all_running(job)
-            _settle(run, job)
+            settle(run, job)
             # Idle past the watch's quiet window, as after the backlog: the first attempt's last counts are final.
             time.sleep(IDLE_BEFORE_END)
             if parallelism is None:
@@ -93,7 +93,7 @@ def run_watched_recovery(
                 _rescale(run, job, parallelism)
             ends = {partition: count for (_, partition), count in run.produced.items()}
             run.produce(more, what=f" more after the {fault}")
-            _settle(run, job)
+            settle(run, job)
             time.sleep(IDLE_BEFORE_END)  # and so the new attempt's
             with run.steps.step("stop the job with a savepoint"):
                 run.flink.wait_for_savepoint(job, run.flink.stop_with_savepoint(job, run.savepoint_target))

@@ -63,6 +63,8 @@ from splitaudit.scenario.sink import count_rows, read_sink
 from splitaudit.stack.stack import Stack
 
 SAVEPOINT = "savepoint"
+# The checkpoint interval of a job that checkpoints only when triggered: an hour, longer than any run.
+TRIGGERED_ONLY_INTERVAL_MS = 3_600_000
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,13 @@ class ScenarioSettings:
     # Records each subtask of the job processes per second at most (the pipeline's --maxRecordsPerSecond; 0: as
     # fast as it can): a job doing real work per record reads a restored backlog over seconds, not in one burst.
     records_per_second: int = 0
+    # The job checkpoints only when the scenario triggers a checkpoint (REST, Flink 1.19+) where it waits for one,
+    # instead of every second: no checkpoint falls where a run does not want one (e.g. while a fault is caused).
+    triggered_checkpoints: bool = False
+    # Bounded input: each reader of the job ends once its partitions have had no record for this many seconds, and
+    # the job finishes (the pipeline's --finishWhenIdleSeconds; 0: never). The job before a restore has it too: the
+    # restored readers keep the setting of the job that took the savepoint.
+    finish_when_idle: int = 0
 
     def __post_init__(self) -> None:
         if self.fault is not None:
@@ -277,7 +286,12 @@ class ScenarioRun:
     def job_args(self, parallelism: int) -> list[str]:
         """The pipeline's program arguments for a job at `parallelism` (the pipeline sets it on its environment,
         which is also what Beam's FlinkSource splits the Kafka source into)."""
-        pace = [f"--maxRecordsPerSecond={self.settings.records_per_second}"] if self.settings.records_per_second else []
+        settings = self.settings
+        pace = [f"--maxRecordsPerSecond={settings.records_per_second}"] if settings.records_per_second else []
+        if settings.triggered_checkpoints:
+            pace.append(f"--checkpointingInterval={TRIGGERED_ONLY_INTERVAL_MS}")
+        if settings.finish_when_idle:
+            pace.append(f"--finishWhenIdleSeconds={settings.finish_when_idle}")
         return [*self.args, f"--parallelism={parallelism}", *pace]
 
     def run_job(self, jar: Path) -> str:
@@ -322,9 +336,14 @@ class ScenarioRun:
         """Wait until every record produced so far is in the sink and a checkpoint covers them; its id."""
         with self.steps.step(f"wait for the {self.total} records in the sink and a checkpoint after them") as out:
             wait_for_offsets(self.sink, tuple(self.topics), self.total, self.settings.timeout)
-            checkpoint = checkpoint_after_now(self.flink, job)
+            checkpoint = self.checkpoint(job)
             out.append(f"checkpoint {checkpoint}")
         return checkpoint
+
+    def checkpoint(self, job: str) -> int:
+        """A checkpoint of `job` that covers everything it emitted so far (triggered now with
+        `triggered_checkpoints`, else the job's next but one); its id."""
+        return checkpoint_after_now(self.flink, job, self.settings.triggered_checkpoints)
 
     def wait_for_all(self, job: str, readable: int, since: float, records: int) -> float:
         """Wait until `readable` offsets are in the sink, then until a checkpoint adds no rows; the rate of the
@@ -332,7 +351,14 @@ class ScenarioRun:
         with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
             wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
             records_per_second = records / (time.monotonic() - since)
-            checkpoint = wait_until_settled(self.flink, job, self.sink_rows, str(self.sink), self.settings.timeout)
+            checkpoint = wait_until_settled(
+                self.flink,
+                job,
+                self.sink_rows,
+                str(self.sink),
+                self.settings.timeout,
+                self.settings.triggered_checkpoints,
+            )
             out.append(f"{records_per_second:.0f} records/s after the restart; checkpoint {checkpoint}")
         return records_per_second
 
@@ -597,10 +623,15 @@ def wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout
 
 
 def wait_until_settled(
-    flink: FlinkRestClient, job_id: str, rows: Callable[[], int | tuple[int, ...]], what: str, timeout: float
+    flink: FlinkRestClient,
+    job_id: str,
+    rows: Callable[[], int | tuple[int, ...]],
+    what: str,
+    timeout: float,
+    trigger: bool = False,
 ) -> int:
     """Wait until a whole checkpoint interval adds no rows to an output (`rows()` counts them, or the rows of
-    several outputs; `what` names it); that checkpoint's id.
+    several outputs; `what` names it); that checkpoint's id. With `trigger` each checkpoint is triggered here.
 
     Every offset being in the output is not the end of it: a second reader of the same partition (the twin of
     beam#31313) may still be catching up and emit the same offsets again a little later.
@@ -608,7 +639,7 @@ def wait_until_settled(
     counted = [rows()]
 
     def settled() -> int | None:
-        checkpoint = checkpoint_after_now(flink, job_id)
+        checkpoint = checkpoint_after_now(flink, job_id, trigger)
         before, counted[0] = counted[0], rows()
         return checkpoint if counted[0] == before else None
 
@@ -616,8 +647,17 @@ def wait_until_settled(
                 last_seen=lambda: f"{counted[0]} rows")  # fmt: skip
 
 
-def checkpoint_after_now(flink: FlinkRestClient, job_id: str) -> int:
-    """Wait for a checkpoint triggered after this call (so it covers everything emitted so far); its id."""
+def checkpoint_after_now(flink: FlinkRestClient, job_id: str, trigger: bool = False) -> int:
+    """Wait for a checkpoint triggered after this call (so it covers everything emitted so far): with `trigger`
+    one this call triggers (REST, Flink 1.19+), else the job's next but one; its id."""
+    if trigger:
+        request = flink.trigger_checkpoint(job_id)
+        return poll(
+            f"the checkpoint triggered of Flink job {job_id}",
+            lambda: flink.triggered_checkpoint(job_id, request),
+            timeout=120.0,
+            interval=0.1,
+        )
     latest = flink.checkpoints(job_id).latest_completed
     # The latest completed one may have been triggered before the last rows; the one after the next is not.
     after = (latest.id if latest is not None else 0) + 1

@@ -328,12 +328,13 @@ class WatchedLife:
     or cancelled, after a fault or not), beside the truth counted in its sink."""
 
     variant: str
-    end: str  # stop (with a savepoint), cancel, or jobmanager-kill
-    fault: str | None  # taskmanager-kill, jobmanager-failover or rescale while the restored job ran, or None
+    end: str  # stop (with a savepoint), cancel, jobmanager-kill, or finish (bounded input)
+    fault: str | None  # taskmanager-kill (idle), taskmanager-kill-mid-read, jobmanager-failover or rescale, or None
     watch: WatchReport
     # Per partition of the job's topic, the restored job's records read twice as its sink shows them: per attempt,
-    # its rows minus its distinct offsets (a restart's replay of what the attempt before it read is not counted; after
-    # a failover or rescale, over the whole job: `scenario.recovered`).
+    # its rows minus its distinct offsets (a restart's replay of what the attempt before it read is not counted),
+    # an attempt that ended by a restart over its rows of offsets below those the next attempt resumed from; after
+    # a failover or rescale, over the whole job (`scenario.recovered`).
     read_twice: dict[int, int]
 
     def to_json(self) -> dict[str, Any]:

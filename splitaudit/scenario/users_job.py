@@ -20,8 +20,9 @@ with `group`, one treatment of the group's committed offsets (`committed`, `dele
 4. leave the group's committed offsets, delete the group, or set them to the middle of a closed window;
 5. produce M per partition while the job is down, and ask `guard` (with the topic's offsets) what the restore
    will do;
-6. restore from the savepoint (proven through REST), wait until the outputs settle (every reader of the restored
-   job has started by then);
+6. restore from the savepoint (proven through REST; with `watch`, submitted under `splitaudit watch --on-error
+   report`, which proves it and follows the job to its end), wait until the outputs settle (every reader of the
+   restored job has started by then);
 7. produce K per partition; wait until the outputs settle; savepoint, cancel;
 8. read the input topic, the output topic and both file sinks; count per partition, and compare the file sinks
    with their snapshot: files replaced, records the sink lost or shows once although read twice.
@@ -37,6 +38,8 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -47,6 +50,7 @@ import pyarrow.parquet as pq
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.predict import run_guard
+from splitaudit.guard.results import WatchReport
 from splitaudit.home import users_job_jars
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
@@ -71,6 +75,7 @@ from splitaudit.scenario.users_job_results import (
     Window,
     offset_runs,
 )
+from splitaudit.scenario.watched import watching_restore
 from splitaudit.stack.stack import Stack
 
 # The first record's time; record i is this plus i microseconds, so its `timestamp` names it.
@@ -118,6 +123,7 @@ class UsersJobSettings:
     after: int = 500  # K per partition, produced once the restored job runs
     parallelism: int = 2
     lineage: bool = False  # the job adds the lineage kit's columns to its Parquet rows
+    watch: bool = False  # `splitaudit watch --on-error report` follows the restored job from its submission
     timeout: float = 300.0  # for each wait on the outputs
 
     def __post_init__(self) -> None:
@@ -478,13 +484,19 @@ def run_users_job_scenario(
     # its twin starts with what the restored job then reads twice, and the window files it names with those the
     # restored job then replaces.
     guard = run_guard(savepoint_before, jar, stack.kafka.bootstrap, None, progress, sink=str(run.text.directory))
-    job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
-    # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
-    # outputs and a checkpoint completed after it.
-    run.wait_for_outputs(job_after, (settings.before + settings.down) * each)
-    phases["after"] = run.produce_each(settings.after, " after the restored job runs")
-    run.wait_for_outputs(job_after, (settings.before + settings.down + settings.after) * each)
-    savepoint_after = run.savepoint_and_cancel(job_after)
+    with ExitStack() as restored:
+        watching: Future[WatchReport] | None = None
+        if settings.watch:  # the watch proves where the job restored from
+            job_after, watching = restored.enter_context(watching_restore(run, jar, savepoint_before))
+        else:
+            job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
+        # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
+        # outputs and a checkpoint completed after it.
+        run.wait_for_outputs(job_after, (settings.before + settings.down) * each)
+        phases["after"] = run.produce_each(settings.after, " after the restored job runs")
+        run.wait_for_outputs(job_after, (settings.before + settings.down + settings.after) * each)
+        savepoint_after = run.savepoint_and_cancel(job_after)
+        watch = None if watching is None else watching.result()
     with run.steps.step("match every output to the input records by their timestamp") as out:
         partitions, unmatched, windows_before, file_sinks = run.truth(phases, first)
         extra = sum(p.topic.extra_rows for p in partitions)
@@ -515,6 +527,7 @@ def run_users_job_scenario(
         file_sinks=(file_sinks[0], file_sinks[1]),
         steps=tuple(run.steps.done),
         guard=guard,
+        watch=watch,
     )
 
 

@@ -12,7 +12,7 @@ from splitaudit.audit.findings import offset_range
 from splitaudit.progress import TimedStep
 
 if TYPE_CHECKING:
-    from splitaudit.guard.results import GuardReport
+    from splitaudit.guard.results import GuardReport, WatchReport
 
 # How the job's Kafka consumer starts (the pipeline's --consumer): no group.id (Kafka's auto.offset.reset=latest),
 # a group with offsets committed on checkpoint finalization (earliest), or no group with earliest. Here, beside the
@@ -243,6 +243,7 @@ class UsersJobReport:
     file_sinks: tuple[FileSinkTruth, FileSinkTruth]  # text, Parquet
     steps: tuple[TimedStep, ...]
     guard: GuardReport  # `splitaudit guard` on the savepoint and the jar, judged just before the restore
+    watch: WatchReport | None = None  # `splitaudit watch --on-error report` of the restored job, when asked
 
     @property
     def clean(self) -> bool:
@@ -284,4 +285,5 @@ class UsersJobReport:
             "partitions": [p.to_json() for p in self.partitions],
             "steps": [s.to_json() for s in self.steps],
             "guard": self.guard.to_json(),
+            "watch": None if self.watch is None else self.watch.to_json(),
         }

@@ -313,6 +313,11 @@ class FlinkCluster:
             # they happen, and the checkpoints after them within a fifth of a second.
             "metrics.fetcher.update-interval": "100",
             "web.refresh-interval": "200",
+            # How long the JobManager waits for a REST call's answer inside the cluster (ms; Flink's default 10 min).
+            # Its metric fetcher starts a fetch only when the one before has ended, and a fetch that asks a killed
+            # TaskManager waits this long: with the default, a restarted job's metrics were not served for over five
+            # minutes after a TaskManager was killed (`watch` then sees none of the restart's reads).
+            "web.timeout": "60000",
         }
         if self.zookeeper_port is not None:
             settings.update(

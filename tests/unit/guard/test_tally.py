@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from splitaudit.guard.tally import AttemptReads, PartitionTally, steady_since, tally
+from splitaudit.guard.tally import (
+    AttemptReads,
+    PartitionTally,
+    SteadySpan,
+    kept,
+    spans_since,
+    spans_with,
+    steady_since,
+    tally,
+)
 
 T = "orders-7"
 START = {(T, p): 500 for p in range(4)}
@@ -68,3 +77,52 @@ def test_counts_are_steady_since_the_first_poll_that_showed_them() -> None:
     assert steady_since(None, None, {(T, 0): 5}, 10.0) == 10.0
     assert steady_since(10.0, {(T, 0): 5}, {(T, 0): 5}, 10.5) == 10.0
     assert steady_since(10.0, {(T, 0): 5}, {(T, 0): 6}, 11.0) == 11.0
+
+
+def test_polls_showing_the_same_counts_make_one_span() -> None:
+    spans = spans_with((), {(T, 0): 5}, 10.0)
+    spans = spans_with(spans, {(T, 0): 5}, 10.5)
+    spans = spans_with(spans, {(T, 0): 7}, 11.0)
+    assert spans == (SteadySpan(10.0, 10.5, {(T, 0): 5}), SteadySpan(11.0, 11.0, {(T, 0): 7}))
+    # A checkpoint triggered at 10.8 needs the counts just before it and those after.
+    assert spans_since(spans, 10.8) == spans
+    assert spans_since(spans, 11.5) == spans[1:]
+
+
+# The stock restore's twin readers both read 500..999 and were idle (1000 counted) from 20.0 to 30.0 s; checkpoint
+# 12, at 1000, was triggered at 24.0 s and completed at 24.5 s; they then read 1000..1299 of more records (1600
+# counted at the last poll) when the TaskManager was killed, and the restart resumed from checkpoint 12.
+SPANS = (
+    SteadySpan(12.0, 19.8, {(T, 0): 900}),
+    SteadySpan(20.0, 30.0, {(T, 0): 1000}),
+    SteadySpan(30.2, 30.2, {(T, 0): 1400}),
+    SteadySpan(30.4, 30.4, {(T, 0): 1600}),
+)
+FROM = {(T, 0): 500}
+KILLED = AttemptReads(0, FROM, {(T, 0): 1600}, {(T, 0): 1500}, final=False, why="it failed")
+RESUMED = {(T, 0): 1000}
+
+
+def test_an_attempt_ended_by_a_restart_is_tallied_up_to_the_checkpoint_the_restart_resumed_from() -> None:
+    # Its counts were steady from before the trigger to past the completion: 1000 at the checkpoint, 500 twice; what
+    # it read after it (1000..1299, twice) the restart reads again, and counts.
+    at_checkpoint = kept(KILLED, SPANS, RESUMED, 12, 24.0, 24.5, 1.0)
+    assert at_checkpoint == AttemptReads(0, FROM, {(T, 0): 1000}, RESUMED, True)
+    restart = AttemptReads(1, RESUMED, {(T, 0): 500}, {(T, 0): 1500}, final=True)
+    assert tally([at_checkpoint, restart]) == (PartitionTally(T, 0, 1500, 500, True),)
+
+
+def test_readers_reading_while_the_checkpoint_was_taken_are_counted_at_the_poll_before_it_not_exactly() -> None:
+    reading = kept(KILLED, SPANS, RESUMED, 12, 19.9, 20.5, 1.0)
+    why = (
+        "its readers were reading when checkpoint 12, which the restart resumed from, was taken: counted at its last "
+        "poll before it"
+    )
+    assert reading == AttemptReads(0, FROM, {(T, 0): 900}, RESUMED, False, why)
+    # Steady, but not yet long past the completion when the attempt ended.
+    assert not kept(KILLED, SPANS, RESUMED, 12, 24.0, 29.5, 1.0).final
+
+
+def test_an_attempt_idle_at_the_end_the_checkpoint_holds_stays_exact() -> None:
+    idle = AttemptReads(0, FROM, {(T, 0): 1000}, {(T, 0): 1000}, final=True)
+    assert kept(idle, (), RESUMED, 12, 24.0, 24.5, 1.0) == AttemptReads(0, FROM, {(T, 0): 1000}, RESUMED, True)

@@ -11,6 +11,7 @@ from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
 from splitaudit.guard import watch as watch_module
 from splitaudit.guard.lifecycle import request_timeout
+from splitaudit.guard.tally import AttemptReads, SteadySpan
 from splitaudit.guard.watch import (
     PARTITION_READ_TWICE,
     READ_MORE_THAN_ADVANCED,
@@ -65,6 +66,11 @@ def test_a_restarted_subtask_drops_the_dead_attempts_counts_flink_still_serves()
     own = SubtaskSample(0, {(TOPIC, 0): 1000, (TOPIC, 2): 5}, 1005)
     assert fresh_sample(own, closed) == own
     assert fresh_sample(own, None) == own
+    # Its own counts of a partition it read exactly as often as the dead attempt did, with numRecordsOut a record
+    # behind them in the same poll (seen on the stack): the excess of one cannot be an old count of 500.
+    replayed = SubtaskSample(1, {(TOPIC, 1): 500, (TOPIC, 3): 439}, 938)
+    dead = SubtaskSample(1, {(TOPIC, 1): 500, (TOPIC, 3): 661}, 1160)
+    assert fresh_sample(replayed, dead) == replayed
 
 
 RESUME = {(TOPIC, p): 5000 for p in range(4)}
@@ -301,6 +307,21 @@ def test_each_attempt_is_noted_once_it_runs_with_why_it_began() -> None:
     whys = [str(a.why) for a in watch.attempts]
     assert [why.split(" at ")[0] for why in whys] == ["restarted", "a rescale", "a failover"]
     assert whys[2].endswith(" s came between two polls: what its readers read after the last one is not counted")
+
+
+def test_an_attempt_killed_while_reading_is_tallied_at_the_checkpoint_its_restart_resumed_from() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
+    watch.resume, watch.restored_id = {(TOPIC, 0): 5000}, 5
+    # Twin readers idle at 5500 (1000 counted) from 100 s to 110 s, then reading more when the TaskManager died.
+    watch.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
+    watch.last, watch.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
+    watch.checkpointed = {9: {(TOPIC, 0): 5500}}
+    watch.restarted("it failed")
+    # Checkpoint 9 was taken at 104 s, completed at 104.5 s: the counts then were 1000, 500 of them twice.
+    history = (CheckpointRef(9, False, "file:/cp/chk-9", "COMPLETED", 104_000, 104_500),)
+    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"), history)
+    assert _start(watch) == {(TOPIC, 0): 5500}
+    assert watch.attempts == [AttemptReads(0, {(TOPIC, 0): 5000}, {(TOPIC, 0): 1000}, {(TOPIC, 0): 5500}, True)]
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,15 @@ public interface AuditPipelineOptions extends FlinkPipelineOptions {
 
   void setStartReadTime(long value);
 
+  @Description(
+      "Bounded input: a partition's reader ends once it has read no record for this many seconds, and the job"
+          + " finishes when every reader has (0: never, the read is unbounded). A savepoint's readers keep the"
+          + " setting of the job that took it.")
+  @Default.Integer(0)
+  int getFinishWhenIdleSeconds();
+
+  void setFinishWhenIdleSeconds(int value);
+
   @Description("Directory the sink writes its JSON-lines files into (created if missing).")
   @Validation.Required
   String getSinkDir();

@@ -97,6 +97,11 @@ public final class KafkaAuditPipeline {
     if (options.getStartReadTime() >= 0) {
       read = read.withStartReadTime(Instant.ofEpochMilli(options.getStartReadTime()));
     }
+    if (options.getFinishWhenIdleSeconds() > 0) {
+      read =
+          read.withTimestampPolicyFactory(
+              new FinishWhenIdle<>(options.getFinishWhenIdleSeconds() * 1000L));
+    }
     pipeline
         .apply("Read", read)
         .apply("ToAuditRow", ParDo.of(new ToAuditRowFn(jobId, options.getMaxRecordsPerSecond())))
