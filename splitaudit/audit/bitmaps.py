@@ -14,6 +14,7 @@ BUCKET_BITS = 15
 BUCKET_SIZE = 1 << BUCKET_BITS  # 32,768 offsets
 
 BucketKey = tuple[str, int, int]  # (topic, partition, bucket)
+OffsetSpan = tuple[int, int]  # first and last offset, inclusive
 
 
 def span_bits(bucket: int, start: int, end: int) -> npt.NDArray[np.bool_]:

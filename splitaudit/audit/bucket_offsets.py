@@ -21,11 +21,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from splitaudit.audit.bitmaps import BUCKET_SIZE, offset_runs, span_bits
+from splitaudit.audit.bitmaps import BUCKET_SIZE, OffsetSpan, offset_runs, span_bits
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, REPLAY
 
 RUNS_PER_BUCKET = MAX_RANGES + 1  # runs a bucket reports of each kind: one more than a finding lists
-OffsetSpan = tuple[int, int]  # first and last offset, inclusive
 KIND_ORDER = (DOUBLE_ASSIGNMENT, DUPLICATE, REPLAY)  # the classes' order in a bucket's result (by name)
 
 

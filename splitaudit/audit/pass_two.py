@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from splitaudit.audit.bitmaps import BUCKET_BITS, BucketKey
-from splitaudit.audit.bucket_offsets import BucketOffsets, BucketTally, OffsetSpan
+from splitaudit.audit.bitmaps import BUCKET_BITS, BucketKey, OffsetSpan
+from splitaudit.audit.bucket_offsets import BucketOffsets, BucketTally
 from splitaudit.audit.duplicates import Lineage
 from splitaudit.audit.filters import offset_filter
 

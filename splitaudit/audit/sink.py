@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from splitaudit.audit import coverage, parquet_pass, pass_one, pass_two, suspects
-from splitaudit.audit.bitmaps import BucketKey
+from splitaudit.audit.bitmaps import BucketKey, OffsetSpan
 from splitaudit.audit.duplicates import Lineage, classify_duplicates
 from splitaudit.audit.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
 from splitaudit.audit.pass_one import BucketStats
-from splitaudit.audit.suspects import OffsetSpan
 from splitaudit.errors import UsageError, printable
 
 

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from splitaudit.audit import fingerprint
-from splitaudit.audit.bitmaps import BUCKET_SIZE, BucketKey
+from splitaudit.audit.bitmaps import BUCKET_SIZE, BucketKey, OffsetSpan
 from splitaudit.audit.filters import FileKey, file_filter, offset_filter
 from splitaudit.audit.pass_one import BucketStats
 
 PartitionKey = tuple[str, int]  # (topic, partition)
-OffsetSpan = tuple[int, int]  # first and last offset, inclusive
 
 
 @dataclass(frozen=True)
