@@ -105,13 +105,7 @@ class FlinkCluster:
             self._start_zookeeper(timeout)
         jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
         taskmanager = self._spawn("taskmanager", "taskmanager.sh", "start-foreground")
-        process.wait_until(
-            f"the Flink JobManager REST API on {self.rest_url}",
-            self._rest_up,
-            timeout=timeout,
-            alive=jobmanager,
-            log=self.log_file("jobmanager"),
-        )
+        self._wait_for_rest(jobmanager, timeout)
         process.wait_until(
             f"a Flink TaskManager with {self.slots} slots",
             self.healthy,
@@ -219,6 +213,11 @@ class FlinkCluster:
         """Start a JobManager again (after `kill("jobmanager")`); wait until its REST API answers, which in a highly
         available cluster it does once it leads (before, HTTP 503), recovering the jobs ZooKeeper holds."""
         jobmanager = self._spawn("jobmanager", "jobmanager.sh", "start-foreground")
+        self._wait_for_rest(jobmanager, timeout)
+        return jobmanager
+
+    def _wait_for_rest(self, jobmanager: process.PidRecord, timeout: float) -> None:
+        """Wait until the JobManager just started answers on its REST API (failing early if it died)."""
         process.wait_until(
             f"the Flink JobManager REST API on {self.rest_url}",
             self._rest_up,
@@ -226,7 +225,6 @@ class FlinkCluster:
             alive=jobmanager,
             log=self.log_file("jobmanager"),
         )
-        return jobmanager
 
     def start_taskmanager(self, timeout: float = 120.0) -> process.PidRecord:
         """Start a TaskManager again (after `kill("taskmanager")`); wait until the cluster lists it.
