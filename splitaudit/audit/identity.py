@@ -88,8 +88,8 @@ def map_to_source(
 
     `sink` is the sink as read (its own columns), `source_records` the source `topics` as Spark's Kafka source
     reads them. The source's identities (one row each: how many records hold it, and the record when it is one)
-    and the mapped sink are kept (memory, spilling to disk) while the block runs: the sink checks read them
-    several times, and a topic that grows meanwhile must not change the answer.
+    and the mapped sink are kept on local disk while the block runs (a 4 GiB driver's heap holds neither at 100 M
+    records): the sink checks read them several times, and a topic that grows meanwhile must not change the answer.
 
     The identities are aggregated over fixed-width columns only (the topic as its index in `topics`), which
     Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. The join
@@ -114,7 +114,7 @@ def map_to_source(
             F.min("partition").alias("_partition"),
             F.min("offset").alias("_offset"),
         )
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     )
     fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
     held = identities.count()  # fills the kept identities, and says which join fits the memory
@@ -126,7 +126,7 @@ def map_to_source(
         joined = fingerprinted.join(identities.hint("merge"), list(_ID), "left")
     else:
         joined = fingerprinted.join(identities.hint("shuffle_hash"), list(_ID), "left")
-    mapped = joined.persist(StorageLevel.MEMORY_AND_DISK)
+    mapped = joined.persist(StorageLevel.DISK_ONLY)
     try:
         findings, matched = _findings(identities, mapped, match)
         findings = tuple(
