@@ -23,26 +23,23 @@ apart here: a recovered job's subtasks count from 0 again, as do the subtasks a 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from splitaudit.clients.flink import RUN_TIMEOUT, TERMINAL_STATES
+from splitaudit.clients.flink import TERMINAL_STATES
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
-from splitaudit.guard.results import REPORT, STOP
-from splitaudit.guard.watch import WatchSettings, run_watch
+from splitaudit.guard.results import STOP
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
 from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
 from splitaudit.scenario.results import WatchedLife
 from splitaudit.scenario.sink import read_sink
-from splitaudit.scenario.watched import IDLE_BEFORE_END, first_half, settle
+from splitaudit.scenario.watched import IDLE_BEFORE_END, first_half, settle, watching_restore
 from splitaudit.stack.stack import Stack
 
 JOBMANAGER_FAILOVER, RESCALE = "jobmanager-failover", "rescale"
@@ -69,20 +66,9 @@ def run_watched_recovery(
         raise UsageError(f"a watched recovery is a {JOBMANAGER_FAILOVER}, or a {RESCALE} to a parallelism")
     run = ScenarioRun(stack, run_dir, f"{fault}-{variant}", settings, progress)
     savepoint = first_half(run, jar)
-    job = uuid.uuid4().hex
-    watch = WatchSettings(
-        stack.flink.rest_url,
-        job,
-        stack.kafka.bootstrap,
-        REPORT,
-        savepoint=savepoint,
-        wait=RUN_TIMEOUT,
-        rest_timeout=rest_timeout,
-    )
-    with ThreadPoolExecutor(1) as pool, run.steps.step(f"watch job {job} through a {fault}") as out:
-        watching = pool.submit(run_watch, watch, Progress(), lambda _event: None)
+    restore = watching_restore(run, jar, savepoint, rest_timeout=rest_timeout)
+    with run.steps.step(f"watch the restored job through a {fault}") as out, restore as (job, watching):
         try:
-            run.submit_restore(jar, savepoint, job)
             run.flink.wait_all_running(job)
             settle(run, job)
             # Idle past the watch's quiet window, as after the backlog: the first attempt's last counts are final.
@@ -103,7 +89,7 @@ def run_watched_recovery(
             if run.flink.job_state(job) not in TERMINAL_STATES:
                 run.flink.cancel(job)
             report = watching.result()
-        out.append(report.line)
+        out.append(f"job {job}: {report.line}")
     return WatchedLife(variant, STOP, fault, report, _read_twice_in_sink(read_sink(run.sink), job, ends))
 
 
