@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from splitaudit.audit.duplicates import LINEAGE_COLUMNS
@@ -45,6 +45,10 @@ from splitaudit.errors import UsageError, printable, summary
 SAMPLE_ROWS = 5  # sink rows or source records shown with each identity finding
 _ID = ("_id_high", "_id_low")  # the identity's fingerprint: two differently seeded 64-bit hashes
 JOIN_ROWS = 2_000_000  # source identities per shuffle partition a hash join's task holds (~150 MB); beyond, sort-merge
+# Spark 4.3's setting that plans an aggregate as one Complete-mode aggregation after the shuffle, without the partial
+# aggregate before it: identities are (nearly) all distinct, so a partial aggregate would hash every record to reduce
+# nothing
+BYPASS_PARTIAL_AGGREGATION = "spark.sql.execution.bypassPartialAggregation"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,21 @@ class IdentityMapping:
     source: DataFrame  # topic, partition, offset of every source record with a unique identity
     findings: tuple[Finding, ...]
     note: str  # how the rows were mapped, and how many matched one source record
+
+
+@contextmanager
+def _conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The session's setting `key` at `value` while the block plans a query, then as it was (the user's session
+    is left as it came)."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def _fingerprint(identity: Column) -> list[Column]:
@@ -92,7 +111,9 @@ def map_to_source(
     records): the sink checks read them several times, and a topic that grows meanwhile must not change the answer.
 
     The identities are aggregated over fixed-width columns only (the topic as its index in `topics`), which
-    Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. The join
+    Spark's hash aggregate keeps in place; a string or struct minimum would make it sort every record. They are
+    aggregated once, after the shuffle: a partial aggregate before it would hash every record to reduce nothing,
+    as nearly every identity is held by one record. The join
     is a shuffled hash join (neither side is sorted) while the identities fit JOIN_ROWS per shuffle partition,
     else a sort-merge join, whose sorts spill to disk.
     """
@@ -106,16 +127,14 @@ def map_to_source(
         "offset",
         *_fingerprint(source_identity),
     )
-    identities = (
-        fingerprinted_source.groupBy(*_ID)
-        .agg(
-            F.count(F.lit(1)).alias("_holders"),
-            F.min("_topic").alias("_topic"),
-            F.min("partition").alias("_partition"),
-            F.min("offset").alias("_offset"),
-        )
-        .persist(StorageLevel.DISK_ONLY)
+    grouped = fingerprinted_source.groupBy(*_ID).agg(
+        F.count(F.lit(1)).alias("_holders"),
+        F.min("_topic").alias("_topic"),
+        F.min("partition").alias("_partition"),
+        F.min("offset").alias("_offset"),
     )
+    with _conf(sink.sparkSession, BYPASS_PARTIAL_AGGREGATION, "true"):
+        identities = grouped.persist(StorageLevel.DISK_ONLY)  # planned here: the setting holds for its plan
     fingerprinted = sink.select(*_fingerprint(sink_identity), *lineage)
     held = identities.count()  # fills the kept identities, and says which join fits the memory
     if held > JOIN_ROWS * int(sink.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200"):

@@ -213,3 +213,29 @@ def test_more_identities_than_join_rows_per_partition_are_joined_by_sort_merge(
         spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     found = [(f.kind, f.partition, f.count, f.offset_ranges) for f in audit.findings]
     assert found == [(MISSING, 0, 2, ((5, 6),)), (DUPLICATE, 1, 3, ((20, 22),))]
+
+
+def test_the_identities_are_aggregated_after_the_shuffle_only_and_the_session_is_left_as_it_came(
+    stack: Stack, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The source's identities are nearly all distinct, so they are counted by one aggregation after the shuffle,
+    with no partial aggregate before it that would hash every record to reduce nothing; the setting that plans
+    them so is the session's only while they are planned."""
+    bootstrap = stack.kafka.bootstrap
+    kafka.create_topic(bootstrap, "weather-once", partitions=2)
+    records = [_weather(i) for i in range(20)]
+    _produce(bootstrap, "weather-once", [(i % 2, json.dumps(r).encode()) for i, r in enumerate(records)])
+    sink = tmp_path / "sink.parquet"
+    pq.write_table(pa.Table.from_pylist([r for i, r in enumerate(records) if i != 6]), sink)  # p0's offset 3
+    assert spark.conf.get(identity.BYPASS_PARTIAL_AGGREGATION, None) is None
+    source = read_topics(spark, bootstrap, ("weather-once",), headers=True)
+    match = IdentityMatch("timestamp", SOURCE_KEY)
+    with identity.map_to_source(spark.read.parquet(str(sink)), source, ("weather-once",), match) as mapping:
+        assert spark.conf.get(identity.BYPASS_PARTIAL_AGGREGATION, None) is None
+        plan = mapping.source._jdf.queryExecution().executedPlan().toString()
+        assert "HashAggregate(keys=[_id_high" in plan
+        assert "partial_count" not in plan
+        assert "partial_min" not in plan
+        audit = audit_sink(mapping.sink, source=mapping.source, source_topics=frozenset({"weather-once"}))
+    found = [(f.kind, f.partition, f.count, f.offset_ranges) for f in audit.findings]
+    assert found == [(MISSING, 0, 1, ((3, 3),))]
