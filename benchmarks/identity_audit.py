@@ -15,10 +15,11 @@ records of partition 1 absent. Then, on one Spark session, best of `--repeat`, i
 Prints JSON with the times and the ratio. Generating the topic and the sink is not measured. `--keep` keeps each
 size's broker data and sink under `--data` and reuses them in the next run with `--keep` (producing 100 M records
 takes longer than auditing them); without it they are deleted after the run. `--driver-memory` is the Spark
-driver's (the executor's, on `local`).
+driver's (the executor's, on `local`). `--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's
+own metrics of each stage of the last audit (wall and task time, rows read and shuffled): where its time goes.
 
     .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR] \
-        [--keep] [--driver-memory 4g]
+        [--keep] [--driver-memory 4g] [--stages]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from spark_stages import UI_CONFIG, StageMetrics
 
 from splitaudit.audit.identity import map_to_source
 from splitaudit.audit.kafka_topic import read_topics
@@ -135,6 +137,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="time each N times, interleaved; report the fastest")
     parser.add_argument("--keep", action="store_true", help="keep the topic and sink, reuse kept ones")
     parser.add_argument("--driver-memory", default="4g", help="the Spark driver's memory")
+    parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
     args = parser.parse_args()
     expected = [
         ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),
@@ -154,18 +157,20 @@ def main() -> None:
                 produce(broker.bootstrap, rows)
                 write_sink(run / "sink", rows)
                 made.touch()
+            config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8"}
             spark = spark_session(
-                args.master,
-                app_name="splitaudit-bench",
-                config={"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8"},
+                args.master, app_name="splitaudit-bench", config=config | UI_CONFIG if args.stages else config
             )
             spark.sparkContext.setLogLevel("ERROR")
+            stage_metrics = StageMetrics(spark) if args.stages else None
             bare_scan(spark, broker.bootstrap, sink)  # warms the JVM: no timed query pays for JIT compilation
             scans, audits = [], []
             for _ in range(args.repeat):
                 seconds, counted = timed(lambda: bare_scan(spark, broker.bootstrap, sink))  # noqa: B023
                 assert counted == (rows, rows - 100 + 1000), counted
                 scans.append(seconds)
+                if stage_metrics is not None:
+                    stage_metrics.mark()
                 seconds, found = timed(lambda: identity_audit(spark, broker.bootstrap, sink))  # noqa: B023
                 assert found == expected, found
                 audits.append(seconds)
@@ -176,6 +181,8 @@ def main() -> None:
                 "all_scans_s": [round(s, 2) for s in scans],
                 "all_audits_s": [round(s, 2) for s in audits],
             }
+            if stage_metrics is not None:
+                report["sizes"][rows]["audit_stages"] = stage_metrics.since_mark()  # of the last run
             spark.stop()
         finally:
             broker.stop()

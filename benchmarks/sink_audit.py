@@ -52,10 +52,8 @@ import os
 import shutil
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -67,6 +65,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
+from spark_stages import UI_CONFIG, StageMetrics
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
 from splitaudit.audit.parquet_pass import parquet_files
@@ -378,51 +377,6 @@ def splitaudit_audit(spark: SparkSession, path: str, *, spark_pass: bool = False
     return {(f.kind, f.topic, f.partition): (f.count, f.offset_ranges) for f in result.findings}  # type: ignore[misc]
 
 
-class StageMetrics:
-    """Spark's own metrics of every stage completed since `mark`, from the REST API of the session's UI: where
-    an audit's time goes."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        url = spark.sparkContext.uiWebUrl
-        assert url is not None, "the UI is off: --stages turns it on"
-        self.base = f"{url}/api/v1/applications/{spark.sparkContext.applicationId}"
-        self.seen: set[int] = set()
-
-    def _stages(self) -> list[dict[str, Any]]:
-        with urllib.request.urlopen(f"{self.base}/stages?status=complete") as response:
-            stages: list[dict[str, Any]] = json.load(response)
-        return stages
-
-    def mark(self) -> None:
-        self.seen = {stage["stageId"] for stage in self._stages()}
-
-    def since_mark(self) -> list[dict[str, Any]]:
-        """Per new stage: id, what ran (the call site), wall time, task time, rows and bytes read, shuffled."""
-        rows = []
-        for stage in sorted(self._stages(), key=lambda s: s["stageId"]):
-            if stage["stageId"] in self.seen:
-                continue
-            started = _ui_time(stage.get("firstTaskLaunchedTime") or stage["submissionTime"])
-            rows.append(
-                {
-                    "stage": stage["stageId"],
-                    "name": stage["name"].split(" at ")[0],
-                    "wall_s": round(_ui_time(stage["completionTime"]) - started, 2),
-                    "task_s": round(stage["executorRunTime"] / 1000, 2),
-                    "tasks": stage["numTasks"],
-                    "input_rows": stage["inputRecords"],
-                    "input_mib": round(stage["inputBytes"] / 2**20, 1),
-                    "shuffle_write_rows": stage["shuffleWriteRecords"],
-                }
-            )
-        return rows
-
-
-def _ui_time(text: str) -> float:
-    """Seconds since the epoch of a UI timestamp such as 2026-11-23T03:40:01.123GMT."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f%Z").replace(tzinfo=UTC).timestamp()
-
-
 def _rounded(values: list[float]) -> list[float]:
     return [round(v, 2) for v in values]
 
@@ -465,7 +419,7 @@ def main() -> None:
     peak.start()
     config = {"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"}
     if args.stages:
-        config |= {"spark.ui.enabled": "true", "spark.ui.port": "0"}
+        config |= UI_CONFIG
     cluster = None
     master = args.master
     if args.cluster:
