@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 from spark_stages import UI_CONFIG, StageMetrics
 
 from splitaudit.audit.identity import map_to_source
-from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.kafka_topic import read_topics, topic_records
 from splitaudit.audit.request import IdentityMatch
 from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
@@ -118,7 +118,8 @@ def bare_scan(spark: SparkSession, bootstrap: str, sink: str) -> tuple[int, int]
 
 def identity_audit(spark: SparkSession, bootstrap: str, sink: str) -> list[tuple[str, int | None, int, Any]]:
     records = read_topics(spark, bootstrap, (TOPIC,), headers=True)
-    with map_to_source(spark.read.parquet(sink), records, (TOPIC,), MATCH) as m:
+    held = topic_records(bootstrap, (TOPIC,))
+    with map_to_source(spark.read.parquet(sink), records, (TOPIC,), MATCH, records=held) as m:
         audit = audit_sink(m.sink, source=m.source, source_topics=frozenset({TOPIC}))
         return [(f.kind, f.partition, f.count, f.offset_ranges) for f in (*m.findings, *audit.findings)]
 

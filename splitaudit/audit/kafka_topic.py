@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from splitaudit.audit.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import SinkColumns
-from splitaudit.clients.kafka import topic_partitions
+from splitaudit.clients.kafka import partition_offsets, topic_partitions
 from splitaudit.errors import ExternalError, UsageError
 
 _CORRUPT = "_corrupt_record"  # from_json puts the text of a record it cannot parse here
@@ -85,6 +85,13 @@ def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: Si
         F.col(f"v.`{columns.offset}`").alias("offset"),
         *[F.col(f"v.`{name}`").alias(name) for name in lineage],
     )
+
+
+def topic_records(bootstrap: str, topics: tuple[str, ...]) -> int:
+    """How many records the topics hold at most: their offsets from log-start to end (transaction markers and
+    compacted records occupy offsets too), from the cluster's metadata, without reading a record. For sizing
+    work, not for judging it: the topics may grow before they are read."""
+    return sum(p.end - p.log_start for topic in topics for p in partition_offsets(bootstrap, topic).values())
 
 
 def read_topics(spark: SparkSession, bootstrap: str, topics: tuple[str, ...], *, headers: bool = False) -> DataFrame:

@@ -189,7 +189,7 @@ class JudgedSink:
 def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None) -> Iterator[JudgedSink]:
     """The sink with its own coordinates, or, with --sink-key/--match-payload, mapped to the source records
     whose identity its rows carry (`identity.map_to_source`), kept while the block runs."""
-    from splitaudit.audit.kafka_topic import read_topics, source_offsets
+    from splitaudit.audit.kafka_topic import read_topics, source_offsets, topic_records
 
     assert request.sink is not None
     if request.identity is None:
@@ -204,7 +204,8 @@ def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource 
     assert kafka is not None  # AuditRequest: an identity needs the source topics' cluster
     records = read_topics(spark, kafka.bootstrap, kafka.topics, headers=True)
     raw = _read_raw_sink(spark, request, request.sink)
-    with map_to_source(raw, records, kafka.topics, request.identity) as mapping:
+    held = topic_records(kafka.bootstrap, kafka.topics)
+    with map_to_source(raw, records, kafka.topics, request.identity, records=held) as mapping:
         yield JudgedSink(mapping.sink, mapping.source, mapping.findings, (mapping.note,))
 
 

@@ -4,6 +4,7 @@ the source records by a record identity, and sinks whose coordinates name no sou
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from splitaudit.audit.findings import (
     NOT_A_SOURCE_TOPIC,
     UNMATCHED,
 )
-from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.kafka_topic import read_topics, topic_records
 from splitaudit.audit.request import IdentityMatch
 from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
@@ -215,27 +216,42 @@ def test_more_identities_than_join_rows_per_partition_are_joined_by_sort_merge(
     assert found == [(MISSING, 0, 2, ((5, 6),)), (DUPLICATE, 1, 3, ((20, 22),))]
 
 
-def test_the_identities_are_aggregated_after_the_shuffle_only_and_the_session_is_left_as_it_came(
-    stack: Stack, spark: SparkSession, tmp_path: Path
+def test_the_identities_are_aggregated_once_in_partitions_sized_by_the_topics(
+    stack: Stack, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The source's identities are nearly all distinct, so they are counted by one aggregation after the shuffle,
-    with no partial aggregate before it that would hash every record to reduce nothing; the setting that plans
-    them so is the session's only while they are planned."""
+    with no partial aggregate before it that would hash every record to reduce nothing (the setting that plans
+    them so is the session's only while they are planned), in as many partitions as the topics' records need at
+    IDENTITY_ROWS each, which the join keeps."""
     bootstrap = stack.kafka.bootstrap
     kafka.create_topic(bootstrap, "weather-once", partitions=2)
     records = [_weather(i) for i in range(20)]
     _produce(bootstrap, "weather-once", [(i % 2, json.dumps(r).encode()) for i, r in enumerate(records)])
     sink = tmp_path / "sink.parquet"
     pq.write_table(pa.Table.from_pylist([r for i, r in enumerate(records) if i != 6]), sink)  # p0's offset 3
+    held = topic_records(bootstrap, ("weather-once",))
+    assert held == 20
+    monkeypatch.setattr(identity, "IDENTITY_ROWS", 4)  # 20 records: 5 partitions, more than the session's 2
     assert spark.conf.get(identity.BYPASS_PARTIAL_AGGREGATION, None) is None
-    source = read_topics(spark, bootstrap, ("weather-once",), headers=True)
-    match = IdentityMatch("timestamp", SOURCE_KEY)
-    with identity.map_to_source(spark.read.parquet(str(sink)), source, ("weather-once",), match) as mapping:
-        assert spark.conf.get(identity.BYPASS_PARTIAL_AGGREGATION, None) is None
-        plan = mapping.source._jdf.queryExecution().executedPlan().toString()
-        assert "HashAggregate(keys=[_id_high" in plan
-        assert "partial_count" not in plan
-        assert "partial_min" not in plan
-        audit = audit_sink(mapping.sink, source=mapping.source, source_topics=frozenset({"weather-once"}))
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions") or "200"
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    try:
+        source = read_topics(spark, bootstrap, ("weather-once",), headers=True)
+        match = IdentityMatch("timestamp", SOURCE_KEY)
+        sink_rows = spark.read.parquet(str(sink))
+        with identity.map_to_source(sink_rows, source, ("weather-once",), match, records=held) as mapping:
+            assert spark.conf.get(identity.BYPASS_PARTIAL_AGGREGATION, None) is None
+            plan = mapping.source._jdf.queryExecution().executedPlan().toString()
+            assert "HashAggregate(keys=[_id_high" in plan
+            assert "partial_count" not in plan
+            assert "partial_min" not in plan
+            assert re.search(r"hashpartitioning\(_id_high#\d+L, _id_low#\d+L, 5\), REPARTITION_BY_NUM", plan)
+            joined = mapping.sink._jdf.queryExecution().executedPlan().toString()
+            assert "ShuffledHashJoin" in joined
+            # the sink shuffled to the identities' 5 partitions
+            assert re.search(r"hashpartitioning\(_id_high#\d+L, _id_low#\d+L, 5\), ENSURE_REQUIREMENTS", joined)
+            audit = audit_sink(mapping.sink, source=mapping.source, source_topics=frozenset({"weather-once"}))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     found = [(f.kind, f.partition, f.count, f.offset_ranges) for f in audit.findings]
     assert found == [(MISSING, 0, 1, ((3, 3),))]
