@@ -33,7 +33,8 @@ class StageMetrics:
         self.seen = {stage["stageId"] for stage in self._stages()}
 
     def since_mark(self) -> list[dict[str, Any]]:
-        """Per new stage: id, what ran (the call site), wall time, task time, rows and bytes read, shuffled."""
+        """Per new stage: id, what ran (the call site), wall time, task time, rows and bytes read, rows shuffled,
+        bytes spilled to disk."""
         rows = []
         for stage in sorted(self._stages(), key=lambda s: s["stageId"]):
             if stage["stageId"] in self.seen:
@@ -49,6 +50,7 @@ class StageMetrics:
                     "input_rows": stage["inputRecords"],
                     "input_mib": round(stage["inputBytes"] / 2**20, 1),
                     "shuffle_write_rows": stage["shuffleWriteRecords"],
+                    "spill_mib": round(stage["diskBytesSpilled"] / 2**20, 1),
                 }
             )
         return rows
