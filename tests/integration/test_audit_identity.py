@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from splitaudit.audit import identity
 from splitaudit.audit.findings import (
@@ -255,3 +256,17 @@ def test_the_identities_are_aggregated_once_in_partitions_sized_by_the_topics(
         spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     found = [(f.kind, f.partition, f.count, f.offset_ranges) for f in audit.findings]
     assert found == [(MISSING, 0, 1, ((3, 3),))]
+
+
+def test_an_identity_is_evaluated_once_per_row_and_null_gives_no_fingerprint(spark: SparkSession) -> None:
+    """The identity expression (here a JSON path) runs once per row, not once per hash and null guard."""
+    frame = spark.createDataFrame(
+        [('{"t": "a"}', 1), ('{"t": "a"}', 2), ('{"u": 1}', 3), ('{"t": "b"}', 4)], "value string, n int"
+    )
+    hashed = identity._fingerprinted(frame, F.expr("get_json_object(value, '$.t')"), "n")
+    assert hashed._jdf.queryExecution().executedPlan().toString().count("get_json_object(") == 1
+    rows = {r["n"]: (r["_id_high"], r["_id_low"]) for r in hashed.collect()}
+    assert rows[1] == rows[2]
+    assert rows[3] == (None, None)
+    assert None not in rows[4]
+    assert rows[4] != rows[1]
