@@ -91,10 +91,10 @@ def _fingerprinted(frame: DataFrame, identity: Column, *columns: Column | str) -
     keyed = frame.select(*columns, identity.cast("string").alias(_IDENTITY))
     text = F.col(_IDENTITY)
     return keyed.select(
-        *[F.col("`{}`".format(c.replace("`", "``"))) for c in keyed.columns if c != _IDENTITY],
+        "*",
         F.when(text.isNotNull(), F.xxhash64(text)).alias(_ID[0]),
         F.when(text.isNotNull(), F.xxhash64(F.lit("splitaudit"), text)).alias(_ID[1]),
-    )
+    ).drop(_IDENTITY)
 
 
 def _expression(text: str, option: str, frame: DataFrame, side: str) -> Column:
