@@ -57,7 +57,8 @@ def stack() -> None:
     """Start, check and stop a local Kafka broker and Flink cluster on 127.0.0.1.
 
     `up` starts a single-node Kafka broker (KRaft) and a Flink standalone session cluster (JobManager +
-    TaskManager with 4 slots) on free ports, with everything they write kept in --workdir. `down` stops exactly
+    TaskManager with 4 slots) on free ports below the kernel's ephemeral range (from 15000: outgoing connections
+    take their local ports inside it), with everything they write kept in --workdir. `down` stops exactly
     the processes `up` started, by the pid files in --workdir, even after the caller crashed.
     """
 

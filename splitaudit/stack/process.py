@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -54,12 +55,51 @@ class PidRecord:
             return None
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+# Where `free_port` looks: below the kernel's ephemeral range, from this port up.
+PORTS_FROM = 15000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_handed_out: set[int] = set()
+
+
+def ephemeral_range_start(range_file: Path = EPHEMERAL_RANGE) -> int:
+    """The first port the kernel hands to outgoing connections: Linux's configured range, else 32768 (Linux's
+    default; macOS and Windows start at 49152)."""
+    try:
+        return int(range_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing holds right now, for a server to bind a moment later; never the same
+    one twice in a process.
+
+    Taken below the ephemeral range: a port from inside it (what binding port 0 gives) may become the local port of
+    any outgoing connection before the server binds it, which once kept a JobManager from starting.
+    """
+    below = ephemeral_range_start()
+    candidates = [port for port in range(PORTS_FROM, below) if port not in _handed_out]
+    for port in random.sample(candidates, min(len(candidates), 200)):
+        if _bindable(port):
+            _handed_out.add(port)
+            return port
+    # No room below the range (or all of it in use): the kernel's pick, inside it.
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def spawn(

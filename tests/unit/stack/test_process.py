@@ -77,10 +77,19 @@ def test_wait_until_reports_a_process_that_died_with_its_log(tmp_path: Path) -> 
     assert "port already in use" in str(failure.value)
 
 
-def test_free_port_is_bindable_on_loopback() -> None:
+def test_free_port_is_bindable_on_loopback_below_the_ephemeral_range_and_never_handed_out_twice() -> None:
     import socket
 
-    port = process.free_port()
+    ports = [process.free_port() for _ in range(50)]
     with socket.socket() as server:
-        server.bind(("127.0.0.1", port))
-    assert 1024 < port < 65536
+        server.bind(("127.0.0.1", ports[0]))
+    assert len(set(ports)) == 50
+    assert all(process.PORTS_FROM <= port < process.ephemeral_range_start() for port in ports)
+
+
+def test_the_ephemeral_range_is_read_from_the_kernel_or_taken_as_linux_default(tmp_path: Path) -> None:
+    (tmp_path / "range").write_text("40000\t60999\n")
+    assert process.ephemeral_range_start(tmp_path / "range") == 40000
+    assert process.ephemeral_range_start(tmp_path / "absent") == 32768
+    (tmp_path / "garbled").write_text("")
+    assert process.ephemeral_range_start(tmp_path / "garbled") == 32768
