@@ -343,10 +343,16 @@ class FlinkRestClient:
         return self.wait_for_savepoint(job_id, request_id, timeout)
 
     def cancel(self, job_id: str, timeout: float = 60.0) -> None:
-        """Cancel the job and wait until it is CANCELED (or already ended)."""
+        """Cancel the job and wait until it is CANCELED (or already ended, also between the check and the call:
+        a job ending on its own, e.g. just after a stop-with-savepoint completed, is answered 409)."""
         if self.job_state(job_id) in TERMINAL_STATES:
             return
-        self._call("PATCH", f"/jobs/{job_id}", params={"mode": "cancel"})
+        try:
+            self._call("PATCH", f"/jobs/{job_id}", params={"mode": "cancel"})
+        except FlinkRestError as ex:
+            if ex.status == 409 and self.job_state(job_id) in TERMINAL_STATES:
+                return
+            raise
 
         def ended() -> bool:
             return self.job_state(job_id) in TERMINAL_STATES
