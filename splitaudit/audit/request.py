@@ -26,6 +26,8 @@ class SinkColumns:
 
 
 PAYLOAD = "value"  # the payload mode's identity: the record value on both sides
+# how far a job's watermark may trail its records' Kafka time, in seconds, unless told (--watermark-delay)
+WATERMARK_DELAY = 10.0
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class AuditRequest:
     identity: IdentityMatch | None = None  # no coordinates in the sink: map its rows to source records (--sink-key)
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
-    watermark_delay: float = 10.0  # seconds a job's watermark may trail its records' Kafka time (--watermark-delay)
+    watermark_delay: float = WATERMARK_DELAY  # seconds a job's watermark may trail its records' Kafka time
 
     @classmethod
     def from_options(

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from splitaudit.audit.request import SINK_FORMATS, AuditRequest
+from splitaudit.audit.request import SINK_FORMATS, WATERMARK_DELAY, AuditRequest
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
@@ -57,7 +57,7 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
 @click.option(
     "--watermark-delay",
     type=click.FloatRange(min=0),
-    default=10.0,
+    default=WATERMARK_DELAY,
     show_default=True,
     metavar="SECONDS",
     help="How far the job's watermark may trail its records' Kafka time (KafkaIO withLogAppendTime: 2 s when "

@@ -236,7 +236,7 @@ def _restored_from(client: FlinkRestClient, job: str) -> str:
 
 def _wait_for_sink(run: ScenarioRun, job: str) -> bool:
     """Wait until every produced offset is in the sink (or for half the timeout: a restore that lost partitions
-    never completes), then until a checkpoint interval adds no rows; whether every offset arrived."""
+    never completes), then until checkpoints add no rows (`wait_until_settled`); whether every offset arrived."""
     with run.steps.step(f"wait for {run.total} offsets in the sink, or until it stops growing") as out:
         try:
             wait_for_offsets(run.sink, tuple(run.topics), run.total, run.settings.timeout / 2)

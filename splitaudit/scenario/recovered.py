@@ -3,7 +3,7 @@ rescale by the adaptive scheduler.
 
 The first half is the restore scenario's (N records, the job, savepoint and cancel, N more records: the restored
 backlog). `run_watched_recovery` restores the savepoint as a job that `splitaudit watch --on-error report`
-follows from its submission, waits until the backlog is in the sink and a checkpoint adds no rows, lets it idle
+follows from its submission, waits until the backlog is in the sink and checkpoints add no rows, lets it idle
 past the watch's quiet window, and then makes a new attempt of the job:
 
 - `jobmanager-failover` (a highly available stack): kill -9 the JobManager and start a new one, which recovers

@@ -13,8 +13,8 @@ restore (`run_restore_scenario`):
 4. produce N more records;
 5. restore from the savepoint at parallelism K, or at another one (`restore_parallelism`: a rescale restore),
    check through REST that the job names it as its restore source;
-6. wait until all 2N offsets are in the sink, then until a whole checkpoint interval adds no rows (the twin
-   reader of the stock build may still be re-reading offsets that the restored reader already emitted);
+6. wait until all 2N offsets are in the sink, then until checkpoints over 3 s add no rows (the twin reader of
+   the stock build may still be re-reading offsets that the restored reader already emitted);
 7. savepoint again, then cancel.
 
 With `continuous`, a producer thread writes records from the job's start until the restored job runs, so
@@ -346,9 +346,9 @@ class ScenarioRun:
         return checkpoint_after_now(self.flink, job, self.settings.triggered_checkpoints)
 
     def wait_for_all(self, job: str, readable: int, since: float, records: int) -> float:
-        """Wait until `readable` offsets are in the sink, then until a checkpoint adds no rows; the rate of the
+        """Wait until `readable` offsets are in the sink, then until checkpoints add no rows; the rate of the
         `records` read since the monotonic time `since`, in records per second."""
-        with self.steps.step(f"wait for {readable} offsets in the sink, until a checkpoint adds no rows") as out:
+        with self.steps.step(f"wait for {readable} offsets in the sink, until checkpoints add no rows") as out:
             wait_for_offsets(self.sink, tuple(self.topics), readable, self.settings.timeout)
             records_per_second = records / (time.monotonic() - since)
             checkpoint = wait_until_settled(
@@ -545,8 +545,8 @@ def _run_fault(
     """A running job interrupted by `fault` while it reads: the skeleton of every fault variant.
 
     Produce N records, run the job, wait for them and a checkpoint; produce N/2 more and cause the fault at
-    once, while the job reads them; recover; produce the last N/2, wait for all 2N offsets and a checkpoint
-    that adds no rows; savepoint, cancel.
+    once, while the job reads them; recover; produce the last N/2, wait for all 2N offsets and checkpoints
+    that add no rows; savepoint, cancel.
 
     - `taskmanager-kill`: kill -9 the TaskManager, start a new one; Flink restarts the job from its latest
       checkpoint (a new attempt of the same job).
@@ -622,6 +622,9 @@ def wait_for_offsets(sink: Path, topics: tuple[str, ...], distinct: int, timeout
          last_seen=lambda: f"{seen[0]} offsets")  # fmt: skip
 
 
+SETTLED_SECONDS = 3.0  # how long an output stays the same, across checkpoints, to have settled
+
+
 def wait_until_settled(
     flink: FlinkRestClient,
     job_id: str,
@@ -630,20 +633,30 @@ def wait_until_settled(
     timeout: float,
     trigger: bool = False,
 ) -> int:
-    """Wait until a whole checkpoint interval adds no rows to an output (`rows()` counts them, or the rows of
-    several outputs; `what` names it); that checkpoint's id. With `trigger` each checkpoint is triggered here.
+    """Wait until checkpoints spanning SETTLED_SECONDS at least add no rows to an output (`rows()` counts them, or
+    the rows of several outputs; `what` names it); the last checkpoint's id. With `trigger` each checkpoint is
+    triggered here.
 
     Every offset being in the output is not the end of it: a second reader of the same partition (the twin of
-    beam#31313) may still be catching up and emit the same offsets again a little later.
+    beam#31313) may still be catching up and emit the same offsets again a little later. One checkpoint interval
+    without rows is not the end either: a reader between two fetches of its backlog can emit nothing for that long
+    (a stock twin once did, mid-backlog, and the run was savepointed under it).
     """
     counted = [rows()]
+    quiet_since = [time.monotonic()]
 
     def settled() -> int | None:
         checkpoint = checkpoint_after_now(flink, job_id, trigger)
         before, counted[0] = counted[0], rows()
-        return checkpoint if counted[0] == before else None
+        now = time.monotonic()
+        if counted[0] != before:
+            quiet_since[0] = now
+            return None
+        return checkpoint if now - quiet_since[0] >= SETTLED_SECONDS else None
 
-    return poll(f"{what} to stop growing", settled, timeout=timeout, interval=0.0,
+    # a triggered checkpoint completes in a fraction of a second: not one after another for SETTLED_SECONDS
+    interval = 0.5 if trigger else 0.0
+    return poll(f"{what} to stop growing", settled, timeout=timeout, interval=interval,
                 last_seen=lambda: f"{counted[0]} rows")  # fmt: skip
 
 

@@ -15,8 +15,9 @@ with `group`, one treatment of the group's committed offsets (`committed`, `dele
 2. produce N records per partition and run the job at parallelism 2 (with `none` the job starts at the log end,
    so the N are produced once the job runs and a checkpoint completed: its readers are placed by then); every
    phase is produced in batches half a window apart, so its records span several windows;
-3. wait until the outputs settle (below); savepoint, cancel; snapshot both file sinks (each finalized file's
-   name, inode, modification time, size and records);
+3. wait until the outputs settle (below) and the last window ended 10 s ago (the audit's default
+   `--watermark-delay`: it calls a window closed at the savepoint only then); savepoint, cancel; snapshot both
+   file sinks (each finalized file's name, inode, modification time, size and records);
 4. leave the group's committed offsets, delete the group, or set them to the middle of a closed window;
 5. produce M per partition while the job is down, and ask `guard` (with the topic's offsets) what the restore
    will do;
@@ -28,7 +29,7 @@ with `group`, one treatment of the group's committed offsets (`committed`, `dele
    with their snapshot: files replaced, records the sink lost or shows once although read twice.
 
 The outputs have settled when the output topic holds the records expected, every window holding a produced record
-has fired (the job's lowest input watermark is past its end) and then a checkpoint interval adds nothing to any
+has fired (the job's lowest input watermark is past its end) and then checkpoints over 3 s add nothing to any
 output. The file sinks are not waited for to hold the topic's count: a rewritten window holds fewer rows.
 """
 
@@ -47,6 +48,7 @@ from types import MappingProxyType
 
 import pyarrow.parquet as pq
 
+from splitaudit.audit.request import WATERMARK_DELAY
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.predict import run_guard
@@ -288,8 +290,8 @@ class UsersJobRun(ScenarioRun):
 
     def wait_for_outputs(self, job: str, records: int) -> int:
         """Wait until the output topic holds at least `records` records, the job's lowest input watermark is past
-        the end of the window of the last record produced (every window holding one has fired), and a checkpoint
-        interval adds nothing to any output; that checkpoint's id."""
+        the end of the window of the last record produced (every window holding one has fired), and checkpoints
+        over 3 s add nothing to any output; the last one's id."""
         fired = window_of(self.produced_by, self.window_ms)[1]
         with self.steps.step(f"wait for {records} records in the topic, windows to {fired}, then no growth") as out:
             topic_rows, watermark = [0], [-1]
@@ -314,6 +316,16 @@ class UsersJobRun(ScenarioRun):
             topic, text, parquet = self.output_rows()
             out.append(f"{topic} in the topic, {text} in text, {parquet} in Parquet; checkpoint {checkpoint}")
         return checkpoint
+
+    def wait_until_auditably_closed(self) -> None:
+        """Wait until the last window holding a produced record ended WATERMARK_DELAY seconds ago: the audit (by
+        default) calls a window closed at a savepoint only if it ended that long before it, so every window the job
+        fired before the savepoint is one the audit knows had closed (usually a second's wait, or none)."""
+        fired = window_of(self.produced_by, self.window_ms)[1] / 1000
+        wait = fired + WATERMARK_DELAY - time.time()
+        if wait > 0:
+            with self.steps.step(f"wait {wait:.1f} s: the last window ends {WATERMARK_DELAY:g} s before the savepoint"):
+                time.sleep(wait)
 
     def input_records(self) -> tuple[dict[str, tuple[int, int]], dict[tuple[int, int], int]]:
         """The input topic's records: each identity's (partition, offset), and each (partition, offset)'s
@@ -473,6 +485,7 @@ def run_users_job_scenario(
         phases["before"] = run.produce_each(settings.before, " (before the savepoint)")
         job_before = run.run_job(jar)
     run.wait_for_outputs(job_before, settings.before * each)
+    run.wait_until_auditably_closed()
     savepoint_before = run.savepoint_and_cancel(job_before)
     with run.steps.step("snapshot both file sinks") as out:
         first = {sink.name: sink.snapshot() for sink in (run.text, run.parquet)}

@@ -190,8 +190,8 @@ def run_watched_life(
     rest_timeout: float = DEFAULT_REST_TIMEOUT,
 ) -> WatchedLife:
     """Savepoint a run of `jar`, restore it as a job the watch (`--on-error report`, through `flink_rest`, by
-    default the stack's) follows from its submission; wait until every offset is in the sink and a checkpoint
-    adds no rows. With `fault`, kill the TaskManager then (`TASKMANAGER_KILL`: its readers idle at the end) or
+    default the stack's) follows from its submission; wait until every offset is in the sink and checkpoints
+    add no rows. With `fault`, kill the TaskManager then (`TASKMANAGER_KILL`: its readers idle at the end) or
     while its readers read N more records (`TASKMANAGER_KILL_MID_READ`, with `triggered_checkpoints`: after an
     idle checkpoint, the only one since, the kill once the sink shows some of them read), start a new one (Flink
     restarts the job from its latest checkpoint: a new attempt), and wait so again; run `before_end` (e.g. a
@@ -281,8 +281,8 @@ def _end(run: ScenarioRun, job: str, end: str) -> None:
 
 
 def settle(run: ScenarioRun, job: str) -> None:
-    """Wait until every offset produced is in the sink and a whole checkpoint interval adds no rows."""
-    with run.steps.step("wait for every offset in the sink, until a checkpoint adds no rows"):
+    """Wait until every offset produced is in the sink and checkpoints over 3 s add no rows."""
+    with run.steps.step("wait for every offset in the sink, until checkpoints add no rows"):
         wait_for_offsets(run.sink, tuple(run.topics), run.total, run.settings.timeout)
         settings = run.settings
         wait_until_settled(
