@@ -17,9 +17,11 @@ size's broker data and sink under `--data` and reuses them in the next run with 
 takes longer than auditing them); without it they are deleted after the run. `--driver-memory` is the Spark
 driver's (the executor's, on `local`). `--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's
 own metrics of each stage of the last audit (wall and task time, rows read and shuffled): where its time goes.
+`--cluster N` runs on the stack's Spark standalone cluster instead (a master and N one-core workers on 127.0.0.1,
+`--executor-memory` each), started for the run and stopped after it.
 
     .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR] \
-        [--keep] [--driver-memory 4g] [--stages]
+        [--keep] [--driver-memory 4g] [--stages] [--cluster 2 [--executor-memory 4g]]
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ import argparse
 import json
 import os
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from spark_stages import UI_CONFIG, StageMetrics
+from spark_bench import UI_CONFIG, StageMetrics, spark_master, timed
 
 from splitaudit.audit.identity import map_to_source
 from splitaudit.audit.kafka_topic import read_topics, topic_records
@@ -124,12 +124,6 @@ def identity_audit(spark: SparkSession, bootstrap: str, sink: str) -> list[tuple
         return [(f.kind, f.partition, f.count, f.offset_ranges) for f in (*m.findings, *audit.findings)]
 
 
-def timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.monotonic()
-    result = action()
-    return time.monotonic() - started, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, action="append", help="records (default 1,000,000)")
@@ -139,12 +133,26 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the topic and sink, reuse kept ones")
     parser.add_argument("--driver-memory", default="4g", help="the Spark driver's memory")
     parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="WORKERS",
+        help="run on a local standalone cluster of 1-core workers",
+    )
+    parser.add_argument("--executor-memory", default="4g", help="each cluster worker's memory for its executor")
     args = parser.parse_args()
     expected = [
         ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),
         ("duplicate_records", DUPLICATED[0], DUPLICATED[2] - DUPLICATED[1] + 1, ((DUPLICATED[1], DUPLICATED[2]),)),
     ]
-    report: dict[str, Any] = {"master": args.master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
+    with spark_master(args.master, args.cluster, args.data / "spark-cluster", args.executor_memory) as where:
+        report = _run(args, *where, expected)
+    print(json.dumps(report, indent=2))
+
+
+def _run(args: argparse.Namespace, master: str, master_config: dict[str, str], expected: list[Any]) -> dict[str, Any]:
+    report: dict[str, Any] = {"master": master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
     for rows in args.rows or [1_000_000]:
         run = args.data / f"run-{rows}"
         made = run / "made"  # written once the topic and the sink are complete
@@ -158,9 +166,9 @@ def main() -> None:
                 produce(broker.bootstrap, rows)
                 write_sink(run / "sink", rows)
                 made.touch()
-            config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8"}
+            config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8", **master_config}
             spark = spark_session(
-                args.master, app_name="splitaudit-bench", config=config | UI_CONFIG if args.stages else config
+                master, app_name="splitaudit-bench", config=config | UI_CONFIG if args.stages else config
             )
             spark.sparkContext.setLogLevel("ERROR")
             stage_metrics = StageMetrics(spark) if args.stages else None
@@ -189,7 +197,7 @@ def main() -> None:
             broker.stop()
             if not args.keep:
                 shutil.rmtree(run, ignore_errors=True)
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ import json
 import os
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -65,7 +64,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
-from spark_stages import UI_CONFIG, StageMetrics
+from spark_bench import UI_CONFIG, StageMetrics, spark_master, timed
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
 from splitaudit.audit.parquet_pass import parquet_files
@@ -73,8 +72,6 @@ from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
 from splitaudit.audit.sink_files import read_sink
 from splitaudit.clients.spark import spark_session
-from splitaudit.stack.process import free_port
-from splitaudit.stack.spark_cluster import SparkCluster
 
 PARTITIONS = 12
 DUPLICATES = 1_000
@@ -323,12 +320,6 @@ class PeakRss(threading.Thread):
             self.python_workers = max(self.python_workers, workers)
 
 
-def timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.monotonic()
-    result = action()
-    return time.monotonic() - started, result
-
-
 def bare_scan(spark: SparkSession, path: str) -> tuple[int, int]:
     """The floor: read the three key columns once (an aggregate over each, so none is pruned)."""
     frame = spark.read.parquet(path)
@@ -420,24 +411,11 @@ def main() -> None:
     config = {"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"}
     if args.stages:
         config |= UI_CONFIG
-    cluster = None
-    master = args.master
-    if args.cluster:
-        cluster = SparkCluster(
-            args.data / "spark-cluster",
-            free_port(),
-            free_port(),
-            tuple(free_port() for _ in range(args.cluster)),
-            worker_memory=args.executor_memory,
-        )
-        cluster.start()
-        master = cluster.master_url
-        config |= {"spark.executor.memory": args.executor_memory, "spark.cores.max": str(args.cluster)}
+    where = spark_master(args.master, args.cluster, args.data / "spark-cluster", args.executor_memory)
     try:
-        report = _run(args, master, config, sizes, name, layouts, peak)
+        with where as (master, master_config):
+            report = _run(args, master, config | master_config, sizes, name, layouts, peak)
     finally:
-        if cluster is not None:
-            cluster.stop()
         peak.done.set()
     print(json.dumps(report, indent=2))
 

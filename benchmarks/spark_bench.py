@@ -1,14 +1,55 @@
-"""Spark's own metrics of the stages a benchmarked query ran, read from the session's UI: where its time goes.
-Shared by the benchmarks that take `--stages`."""
+"""What the Spark benchmarks share: timing an action, the stack's standalone cluster to run on (`--cluster`), and
+Spark's own metrics of the stages a benchmarked query ran, read from the session's UI (`--stages`): where its time
+goes."""
 
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+
+from splitaudit.stack.process import free_port
+from splitaudit.stack.spark_cluster import SparkCluster
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    """The action's wall time in seconds, and its result."""
+    started = time.monotonic()
+    result = action()
+    return time.monotonic() - started, result
+
+
+@contextmanager
+def spark_master(
+    master: str, workers: int, directory: Path, executor_memory: str
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Where a benchmark's session runs, for the length of a `with` block: the master URL and the session settings
+    it needs. `master` as given (no settings) when `workers` is 0, else the stack's Spark standalone cluster, started
+    for the block and stopped after it: a master and `workers` one-core workers on 127.0.0.1 with `executor_memory`
+    each, their files in `directory`."""
+    if not workers:
+        yield master, {}
+        return
+    cluster = SparkCluster(
+        directory,
+        free_port(),
+        free_port(),
+        tuple(free_port() for _ in range(workers)),
+        worker_memory=executor_memory,
+    )
+    cluster.start()
+    try:
+        yield cluster.master_url, {"spark.executor.memory": executor_memory, "spark.cores.max": str(workers)}
+    finally:
+        cluster.stop()
+
 
 # what a session needs for StageMetrics: its UI on (at the driver's address, 127.0.0.1), at a free port
 UI_CONFIG = {"spark.ui.enabled": "true", "spark.ui.port": "0"}
