@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from spark_bench import UI_CONFIG, StageMetrics, spark_master, timed
+from spark_bench import UI_CONFIG, StageMetrics, add_master_options, spark_master, timed
 
 from splitaudit.audit.identity import map_to_source
 from splitaudit.audit.kafka_topic import read_topics, topic_records
@@ -127,20 +127,12 @@ def identity_audit(spark: SparkSession, bootstrap: str, sink: str) -> list[tuple
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, action="append", help="records (default 1,000,000)")
-    parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", type=Path, default=Path("benchmarks/out/identity"))
     parser.add_argument("--repeat", type=int, default=1, help="time each N times, interleaved; report the fastest")
     parser.add_argument("--keep", action="store_true", help="keep the topic and sink, reuse kept ones")
     parser.add_argument("--driver-memory", default="4g", help="the Spark driver's memory")
     parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
-    parser.add_argument(
-        "--cluster",
-        type=int,
-        default=0,
-        metavar="WORKERS",
-        help="run on a local standalone cluster of 1-core workers",
-    )
-    parser.add_argument("--executor-memory", default="4g", help="each cluster worker's memory for its executor")
+    add_master_options(parser)
     args = parser.parse_args()
     expected = [
         ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),

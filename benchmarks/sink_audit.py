@@ -64,7 +64,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
-from spark_bench import UI_CONFIG, StageMetrics, spark_master, timed
+from spark_bench import UI_CONFIG, StageMetrics, add_master_options, spark_master, timed
 
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
 from splitaudit.audit.parquet_pass import parquet_files
@@ -376,7 +376,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, action="append", help="sink size(s) to run (default 10,000,000)")
     parser.add_argument("--layout", choices=sorted(GENERATORS), default="sorted", help="the sink's layout")
-    parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", type=Path, default=Path("benchmarks/out/sinks"))
     parser.add_argument("--skip-naive", action="store_true", help="omit the naive audit (it is ~100x a scan)")
     parser.add_argument("--repeat", type=int, default=1, help="time scans and audit N times, report the fastest")
@@ -385,14 +384,7 @@ def main() -> None:
         "--spark-pass", action="store_true", help="also time the audit with Spark's grouped pass 1 (the baseline)"
     )
     parser.add_argument("--lean", action="store_true", help="streaming layout without its payload columns")
-    parser.add_argument(
-        "--cluster",
-        type=int,
-        default=0,
-        metavar="WORKERS",
-        help="run on a local standalone cluster of 1-core workers",
-    )
-    parser.add_argument("--executor-memory", default="4g", help="each cluster worker's memory for its executor")
+    add_master_options(parser)
     args = parser.parse_args()
     sizes = args.rows or [10_000_000]
     if args.lean and args.layout != "streaming":

@@ -4,6 +4,7 @@ goes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 import urllib.request
@@ -24,6 +25,19 @@ def timed(action: Callable[[], Any]) -> tuple[float, Any]:
     started = time.monotonic()
     result = action()
     return time.monotonic() - started, result
+
+
+def add_master_options(parser: argparse.ArgumentParser) -> None:
+    """`--master`, `--cluster` and `--executor-memory`: where a benchmark runs (`spark_master`)."""
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="WORKERS",
+        help="run on a local standalone cluster of 1-core workers (instead of --master)",
+    )
+    parser.add_argument("--executor-memory", default="4g", help="each cluster worker's memory for its executor")
 
 
 @contextmanager
