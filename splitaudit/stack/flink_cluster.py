@@ -193,10 +193,9 @@ class FlinkCluster:
     def latest_retained_checkpoint(self, job_id: str) -> str:
         """The newest complete checkpoint the cluster retained for a job (one with its `_metadata`), as the
         pointer Flink itself gives it (`file:/…/chk-N`), for resubmitting the job from it."""
-        completed = [chk for chk in (self.checkpoints_dir / job_id).glob("chk-*") if (chk / "_metadata").is_file()]
-        if not completed:
+        newest = newest_completed_checkpoint(self.checkpoints_dir / job_id)
+        if newest is None:
             raise ExternalError(f"no retained checkpoint of job {job_id} in {self.checkpoints_dir / job_id}")
-        newest = max(completed, key=lambda chk: int(chk.name.removeprefix("chk-")))
         return f"file:{newest}"
 
     def restart_taskmanager(self) -> process.PidRecord:
@@ -422,3 +421,11 @@ JAVA_17_OPTIONS = " ".join(
         ),
     ]
 )
+
+
+def newest_completed_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest chk-N directory of a job's checkpoint directory that holds its `_metadata` (the JobManager
+    writes it last, on completion: a checkpoint a cancel or a crash caught in flight has none), by N; None if no
+    checkpoint completed."""
+    completed = [chk for chk in checkpoints.glob("chk-*") if (chk / "_metadata").is_file()]
+    return max(completed, key=lambda chk: int(chk.name.removeprefix("chk-")), default=None)
