@@ -191,6 +191,12 @@ def s3proxy_libs(version: str = S3PROXY_VERSION) -> Path:
     return stack_home() / f"s3proxy-{version}" / "libs"
 
 
+def flink_test_corpus() -> Path:
+    """Flink's own test jars (serializer snapshots and data, migration ITCases' savepoints), which the reader's
+    tests decode: the files the stack lock names for `flink-test-corpus`, under their Maven file names."""
+    return stack_home() / "flink-test-corpus"
+
+
 def flink_plugins(version: str = FLINK_VERSION) -> Path:
     """A plugins folder for the stack's Flink beside its distribution (FLINK_PLUGINS_DIR): `s3-fs-hadoop/`."""
     return stack_home() / f"flink-{version}-plugins"

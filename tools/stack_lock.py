@@ -37,6 +37,8 @@ MAVEN_COMPONENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "s3proxy": ("s3proxy", ()),
     # the plugin is one shaded jar: its own dependencies are inside it
     "flink-s3-fs-hadoop": ("flink-s3", ("-DexcludeTransitive=true",)),
+    # Flink's own test data (test jars): the jars alone, not what Flink's tests depend on
+    "flink-test-corpus": ("flink-test-corpus", ("-DexcludeTransitive=true",)),
 }
 # The plugin version the reactor uses (beam_pipelines/java/pom.xml), named in full so every Maven resolves the same.
 DEPENDENCY_LIST = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list"

@@ -49,6 +49,7 @@ from splitaudit.home import (
     downloads_dir,
     flink_home,
     flink_plugins,
+    flink_test_corpus,
     in_checkout,
     jobs_dir,
     kafka_libs,
@@ -125,6 +126,8 @@ def components(matrix: bool = False) -> list[Component]:
         # The object store for checkpoints and savepoints on s3://, and Flink's S3 filesystem plugin.
         _jars(lock, "s3proxy", S3PROXY_VERSION, s3proxy_libs()),
         _jars(lock, "flink-s3-fs-hadoop", FLINK_VERSION, flink_plugins() / "s3-fs-hadoop"),
+        # Flink's own test data (its test jars), which the reader's tests decode.
+        _jars(lock, "flink-test-corpus", "1", flink_test_corpus()),
         Component(
             "smoke-job",
             "1",
