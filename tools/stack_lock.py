@@ -29,16 +29,20 @@ from splitaudit.progress import ConsoleProgress, Progress
 from splitaudit.stack.install import maven
 from splitaudit.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
 
-# Each Maven component: its pom's folder under beam_pipelines/java/stack/, and the options of its resolution.
-MAVEN_COMPONENTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "kafka-broker": ("kafka-broker", ()),
-    "spark-kafka": ("spark-kafka", ()),
-    "spark-avro": ("spark-avro", ()),
-    "s3proxy": ("s3proxy", ()),
+# Each Maven component: its poms' folders under beam_pipelines/java/stack/, and the options of their resolution.
+MAVEN_COMPONENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "kafka-broker": (("kafka-broker",), ()),
+    "spark-kafka": (("spark-kafka",), ()),
+    "spark-avro": (("spark-avro",), ()),
+    "s3proxy": (("s3proxy",), ()),
     # the plugin is one shaded jar: its own dependencies are inside it
-    "flink-s3-fs-hadoop": ("flink-s3", ("-DexcludeTransitive=true",)),
-    # Flink's own test data (test jars): the jars alone, not what Flink's tests depend on
-    "flink-test-corpus": ("flink-test-corpus", ("-DexcludeTransitive=true",)),
+    "flink-s3-fs-hadoop": (("flink-s3",), ("-DexcludeTransitive=true",)),
+    # Flink's own test data (test jars), one pom per release (Maven resolves one version of an artifact per pom):
+    # the jars alone, not what Flink's tests depend on
+    "flink-test-corpus": (
+        tuple(f"flink-test-corpus/{release}" for release in ("1.19.1", "1.20.1", "2.0.0")),
+        ("-DexcludeTransitive=true",),
+    ),
 }
 # The plugin version the reactor uses (beam_pipelines/java/pom.xml), named in full so every Maven resolves the same.
 DEPENDENCY_LIST = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list"
@@ -69,21 +73,24 @@ def _pypi_file(project: str, filename: str) -> LockedFile:
 
 
 def maven_files(progress: Progress, component: str, work: Path) -> tuple[LockedFile, ...]:
-    """The runtime dependencies one pom resolves to, sorted by repository path."""
-    folder, options = MAVEN_COMPONENTS[component]
+    """The runtime dependencies a component's poms resolve to, sorted by repository path."""
+    folders, options = MAVEN_COMPONENTS[component]
     repository = maven_repo()
-    listing = work / f"{component}.txt"
-    maven(
-        progress,
-        work / f"{component}.log",
-        JAVA_ROOT / "stack" / folder / "pom.xml",
-        DEPENDENCY_LIST,
-        "-DincludeScope=runtime",
-        "-DoutputAbsoluteArtifactFilename=true",
-        f"-DoutputFile={listing}",
-        *options,
-    )
-    return tuple(sorted((_locked(line, repository) for line in _artifacts(listing)), key=lambda f: str(f.path)))
+    lines: set[str] = set()
+    for number, folder in enumerate(folders):
+        listing = work / f"{component}-{number}.txt"
+        maven(
+            progress,
+            work / f"{component}-{number}.log",
+            JAVA_ROOT / "stack" / folder / "pom.xml",
+            DEPENDENCY_LIST,
+            "-DincludeScope=runtime",
+            "-DoutputAbsoluteArtifactFilename=true",
+            f"-DoutputFile={listing}",
+            *options,
+        )
+        lines.update(_artifacts(listing))
+    return tuple(sorted((_locked(line, repository) for line in lines), key=lambda f: str(f.path)))
 
 
 def demo_pipeline_files(progress: Progress, work: Path) -> tuple[LockedFile, ...]:
@@ -124,7 +131,8 @@ def _locked(line: str, repository: Path) -> LockedFile:
     coordinates, _, path = line.partition(":/")
     file = Path("/" + path)
     group, artifact, _type, *rest = coordinates.split(":")
-    classifier, version = (rest[0], rest[1]) if len(rest) == 4 else (None, rest[0])
+    # `…:version:scope`, or `…:classifier:version:scope` (a test jar's `tests`)
+    classifier, version = (rest[0], rest[1]) if len(rest) == 3 else (None, rest[0])
     maven_coordinates = ":".join(part for part in (group, artifact, version, classifier) if part is not None)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     return LockedFile(

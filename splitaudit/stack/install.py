@@ -126,8 +126,8 @@ def components(matrix: bool = False) -> list[Component]:
         # The object store for checkpoints and savepoints on s3://, and Flink's S3 filesystem plugin.
         _jars(lock, "s3proxy", S3PROXY_VERSION, s3proxy_libs()),
         _jars(lock, "flink-s3-fs-hadoop", FLINK_VERSION, flink_plugins() / "s3-fs-hadoop"),
-        # Flink's own test data (its test jars), which the reader's tests decode.
-        _jars(lock, "flink-test-corpus", "1", flink_test_corpus()),
+        # Flink's own test data (its test jars), which the reader's tests decode: a checkout's tests only.
+        _jars(lock, "flink-test-corpus", "1", flink_test_corpus(), needs_checkout=True),
         Component(
             "smoke-job",
             "1",
@@ -259,10 +259,18 @@ def _demo_pipeline(lock: StackLock) -> Component:
     )
 
 
-def _jars(lock: StackLock, name: str, version: str, target: Path) -> Component:
-    """A folder of jars (a classpath, a Flink plugin): the files the lock names for `name`."""
+def _jars(lock: StackLock, name: str, version: str, target: Path, needs_checkout: bool = False) -> Component:
+    """A folder of jars (a classpath, a Flink plugin, test data): the files the lock names for `name`."""
     files = lock.files(name)
-    return Component(name, version, target, lambda: lock.key(name), lambda p, log: _copy_jars(files, target), files)
+    return Component(
+        name,
+        version,
+        target,
+        lambda: lock.key(name),
+        lambda p, log: _copy_jars(files, target),
+        files,
+        needs_checkout=needs_checkout,
+    )
 
 
 def _spark_connector(lock: StackLock, name: str, version: str, target: Path) -> Component:

@@ -32,6 +32,7 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
         "spark-avro",
         "s3proxy",
         "flink-s3-fs-hadoop",
+        "flink-test-corpus",
         "smoke-job",
         "beam-pipeline",
         "patch-classes",

@@ -25,6 +25,7 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
         "spark-avro",
         "s3proxy",
         "flink-s3-fs-hadoop",
+        "flink-test-corpus",
         "demo-pipeline",
     ]
     # the reference pipeline's dependencies in Maven's resolution order (its shade order), Beam's SDK first
@@ -46,6 +47,13 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
         "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
     ]
     assert [f.maven for f in lock.files("flink-s3-fs-hadoop")] == ["org.apache.flink:flink-s3-fs-hadoop:1.19.3"]
+    # Flink's test jars, one pom per release, the classifier after the version
+    assert [f.maven for f in lock.files("flink-test-corpus")] == [
+        "org.apache.flink:flink-core:1.19.1:tests",
+        "org.apache.flink:flink-tests:1.19.1:tests",
+        "org.apache.flink:flink-tests:1.20.1:tests",
+        "org.apache.flink:flink-tests:2.0.0:tests",
+    ]
 
 
 def test_a_lock_survives_its_json(tmp_path: Path) -> None:
