@@ -53,10 +53,10 @@ class NativeSnapshotReader:
         self.key_group_range = range(handle.start_key_group, handle.start_key_group + handle.number_of_key_groups)
 
     def _state_entries(self, codec: _StateCodec) -> Iterator[KeyedStateEntry]:
-        for key_group, key, value in self._key_groups_of(codec.name):
+        for key_group, key, value in self.column_family_entries(codec.name):
             yield codec.canonical_entry(key_group, key, value)
 
-    def _key_groups_of(self, name: str) -> Iterator[tuple[int, DataInput, DataInput]]:
+    def column_family_entries(self, name: str) -> Iterator[tuple[int, DataInput, DataInput]]:
         """Column family `name`'s merged entries in the handle's key groups: (key group, the key past its
         key-group prefix, the value)."""
         family = self.snapshot.column_family(name)
@@ -76,7 +76,7 @@ class NativeSnapshotReader:
         """A column family the meta data names no serializers for (its meta info lies past a serializer snapshot
         this reader cannot step over): its keys and values as bytes, the key serializer's class named."""
         key_class = self.header.key_serializer.snapshot_class
-        for key_group, key, value in self._key_groups_of(name):
+        for key_group, key, value in self.column_family_entries(name):
             raw_key = Undecoded(key_class, key.read_bytes(key.remaining()))
             yield KeyedStateEntry(
                 name, key_group, raw_key, None, None, Undecoded("unknown", value.read_bytes(len(value)))
