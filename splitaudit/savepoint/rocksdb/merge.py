@@ -15,21 +15,32 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from splitaudit.errors import InputError
 from splitaudit.savepoint.rocksdb.dbformat import DELETION, MERGE, SINGLE_DELETION, VALUE, InternalKey
-from splitaudit.savepoint.rocksdb.table import BlockBasedTable, RangeDeletion
+from splitaudit.savepoint.rocksdb.table import RangeDeletion
 
 LIST_MERGE_OPERATORS = ("StringAppendTESTOperator", "StringAppendOperator")
 LIST_DELIMITER = b","
 
 
-def _ordered(table: BlockBasedTable, index: int) -> Iterator[tuple[bytes, int, int, InternalKey, bytes]]:
+class Table(Protocol):
+    """What the merge needs of a table (`Table`): its file, entries in order, range deletions."""
+
+    path: str
+
+    def entries(self) -> Iterator[tuple[InternalKey, bytes]]: ...
+
+    def range_deletions(self) -> tuple[RangeDeletion, ...]: ...
+
+
+def _ordered(table: Table, index: int) -> Iterator[tuple[bytes, int, int, InternalKey, bytes]]:
     for key, value in table.entries():
         yield key.user_key, -(key.sequence << 8 | key.type), index, key, value
 
 
-def merged(tables: Sequence[BlockBasedTable], merge_operator: str | None, what: str) -> Iterator[tuple[bytes, bytes]]:
+def merged(tables: Sequence[Table], merge_operator: str | None, what: str) -> Iterator[tuple[bytes, bytes]]:
     """Every live (user key, value) of the column family whose live tables are `tables`, in key order."""
     tombstones: list[RangeDeletion] = [t for table in tables for t in table.range_deletions()]
     streams = [_ordered(table, index) for index, table in enumerate(tables)]
@@ -58,7 +69,7 @@ def _resolve(
     versions: list[tuple[InternalKey, bytes, int]],
     tombstones: list[RangeDeletion],
     merge_operator: str | None,
-    tables: Sequence[BlockBasedTable],
+    tables: Sequence[Table],
     what: str,
 ) -> bytes | None:
     """The value of one user key from its versions, newest first."""

@@ -177,8 +177,8 @@ class BlockBasedTable:
             for _, handle in index_entries(index, "index block", props.index_delta_encoded, first_key):
                 yield handle
             return
-        # The top-level index of a partitioned index is never delta-encoded (PartitionedIndexBuilder).
-        for _, partition_handle in index_entries(index, "top-level index block", False, False):
+        # The top-level index of a partitioned index is encoded as its partitions are (PartitionIndexReader).
+        for _, partition_handle in index_entries(index, "top-level index block", props.index_delta_encoded, False):
             partition = self.read_block(partition_handle, "index partition")
             for _, handle in index_entries(partition, "index partition", props.index_delta_encoded, False):
                 yield handle
