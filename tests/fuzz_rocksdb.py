@@ -32,7 +32,6 @@ from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle, RelativeFileStateHandle
 from splitaudit.savepoint.metadata import read_metadata
-from splitaudit.savepoint.rocksdb.block import index_entries
 from splitaudit.savepoint.rocksdb.checksum import block_checksum, masked_crc32c
 from splitaudit.savepoint.rocksdb.footer import BlockHandle
 from splitaudit.savepoint.rocksdb.log import BLOCK_SIZE, HEADER_BYTES
@@ -89,10 +88,7 @@ def rocksdb_files(snapshot: Path) -> dict[str, list[Path]]:
 def _blocks(path: Path) -> tuple[int, list[BlockHandle]]:
     """The table's checksum type and every block it has (metaindex, index, meta and data blocks)."""
     table = BlockBasedTable(_File(path))
-    blocks = [table.footer.metaindex, table.footer.index, *table.meta_blocks.values()]
-    index = table.read_block(table.footer.index, "index block")
-    props = table.properties
-    blocks += [h for _, h in index_entries(index, "index", props.index_delta_encoded, props.index_type == 3)]
+    blocks = [table.footer.metaindex, table.footer.index, *table.meta_blocks.values(), *table.data_handles()]
     return table.footer.checksum_type, blocks
 
 

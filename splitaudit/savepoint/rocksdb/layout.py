@@ -48,9 +48,18 @@ class NativeSnapshotReader:
         self.prefix_bytes = 1 if max_parallelism <= 128 else 2  # computeRequiredBytesInKeyGroupPrefix
         meta = open_state_stream(handle.meta_state, files, 0, "RocksDB meta data")
         self.header = read_keyed_backend_header(meta.read(0, meta.size, "RocksDB meta data"))
-        self.snapshot = NativeSnapshot(handle, files)
+        self.files = files
+        self._snapshot: NativeSnapshot | None = None
         self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
         self.key_group_range = range(handle.start_key_group, handle.start_key_group + handle.number_of_key_groups)
+
+    @property
+    def snapshot(self) -> NativeSnapshot:
+        """The RocksDB files, opened (CURRENT, the MANIFEST) when entries are first asked for: the header alone
+        (which states the handle holds) reads only the meta-data file."""
+        if self._snapshot is None:
+            self._snapshot = NativeSnapshot(self.handle, self.files)
+        return self._snapshot
 
     def _state_entries(self, codec: _StateCodec) -> Iterator[KeyedStateEntry]:
         for key_group, key, value in self.column_family_entries(codec.name):

@@ -168,7 +168,7 @@ class BlockBasedTable:
             bool(number("rocksdb.index.value.is.delta.encoded")),
         )
 
-    def _data_handles(self) -> Iterator[BlockHandle]:
+    def data_handles(self) -> Iterator[BlockHandle]:
         """The data blocks' handles, in key order, through one or (partitioned) two index levels."""
         props = self.properties
         first_key = props.index_type == FIRST_KEY_INDEX
@@ -187,7 +187,7 @@ class BlockBasedTable:
         """Every point entry (Put, Delete, SingleDelete, Merge) in internal-key order, a data block at a time;
         keys out of order are refused (the merge relies on the order)."""
         previous: tuple[bytes, int] | None = None
-        for handle in self._data_handles():
+        for handle in self.data_handles():
             block = self.read_block(handle, "data block")
             for raw_key, value in block_entries(block, "data block"):
                 key = parse_internal_key(raw_key, block, block.tell(), "data block key")
