@@ -4,11 +4,11 @@ the MANIFEST's live column families and tables.
 
 The handle lists `shared` files (SST files an incremental checkpoint may share with earlier ones, under the
 checkpoint's `shared/` folder or, in a savepoint, beside `_metadata`) and `private` ones (`CURRENT`, `MANIFEST-N`,
-`OPTIONS-N`, and in savepoints the SST files too). Every file is read through its state handle
-(`savepoint/streams.py`), so `SavepointFiles` confines it; a live table the handle does not list, or a MANIFEST
-`CURRENT` does not name, is an error naming the file. Flink snapshots RocksDB after a flush with its WAL
-disabled (`RocksDBIncrementalSnapshotStrategy`, `Checkpoint.createCheckpoint`): the tables hold everything, and
-a `.log` file, if listed, is not needed.
+`OPTIONS-N`, and in savepoints the SST files too). `OPTIONS-N` is read only when asked for. Every file is read
+through its state handle (`savepoint/streams.py`), so `SavepointFiles` confines it; a live table the handle does
+not list, or a MANIFEST `CURRENT` does not name, is an error naming the file. Flink snapshots RocksDB after a flush
+with its WAL disabled (`RocksDBIncrementalSnapshotStrategy`, `Checkpoint.createCheckpoint`): the tables hold
+everything, and a `.log` file, if listed, is not needed.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle, StreamStateHandle
 from splitaudit.savepoint.rocksdb.dbformat import COMPARATOR
 from splitaudit.savepoint.rocksdb.manifest import ColumnFamily, Manifest, read_manifest
+from splitaudit.savepoint.rocksdb.options import MAX_OPTIONS_BYTES, Options, read_options
 from splitaudit.savepoint.rocksdb.table import BlockBasedTable
 from splitaudit.savepoint.streams import StateStream, open_state_stream
 
@@ -64,6 +65,18 @@ class NativeSnapshot:
             f"{message}",
         )
 
+    def read_options(self) -> Options | None:
+        """The newest `OPTIONS-N` the handle lists (None if none): the RocksDB release and each column family's
+        settings. Not needed to read the state (the MANIFEST and the tables' properties say what the merge needs),
+        so not read unless asked: an incremental checkpoint keeps it in `shared/` with the SST files."""
+        numbered = [n for n in self.by_name if n.startswith("OPTIONS-") and n[8:].isdigit()]
+        if not numbered:
+            return None
+        latest = self.stream(max(numbered, key=lambda n: int(n[8:])))
+        if latest.size > MAX_OPTIONS_BYTES:
+            raise self._error(f"its OPTIONS file has {latest.size} bytes")
+        return read_options(latest.read(0, latest.size, "OPTIONS"))
+
     def stream(self, name: str) -> StateStream:
         """The stream of the file RocksDB calls `name`."""
         handle = self.by_name.get(name)
@@ -86,6 +99,6 @@ class NativeSnapshot:
             props = table.properties
             if props.column_family_name not in (None, name):
                 raise InputError(table.path, None, f"a table of {props.column_family_name!r} listed for {name!r}")
-            merge_operator = merge_operator or props.merge_operator
+            merge_operator = props.merge_operator or merge_operator
             tables.append(table)
         return ColumnFamilyTables(family, tuple(tables), merge_operator)

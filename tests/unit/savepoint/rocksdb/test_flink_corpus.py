@@ -162,3 +162,18 @@ def test_rocksdb_itself_agrees_on_every_column_family(corpus: dict[str, list[Pat
     # StatefulJobSnapshotMigrationITCase, 1.16-1.20 x 2 kinds: 2 x 4 values + 2 x (4 values + 8 timers) each;
     # TypeSerializerSnapshotMigrationITCase: 2 x 4 values
     assert compared == 10 * (8 + 24) + 2 * 4
+
+
+def test_the_options_files_name_flinks_settings(corpus: dict[str, list[Path]]) -> None:
+    """Every native snapshot's newest OPTIONS file: FRocksDB 6.20.3 (Flink 1.16-1.20's), and on each column family
+    the bytewise comparator, `StringAppendTESTOperator` (Flink's `stringappendtest`), format_version 5, CRC-32C."""
+    versions = set()
+    for folder in corpus["flink-tests-2.0.0-tests.jar"]:
+        for _, _, _, handle, files in _native_handles(folder):
+            options = NativeSnapshot(handle, files).read_options()
+            assert options is not None
+            versions.add(options.rocksdb_version)
+            assert {
+                (f.comparator, f.merge_operator, f.format_version, f.checksum) for f in options.column_families
+            } == {("leveldb.BytewiseComparator", "StringAppendTESTOperator", "5", "kCRC32c")}
+    assert versions == {"6.20.3"}
