@@ -35,8 +35,6 @@ class NativeSnapshotReader:
     `entries()`, `key_groups()`. Entries of key groups outside the handle's range (left by a rescale) are not
     the handle's and are passed over, as Flink's restore clips them."""
 
-    layout = "rocksdb"
-
     def __init__(
         self,
         handle: IncrementalRemoteKeyedStateHandle,
