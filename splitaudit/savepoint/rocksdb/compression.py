@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bz2
 import zlib
+from collections.abc import Callable
 
 import cramjam
 
@@ -78,10 +79,11 @@ def _check_size(block: DataInput, size: int, what: str) -> None:
         raise block.error(f"{what}: a block of {size} bytes decompressed, more than the {MAX_BLOCK_BYTES} read", 0)
 
 
-def _into(block: DataInput, size: int, name: str, fill: object) -> bytes:
+def _into(block: DataInput, size: int, name: str, fill: Callable[[bytearray], int]) -> bytes:
+    """`size` bytes decompressed by `fill` into a buffer of exactly that size (its declared, checked size)."""
     buffer = bytearray(size)
     try:
-        written = fill(buffer)  # type: ignore[operator]
+        written = fill(buffer)
     except (cramjam.DecompressionError, ValueError, OSError) as ex:
         raise block.error(f"corrupt {name} block ({ex})", 0) from None
     if int(written) != size:
