@@ -30,6 +30,7 @@ from splitaudit.savepoint.handles import (
 from splitaudit.savepoint.keyed import KeyedStateEntry, KeyGroupsReader
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
+from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader
 from splitaudit.savepoint.streams import open_state_stream
 from splitaudit.savepoint.typeserializers import BEAM_CODER_SNAPSHOT, Decoder, SerializerSnapshot
 from splitaudit.splits import beam_coders, beam_sdf, registry
@@ -229,13 +230,13 @@ def _source_state(operator: OperatorState, files: SavepointFiles) -> SourceState
 
 def _sdf_source_state(operator: OperatorState, files: SavepointFiles) -> SourceState | None:
     """KafkaIO's splittable-DoFn read, when the operator's keyed state holds Beam's `sdf_checkpoint` residuals:
-    one reader split per Kafka partition (splitaudit/splits/beam_sdf.py). Keyed state this reader cannot read
-    (RocksDB's native format) is not looked into here; `read_keyed_state` says why."""
+    one reader split per Kafka partition (splitaudit/splits/beam_sdf.py), from key-group handles and RocksDB
+    native snapshots alike; the changelog backend's handles are not looked into here."""
     checkpoints: list[beam_sdf.SdfCheckpoint] = []
     timers: dict[tuple[str, int], set[str]] = {}
     for subtask in operator.subtask_states:
         handle = subtask.managed_keyed_state
-        if not isinstance(handle, KeyGroupsStateHandle):
+        if not isinstance(handle, KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle):
             continue
         reader = keyed_reader(handle, files, operator.max_parallelism)
         if not any(beam_sdf.is_sdf_checkpoint_state(state.name) for state in reader.header.states):
@@ -300,9 +301,9 @@ def read_keyed_state(
     """Every keyed-state entry of a savepoint/checkpoint, operator by operator, streamed as decoded (memory does not
     grow with the state: `KeyGroupsReader.entries`).
 
-    Key-group handles (canonical savepoints, heap checkpoints) are read; a RocksDB native snapshot (incremental
-    checkpoints, full RocksDB checkpoints of Flink 1.15+, NATIVE savepoints) is refused with exit 2, never read
-    in part (docs/inspect.md, "Keyed state"); so are the changelog backend's handles."""
+    Key-group handles (canonical savepoints, heap checkpoints) and RocksDB native snapshots (incremental
+    checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read; the
+    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state")."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}
@@ -319,17 +320,12 @@ def read_keyed_state(
                 yield KeyedStateRow(operator.operator_id, uid, subtask.subtask, entry)
 
 
-def keyed_reader(handle: KeyedStateHandle, files: SavepointFiles, max_parallelism: int) -> KeyGroupsReader:
+def keyed_reader(
+    handle: KeyedStateHandle, files: SavepointFiles, max_parallelism: int
+) -> KeyGroupsReader | NativeSnapshotReader:
     """The reader of one subtask's managed keyed state, or an InputError saying why it cannot be read."""
-    if isinstance(handle, IncrementalRemoteKeyedStateHandle):
-        raise InputError(
-            files.metadata_path,
-            None,
-            f"keyed state in RocksDB's native format (IncrementalRemoteKeyedStateHandle, tag {handle.tag}: an "
-            "incremental or full RocksDB checkpoint, or a NATIVE savepoint) is held in RocksDB SST files, which "
-            "splitaudit does not read: no RocksDB reader on PyPI reads Flink's list states (merge operands) exactly. "
-            "Take a canonical savepoint of the job (`flink savepoint --type canonical`, the default) and read that",
-        )
+    if isinstance(handle, IncrementalRemoteKeyedStateHandle):  # RocksDB's own files (savepoint/rocksdb/)
+        return NativeSnapshotReader(handle, files, max_parallelism, beam_coder_decoder)
     if isinstance(handle, UnreadKeyedStateHandle):
         raise InputError(
             files.metadata_path,

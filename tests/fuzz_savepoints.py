@@ -41,6 +41,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,6 +226,13 @@ def run_case(case_dir: Path, seed: int, case_seconds: float) -> tuple[str, str, 
     shutil.rmtree(case_dir, ignore_errors=True)
     shutil.copytree(source, case_dir, symlinks=True)
     described = mutate(case_dir, rng, strategy)
+    outcome, detail = read_case(case_dir, case_seconds)
+    return strategy, outcome, f"{source.relative_to(FIXTURES)}: {described}: {detail}"
+
+
+def read_case(case_dir: Path, case_seconds: float) -> tuple[str, str]:
+    """(outcome, detail) of reading the mutated snapshot in `case_dir` whole, keyed state included, confined to
+    it and within `case_seconds`."""
     inside = os.path.realpath(case_dir) + os.sep
     real_read = SavepointFiles._read
 
@@ -254,22 +262,34 @@ def run_case(case_dir: Path, seed: int, case_seconds: float) -> tuple[str, str, 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         SavepointFiles._read = real_read  # type: ignore[method-assign]
-    return strategy, outcome, f"{source.relative_to(FIXTURES)}: {described}: {detail}"
+    return outcome, detail
 
 
-def _worker(seeds: Any, results: Any, memory_bytes: int, case_seconds: float, workdir: str) -> None:
+CaseRunner = Callable[[Path, int, float], tuple[str, str, str]]
+
+
+def _worker(
+    seeds: Any, results: Any, memory_bytes: int, case_seconds: float, workdir: str, run: CaseRunner = run_case
+) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     signal.signal(signal.SIGALRM, _on_alarm)
     _guard_process()
     case_dir = Path(workdir) / f"case-{os.getpid()}"
     while (seed := seeds.get()) is not None:
-        results.put((seed, *run_case(case_dir, seed, case_seconds)))
+        results.put((seed, *run(case_dir, seed, case_seconds)))
 
 
 def fuzz(
-    cases: int | None, seconds: float | None, seed: int, workers: int, memory_mib: int, case_seconds: float
+    cases: int | None,
+    seconds: float | None,
+    seed: int,
+    workers: int,
+    memory_mib: int,
+    case_seconds: float,
+    run: CaseRunner = run_case,
 ) -> Summary:
-    """Run cases seed, seed+1, … on `workers` processes until `cases` are done or `seconds` have passed."""
+    """Run cases seed, seed+1, … on `workers` processes until `cases` are done or `seconds` have passed; `run`
+    makes and reads one case (a module-level function: workers are spawned)."""
     summary = Summary()
     # spawn, not fork: the caller may have threads (a test session's Spark and Kafka clients), and a fork copies
     # their locks in whatever state they are in.
@@ -286,7 +306,7 @@ def fuzz(
 
         while more():
             seeds, results = context.Queue(), context.Queue()
-            args = (seeds, results, memory_mib << 20, case_seconds, workdir)
+            args = (seeds, results, memory_mib << 20, case_seconds, workdir, run)
             pool = [context.Process(target=_worker, args=args, daemon=True) for _ in range(workers)]
             for process in pool:
                 process.start()

@@ -5,14 +5,17 @@ through `pyarrow.fs`, imported only then (it costs about a second of start-up th
 need). Every path that comes out
 of a file is confined: relative handles (tag 6) resolve inside the directory that holds `_metadata` (Flink's
 `exclusiveDir`: splitaudit/savepoint/FORMAT.md, "Where state files are") and may never climb out of it, not
-even through a symlink; absolute handles (tags 2 and 15) are read only when they point inside that directory,
-or when the user passed `allow_external_state`. Nothing here writes, and nothing is ever executed or class-loaded.
+even through a symlink; absolute handles (tags 2 and 15) are read only when they point inside that directory
+(for a retained checkpoint `chk-N`, also inside its sibling `shared/` and `taskowned/` folders, where incremental
+RocksDB checkpoints keep the files they share), or when the user passed `allow_external_state`. Nothing here
+writes, and nothing is ever executed or class-loaded.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +33,8 @@ METADATA_FILE = "_metadata"
 # megabytes; a file claiming more is far more likely damaged or hostile than real.
 DEFAULT_MAX_FILE_SIZE = 1 << 30
 CHUNK = 8 << 20  # files are read in pieces this large, never in one read of an unchecked size
+CHECKPOINT_SHARED_FOLDERS = ("shared", "taskowned")
+_CHECKPOINT_DIR = re.compile(r"chk-[0-9]+")
 
 
 class SavepointFiles:
@@ -60,6 +65,14 @@ class SavepointFiles:
         self._local = self.fs is None
         if self._local:
             self._real_directory = os.path.realpath(self.directory)
+        # A retained checkpoint `chk-N` shares files with its job's other checkpoints in the sibling `shared/`
+        # (incremental RocksDB SST files) and `taskowned/` folders of `CheckpointStorageLocation`s: readable too.
+        parent = posixpath.dirname(self.directory)
+        self._checkpoint_folders = (
+            tuple(posixpath.join(parent, name) for name in CHECKPOINT_SHARED_FOLDERS)
+            if _CHECKPOINT_DIR.fullmatch(posixpath.basename(self.directory))
+            else ()
+        )
 
     def read_metadata(self) -> bytes:
         return self._read(self.fs, self.metadata_path, self.metadata_path, None, None, None)
@@ -102,7 +115,9 @@ class SavepointFiles:
         if "\0" in uri:
             raise InputError(referenced_from, offset, f"state path {uri!r} contains a NUL character")
         path = self._own_path(uri)
-        if path is not None and self._inside(path):
+        if path is not None and (
+            self._inside(path) or any(self._inside(path, folder) for folder in self._checkpoint_folders)
+        ):
             return path, self._read(self.fs, path, path, span, referenced_from, offset, whole, part)
         if not self.allow_external_state:
             raise InputError(
@@ -125,12 +140,15 @@ class SavepointFiles:
             return None
         return posixpath.normpath(f"{parsed.netloc}{parsed.path}")
 
-    def _inside(self, path: str) -> bool:
-        if not (path == self.directory or path.startswith(self.directory.rstrip("/") + "/")):
+    def _inside(self, path: str, directory: str | None = None) -> bool:
+        """Whether `path` lies in the savepoint directory (or in `directory`), also once symlinks are resolved."""
+        directory = self.directory if directory is None else directory
+        if not (path == directory or path.startswith(directory.rstrip("/") + "/")):
             return False
         if self._local:  # a symlink inside the directory must not lead out of it
             real = os.path.realpath(path)
-            return real.startswith(self._real_directory.rstrip("/") + "/")
+            root = self._real_directory if directory == self.directory else os.path.realpath(directory)
+            return real.startswith(root.rstrip("/") + "/")
         return True
 
     def _read(

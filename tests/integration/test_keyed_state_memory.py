@@ -66,6 +66,7 @@ def _largest_key_group(snapshot: Path) -> tuple[int, int]:
     for subtask in operator.subtask_states:
         assert subtask.managed_keyed_state is not None
         reader = keyed_reader(subtask.managed_keyed_state, files, operator.max_parallelism)
+        assert isinstance(reader, keyed.KeyGroupsReader)
         starts = sorted(offset for offset in reader.handle.offsets if offset)
         for offset, end in zip(starts, [*starts[1:], reader.stream.size], strict=True):
             stored = decompressed = end - offset
