@@ -4,36 +4,28 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from splitaudit.audit.beam_names import instant_text
-from splitaudit.audit.findings import (
-    DOUBLE_ASSIGNMENT_KINDS,
-    INFO,
-    UNASSIGNED,
-    AssignmentMatrix,
-    Finding,
-    Findings,
-    SinkFile,
-)
-from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, printable_lines, summary
-from splitaudit.guard.results import GuardReport, WatchReport
-from splitaudit.guard.tally import PartitionTally
-from splitaudit.guard.twin import start_time_text
-from splitaudit.home import UPSTREAM_FIX_VERSION
-from splitaudit.patch.results import LineageKitReport, PatchReport
-from splitaudit.progress import TimedStep
 from splitaudit.report.output import Output
-from splitaudit.savepoint_view import SavepointView
-from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
-from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text, window_text
-from splitaudit.splits.beam import KafkaIORead
-from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus, mib
+
+# Each result's own helpers are imported where it is rendered: `inspect` on the console loads nothing of guard,
+# the scenarios or the stack.
+if TYPE_CHECKING:
+    from splitaudit.audit.findings import AssignmentMatrix, Finding, Findings, SinkFile
+    from splitaudit.guard.results import GuardReport, WatchReport
+    from splitaudit.guard.tally import PartitionTally
+    from splitaudit.patch.results import LineageKitReport, PatchReport
+    from splitaudit.progress import TimedStep
+    from splitaudit.savepoint_view import SavepointView
+    from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+    from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport
+    from splitaudit.splits.beam import KafkaIORead
+    from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
 class ConsoleOutput(Output):
@@ -63,6 +55,8 @@ class ConsoleOutput(Output):
             self.errors.print(Text.assemble(("internal error:", "red"), " ", message), soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:
+        from splitaudit.stack.results import mib
+
         table = Table(title=f"splitaudit setup → {report.stack_home}")
         for column in ("component", "version", "state", "seconds", "downloaded", "path"):
             table.add_column(column)
@@ -122,6 +116,8 @@ class ConsoleOutput(Output):
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def users_job_report(self, report: UsersJobReport) -> None:
+        from splitaudit.scenario.users_job_results import runs_text, window_text
+
         lineage = ", lineage in Parquet" if report.lineage else ""
         offsets = f", group offsets {report.group_offsets}" if report.consumer == "group" else ""
         title = f"users' job, {report.variant}, consumer {report.consumer}{offsets}{lineage}: {report.jar}"
@@ -238,6 +234,8 @@ class ConsoleOutput(Output):
         self.console.print(f"auditor: {_verdict(report)}")
 
     def demo_report(self, report: DemoReport) -> None:
+        from splitaudit.home import UPSTREAM_FIX_VERSION
+
         sides = report.sides
         if report.added_partitions:
             title = (
@@ -394,6 +392,8 @@ class ConsoleOutput(Output):
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
 
     def savepoint_view(self, view: SavepointView) -> None:
+        from splitaudit.audit.savepoint_tables import tables_of
+
         kind = view.kind or "snapshot"
         if view.savepoint_format:
             kind += f" ({view.savepoint_format})"
@@ -523,6 +523,8 @@ def _coverage_table(findings: Findings) -> Table:
 
 def _ledger_table(findings: Findings) -> Table:
     """Per family of a file sink's files (directory, prefix, suffix): its windows and what was written again."""
+    from splitaudit.audit.beam_names import instant_text
+
     table = Table(title="file sink ledger (Beam's file names)")
     for column in ("files", "windows", "first window", "last window", "rows", "rewritten files"):
         table.add_column(column)
@@ -579,6 +581,8 @@ def _topic_label(report: ScenarioReport, topic: str) -> str:
 
 def _verdict(report: ScenarioReport) -> Text:
     """One line of the auditor's findings on a scenario run."""
+    from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, INFO, UNASSIGNED
+
     audit = report.audit
     if not audit.findings:
         return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
@@ -626,6 +630,8 @@ def _outcome(as_expected: bool) -> Text:
 
 def _read_settings(spec: KafkaIORead) -> str:
     """The consumer settings of a KafkaIO read that decide where a fresh reader starts, as the job wrote them."""
+    from splitaudit.guard.twin import start_time_text
+
     shown = [
         f"{key}={spec.consumer_config.get(key)}" for key in ("group.id", "auto.offset.reset", "enable.auto.commit")
     ]
