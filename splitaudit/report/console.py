@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import textwrap
 import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, printable_lines, summary
 from splitaudit.report.output import Output
+
+# A width no table reaches: a table measured in it takes the width it needs to print every cell on one line.
+UNBOUNDED = 1 << 20
+# How far a finding's detail is indented below its head line in the block layout.
+DETAIL_INDENT = 4
 
 # Each result's own helpers are imported where it is rendered: `inspect` on the console loads nothing of guard,
 # the scenarios or the stack.
@@ -37,6 +44,30 @@ class ConsoleOutput(Output):
         # `[bold]` in an operator name is text. Styles are applied as `Text` spans only.
         self.console = Console(highlight=False, markup=False, emoji=False)
         self.errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
+
+    def _findings(self, findings: Sequence[Finding]) -> None:
+        """The findings as a table when it fits the terminal, else as blocks: each finding's severity, kind, topic
+        and partition, count and offsets on one line, and its detail below as text wrapped at words, as a CI log
+        or a pipe of 80 columns reads it."""
+        table = _findings_table(findings)
+        if (
+            Measurement.get(self.console, self.console.options.update_width(UNBOUNDED), table).maximum
+            <= self.console.width
+        ):
+            self.console.print(table)
+            return
+        self.console.print(Text("findings", "bold"))
+        for f in findings:
+            self.console.print(_finding_line(f), soft_wrap=True)
+            detail = textwrap.fill(
+                printable(f.explanation),
+                self.console.width,
+                initial_indent=" " * DETAIL_INDENT,
+                subsequent_indent=" " * DETAIL_INDENT,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            self.console.print(Text(detail), soft_wrap=True)
 
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
@@ -327,7 +358,7 @@ class ConsoleOutput(Output):
             if source.spec is not None:
                 self.console.print(Text(printable(_read_settings(source.spec))), soft_wrap=True)
         if report.findings:
-            self.console.print(_findings_table(report.findings))
+            self._findings(report.findings)
         for note in report.notes:
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
         self.console.print(Text(report.line, "green" if report.safe else "red"), soft_wrap=True)
@@ -336,7 +367,7 @@ class ConsoleOutput(Output):
         restored = f", restored from {report.restored_from}" if report.restored_from else ""
         self.console.print(f"job {report.job}{restored}: {report.polls} polls in {report.seconds:g} s", soft_wrap=True)
         if report.findings:
-            self.console.print(_findings_table(report.findings))
+            self._findings(report.findings)
         if report.tally:
             self.console.print(_tally_table(report.tally))
         for fault in report.rest_faults:
@@ -379,7 +410,7 @@ class ConsoleOutput(Output):
         summary.add_row(*(str(v) for v in counts.values()))
         self.console.print(summary)
         if findings.findings:
-            self.console.print(_findings_table(findings.findings))
+            self._findings(findings.findings)
         else:
             self.console.print(Text("no findings", "green"))
         for matrix in findings.assignment:
@@ -498,6 +529,16 @@ def _findings_table(findings: Sequence[Finding]) -> Table:
             Text(f.severity, colour), f.kind, f.topic or "-", partition, str(f.count), f.ranges_text(6), f.explanation
         )
     return table
+
+
+def _finding_line(f: Finding) -> Text:
+    """A finding's head line in the block layout: severity (coloured), kind, topic/partition, count and offsets."""
+    colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+    where = printable(f.topic or "-") + ("" if f.partition is None else f"/{f.partition}")
+    ranges = f.ranges_text(6)
+    return Text.assemble(
+        (f.severity, colour), f"  {f.kind}  {where}  count {f.count}", f"  offsets {ranges}" if ranges else ""
+    )
 
 
 def _tally_table(tallies: Sequence[PartitionTally]) -> Table:
