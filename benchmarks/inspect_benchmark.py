@@ -1,6 +1,7 @@
 """Benchmark `splitaudit inspect` against Flink's own State Processor API.
 
     .venv/bin/python benchmarks/inspect_benchmark.py [--parallelism 128] [--repeat 5] [--baseline-cli PATH]
+        [--skip-state-processor]
 
 1. `inspect` (in-process, median of --repeat runs) on every fixture under fixtures/*/.
 2. A savepoint of a real NumberSequenceSource job with high parallelism (made once by the fixture job, chained,
@@ -10,7 +11,8 @@
      "SourceReaderState", byte[])` with flink-state-processor-api 1.19.1 (the newest 1.19 release on Maven
      Central here) on the 1.19.3 distribution, as a fresh JVM.
    Both sides compute the number of splits and the sum of their remaining values; they must agree. Every
-   process side is the median of --repeat cold runs.
+   process side is the median of --repeat cold runs. `splitaudit --help` is timed the same way (a fresh process
+   each run). --skip-state-processor leaves the JVM side out (no Maven, no JVM: the CLI's own figures only).
 3. With --baseline-cli (another checkout's `splitaudit`, e.g. before a change), its `--json inspect` of the same
    savepoint, timed the same way in the same run, and whether it prints the same document.
 Prints a table and writes benchmarks/out/results.json.
@@ -128,6 +130,7 @@ def main() -> None:
     parser.add_argument("--parallelism", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--baseline-cli", type=Path, help="another splitaudit executable to time side by side")
+    parser.add_argument("--skip-state-processor", action="store_true", help="time splitaudit only, no JVM")
     options = parser.parse_args()
     results: dict[str, Any] = {"fixtures": {}}
 
@@ -145,10 +148,9 @@ def main() -> None:
     in_process = median_seconds(lambda: inspect_savepoint(str(snapshot)), options.repeat)
     cli_command = [str(REPO / ".venv" / "bin" / "splitaudit"), "--json", "inspect", str(snapshot)]
     cli = median_seconds(lambda: subprocess.run(cli_command, check=True, capture_output=True), options.repeat)
+    help_command = [str(REPO / ".venv" / "bin" / "splitaudit"), "--help"]
+    help_cli = median_seconds(lambda: subprocess.run(help_command, check=True, capture_output=True), options.repeat)
     ours = checksum(inspect_savepoint(str(snapshot), uids=["seq-source"]), "seq-source")
-    jvm_wall, jvm = state_processor_read(snapshot, "seq-source", options.repeat)
-    if (jvm["splits"], jvm["remaining"]) != ours:
-        raise SystemExit(f"the two readers disagree: State Processor API {jvm}, splitaudit {ours}")
     results["high_parallelism"] = {
         "parallelism": options.parallelism,
         "snapshot": str(snapshot),
@@ -157,21 +159,30 @@ def main() -> None:
         "remaining_values": ours[1],
         "inspect_in_process_s": in_process,
         "inspect_cli_s": cli,
-        "state_processor_jvm_wall_s": jvm_wall,
-        "state_processor_in_jvm_s": jvm["jvm_millis"] / 1000,
-        "ratio_wall": jvm_wall / cli,
-        "ratio_in_process": jvm["jvm_millis"] / 1000 / in_process,
+        "help_cli_s": help_cli,
     }
     high = results["high_parallelism"]
     print(
-        f"\nparallelism {options.parallelism}: {ours[0]} splits, {size} bytes; both readers agree "
-        f"(remaining values {ours[1]})\n"
-        f"  splitaudit inspect in-process {in_process * 1000:.1f} ms, CLI process {cli * 1000:.0f} ms\n"
-        f"  State Processor API in JVM {high['state_processor_in_jvm_s'] * 1000:.0f} ms, "
-        f"JVM process {jvm_wall * 1000:.0f} ms\n"
-        f"  ratio (State Processor API / splitaudit): {high['ratio_wall']:.1f}x process wall, "
-        f"{high['ratio_in_process']:.0f}x in-process"
+        f"\nparallelism {options.parallelism}: {ours[0]} splits, {size} bytes (remaining values {ours[1]})\n"
+        f"  splitaudit inspect in-process {in_process * 1000:.1f} ms, CLI process {cli * 1000:.0f} ms; "
+        f"`splitaudit --help` {help_cli * 1000:.0f} ms"
     )
+    if not options.skip_state_processor:
+        jvm_wall, jvm = state_processor_read(snapshot, "seq-source", options.repeat)
+        if (jvm["splits"], jvm["remaining"]) != ours:
+            raise SystemExit(f"the two readers disagree: State Processor API {jvm}, splitaudit {ours}")
+        high |= {
+            "state_processor_jvm_wall_s": jvm_wall,
+            "state_processor_in_jvm_s": jvm["jvm_millis"] / 1000,
+            "ratio_wall": jvm_wall / cli,
+            "ratio_in_process": jvm["jvm_millis"] / 1000 / in_process,
+        }
+        print(
+            f"  both readers agree; State Processor API in JVM {high['state_processor_in_jvm_s'] * 1000:.0f} ms, "
+            f"JVM process {jvm_wall * 1000:.0f} ms\n"
+            f"  ratio (State Processor API / splitaudit): {high['ratio_wall']:.1f}x process wall, "
+            f"{high['ratio_in_process']:.0f}x in-process"
+        )
     if options.baseline_cli is not None:
         baseline_command = [str(options.baseline_cli), "--json", "inspect", str(snapshot)]
         baseline = median_seconds(

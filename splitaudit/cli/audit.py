@@ -9,7 +9,6 @@ import click
 
 from splitaudit.audit.request import SINK_FORMATS, WATERMARK_DELAY, AuditRequest
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
 from splitaudit.cli.partitions import comma_items, partition_counts
 
@@ -26,7 +25,7 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
     return tuple(topic for topic in comma_items(values) if topic)
 
 
-@main.command()
+@click.command()
 @click.option(
     "--savepoint",
     metavar="SP",

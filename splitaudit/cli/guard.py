@@ -8,11 +8,10 @@ import click
 
 from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, default_log
 
 
-@main.command()
+@click.command()
 @click.option("--savepoint", metavar="SP", required=True,
               help="The savepoint or checkpoint the job will restore from (dir or its _metadata).")  # fmt: skip
 @click.option("--jar", "jar", metavar="JOB.jar", required=True, type=click.Path(path_type=Path),

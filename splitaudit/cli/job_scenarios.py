@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import LIBRARIES_LOG
 from splitaudit.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
@@ -16,7 +15,7 @@ from splitaudit.scenario.results import READS
 from splitaudit.scenario.users_job_results import CONSUMERS, GROUP_OFFSETS
 
 
-@main.command("python-scenario")
+@click.command("python-scenario")
 @click.option(
     "--read",
     type=click.Choice(READS),
@@ -76,7 +75,7 @@ def python_scenario(
     run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
-@main.command("users-job-scenario")
+@click.command("users-job-scenario")
 @click.option("--variant", type=click.Choice(["stock", "patched"]), required=True, help="The users' job jar to run.")
 @click.option(
     "--consumer",

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from splitaudit.cli.context import run
-from splitaudit.cli.group import main
 
 
-@main.command("patch-jar")
+@click.command("patch-jar")
 @click.argument("in_jar", metavar="IN.jar", type=click.Path(path_type=Path))
 @click.option("--out", "out_jar", metavar="OUT.jar", required=True, type=click.Path(path_type=Path),
               help="Where to write the patched jar.")  # fmt: skip
@@ -37,7 +36,7 @@ def patch_jar_command(ctx: click.Context, in_jar: Path, out_jar: Path, force: bo
     run(ctx, lambda context: context.output.patch_report(patch_jar(in_jar, out_jar, force)))
 
 
-@main.command("lineage-kit")
+@click.command("lineage-kit")
 @click.option("--out", "out_dir", metavar="DIR", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The folder to write beam-kafka-lineage-0.1.0.jar into; made if missing. An existing jar of that "
                    "name is never overwritten.")  # fmt: skip

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import LIBRARIES_LOG
 from splitaudit.cli.restore_runs import DemoCommand, ScenarioCommand
 from splitaudit.cli.scenario_options import (
@@ -27,7 +26,7 @@ from splitaudit.home import MATRIX_FLINK
 from splitaudit.scenario.results import FAULTS
 
 
-@main.command()
+@click.command()
 @click.option(
     "--variant",
     type=click.Choice(["stock", "patched"]),
@@ -97,7 +96,7 @@ def scenario(ctx: click.Context, /, workdir: Path | None, keep_stack: bool, **op
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
-@main.command()
+@click.command()
 @RUN_DIR
 @TOPIC_PARTITIONS
 @BEAM_RECORDS
@@ -129,7 +128,7 @@ def demo(ctx: click.Context, /, workdir: Path | None, keep_stack: bool, **option
     run(ctx, command.action, command.run_dir / LIBRARIES_LOG)
 
 
-@main.command()
+@click.command()
 @RUN_DIR
 @TOPIC_PARTITIONS
 @BEAM_RECORDS

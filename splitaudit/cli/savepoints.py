@@ -7,13 +7,11 @@ from typing import NoReturn
 
 import click
 
-from splitaudit.audit.request import DiffRequest, SavepointOptions
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, MAX_FILE_SIZE, UIDS
 
 
-@main.command()
+@click.command()
 @click.argument("before", metavar="SP0")
 @click.argument("after", metavar="SP1")
 @UIDS
@@ -37,6 +35,7 @@ def diff(
     """
 
     def action(context: Context) -> int:
+        from splitaudit.audit.request import DiffRequest, SavepointOptions
         from splitaudit.audit.run import run_diff
 
         request = DiffRequest(before, after, SavepointOptions(uids, allow_external_state, max_file_size))
@@ -47,7 +46,7 @@ def diff(
     run(ctx, action)
 
 
-@main.command()
+@click.command()
 @click.argument("path")
 @UIDS
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (same as the global --json).")

@@ -7,13 +7,12 @@ from pathlib import Path
 import click
 
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import LIBRARIES_LOG
 from splitaudit.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT
 
 
-@main.command()
+@click.command()
 @click.option("--matrix", is_flag=True,
               help="Also install what `splitaudit matrix` runs: Flink 1.16.3 and the reference pipeline of Beam "
                    "2.54.0, 2.56.0, 2.59.0 and 2.70.0 (about 1 GB more). Only in a checkout.")  # fmt: skip
@@ -52,7 +51,7 @@ WORKDIR = click.option(
 )
 
 
-@main.group()
+@click.group()
 def stack() -> None:
     """Start, check and stop a local Kafka broker and Flink cluster on 127.0.0.1.
 
@@ -126,7 +125,7 @@ def stack_down(ctx: click.Context, workdir: Path) -> None:
     )
 
 
-@main.command()
+@click.command()
 @RUN_DIR
 @PARTITIONS
 @click.option("--records", default=10_000, show_default=True, help="Records to produce.")

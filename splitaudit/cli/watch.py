@@ -7,13 +7,12 @@ from pathlib import Path
 import click
 
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.group import main
 from splitaudit.cli.options import LOG_FILE, default_log
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.results import ACTIONS, STOP
 
 
-@main.command()
+@click.command()
 @click.option(
     "--flink-rest", metavar="URL", required=True, help="The Flink cluster's REST address, e.g. http://127.0.0.1:8081."
 )

@@ -26,7 +26,8 @@ from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
-from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
+from splitaudit.guard.partitions import HeldPartition, PendingPartition
+from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.guard.twin import (
     TwinStart,
     auto_offset_reset,

@@ -1,4 +1,8 @@
-"""What `splitaudit guard` and `splitaudit watch` return: frozen result objects the renderers show."""
+"""What `splitaudit guard` and `splitaudit watch` return: frozen result objects the renderers show.
+
+The partitions a savepoint holds (`HeldPartition`, `PendingPartition`) are in `partitions.py`, below both this
+module and `twin.py`, so the two import each other in one direction only (results -> twin).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS, EXIT_JOB_LOST, printable
 from splitaudit.guard.lifecycle import ENDED_ABNORMALLY
+from splitaudit.guard.partitions import HeldPartition, PendingPartition
 
 if TYPE_CHECKING:
     from splitaudit.guard.tally import PartitionTally
@@ -18,34 +23,6 @@ if TYPE_CHECKING:
 # What `splitaudit watch` does on an error: stop the job with a savepoint, cancel it, or report only.
 STOP, CANCEL, REPORT = "stop", "cancel", "report"
 ACTIONS = (STOP, CANCEL, REPORT)
-
-
-@dataclass(frozen=True)
-class HeldPartition:
-    """A topic partition a source's splits hold in the savepoint, and the offset a restore resumes it from."""
-
-    topic: str
-    partition: int
-    next_offset: int | None  # None: only symbolic offsets (earliest, latest, committed)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.topic, self.partition)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "next_offset": self.next_offset}
-
-
-@dataclass(frozen=True)
-class PendingPartition:
-    """A topic partition of a split the savepoint's enumerator holds back, and the reader it waits for."""
-
-    topic: str
-    partition: int
-    subtask: int | None  # None: the enumerator's state does not say which reader
-
-    def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "subtask": self.subtask}
 
 
 @dataclass(frozen=True)

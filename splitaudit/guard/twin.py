@@ -25,7 +25,7 @@ from splitaudit.audit.findings import offset_range
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets
-    from splitaudit.guard.results import HeldPartition
+    from splitaudit.guard.partitions import HeldPartition
     from splitaudit.patch.jar import JarFacts
     from splitaudit.splits.beam import ConfigScalar, KafkaIORead
 

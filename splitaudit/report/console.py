@@ -2,38 +2,37 @@
 
 from __future__ import annotations
 
+import textwrap
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from splitaudit.audit.beam_names import instant_text
-from splitaudit.audit.findings import (
-    DOUBLE_ASSIGNMENT_KINDS,
-    INFO,
-    UNASSIGNED,
-    AssignmentMatrix,
-    Finding,
-    Findings,
-    SinkFile,
-)
-from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.errors import EXIT_BAD_INPUT, SplitauditError, printable, printable_lines, summary
-from splitaudit.guard.results import GuardReport, WatchReport
-from splitaudit.guard.tally import PartitionTally
-from splitaudit.guard.twin import start_time_text
-from splitaudit.home import UPSTREAM_FIX_VERSION
-from splitaudit.patch.results import LineageKitReport, PatchReport
-from splitaudit.progress import TimedStep
 from splitaudit.report.output import Output
-from splitaudit.savepoint_view import SavepointView
-from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
-from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, runs_text, window_text
-from splitaudit.splits.beam import KafkaIORead
-from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus, mib
+
+# A width no table reaches: a table measured in it takes the width it needs to print every cell on one line.
+UNBOUNDED = 1 << 20
+# How far a finding's detail is indented below its head line in the block layout.
+DETAIL_INDENT = 4
+
+# Each result's own helpers are imported where it is rendered: `inspect` on the console loads nothing of guard,
+# the scenarios or the stack.
+if TYPE_CHECKING:
+    from splitaudit.audit.findings import AssignmentMatrix, Finding, Findings, SinkFile
+    from splitaudit.guard.results import GuardReport, WatchReport
+    from splitaudit.guard.tally import PartitionTally
+    from splitaudit.patch.results import LineageKitReport, PatchReport
+    from splitaudit.progress import TimedStep
+    from splitaudit.savepoint_view import SavepointView
+    from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
+    from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport
+    from splitaudit.splits.beam import KafkaIORead
+    from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
 class ConsoleOutput(Output):
@@ -45,6 +44,30 @@ class ConsoleOutput(Output):
         # `[bold]` in an operator name is text. Styles are applied as `Text` spans only.
         self.console = Console(highlight=False, markup=False, emoji=False)
         self.errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
+
+    def _findings(self, findings: Sequence[Finding]) -> None:
+        """The findings as a table when it fits the terminal, else as blocks: each finding's severity, kind, topic
+        and partition, count and offsets on one line, and its detail below as text wrapped at words, as a CI log
+        or a pipe of 80 columns reads it."""
+        table = _findings_table(findings)
+        if (
+            Measurement.get(self.console, self.console.options.update_width(UNBOUNDED), table).maximum
+            <= self.console.width
+        ):
+            self.console.print(table)
+            return
+        self.console.print(Text("findings", "bold"))
+        for f in findings:
+            self.console.print(_finding_line(f), soft_wrap=True)
+            detail = textwrap.fill(
+                printable(f.explanation),
+                self.console.width,
+                initial_indent=" " * DETAIL_INDENT,
+                subsequent_indent=" " * DETAIL_INDENT,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            self.console.print(Text(detail), soft_wrap=True)
 
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:
@@ -63,6 +86,8 @@ class ConsoleOutput(Output):
             self.errors.print(Text.assemble(("internal error:", "red"), " ", message), soft_wrap=True)
 
     def setup_report(self, report: SetupReport) -> None:
+        from splitaudit.stack.results import mib
+
         table = Table(title=f"splitaudit setup → {report.stack_home}")
         for column in ("component", "version", "state", "seconds", "downloaded", "path"):
             table.add_column(column)
@@ -122,6 +147,8 @@ class ConsoleOutput(Output):
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def users_job_report(self, report: UsersJobReport) -> None:
+        from splitaudit.scenario.users_job_results import runs_text, window_text
+
         lineage = ", lineage in Parquet" if report.lineage else ""
         offsets = f", group offsets {report.group_offsets}" if report.consumer == "group" else ""
         title = f"users' job, {report.variant}, consumer {report.consumer}{offsets}{lineage}: {report.jar}"
@@ -238,6 +265,8 @@ class ConsoleOutput(Output):
         self.console.print(f"auditor: {_verdict(report)}")
 
     def demo_report(self, report: DemoReport) -> None:
+        from splitaudit.home import UPSTREAM_FIX_VERSION
+
         sides = report.sides
         if report.added_partitions:
             title = (
@@ -329,7 +358,7 @@ class ConsoleOutput(Output):
             if source.spec is not None:
                 self.console.print(Text(printable(_read_settings(source.spec))), soft_wrap=True)
         if report.findings:
-            self.console.print(_findings_table(report.findings))
+            self._findings(report.findings)
         for note in report.notes:
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
         self.console.print(Text(report.line, "green" if report.safe else "red"), soft_wrap=True)
@@ -338,7 +367,7 @@ class ConsoleOutput(Output):
         restored = f", restored from {report.restored_from}" if report.restored_from else ""
         self.console.print(f"job {report.job}{restored}: {report.polls} polls in {report.seconds:g} s", soft_wrap=True)
         if report.findings:
-            self.console.print(_findings_table(report.findings))
+            self._findings(report.findings)
         if report.tally:
             self.console.print(_tally_table(report.tally))
         for fault in report.rest_faults:
@@ -381,7 +410,7 @@ class ConsoleOutput(Output):
         summary.add_row(*(str(v) for v in counts.values()))
         self.console.print(summary)
         if findings.findings:
-            self.console.print(_findings_table(findings.findings))
+            self._findings(findings.findings)
         else:
             self.console.print(Text("no findings", "green"))
         for matrix in findings.assignment:
@@ -394,6 +423,8 @@ class ConsoleOutput(Output):
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
 
     def savepoint_view(self, view: SavepointView) -> None:
+        from splitaudit.audit.savepoint_tables import tables_of
+
         kind = view.kind or "snapshot"
         if view.savepoint_format:
             kind += f" ({view.savepoint_format})"
@@ -500,6 +531,16 @@ def _findings_table(findings: Sequence[Finding]) -> Table:
     return table
 
 
+def _finding_line(f: Finding) -> Text:
+    """A finding's head line in the block layout: severity (coloured), kind, topic/partition, count and offsets."""
+    colour = {"error": "red", "warning": "yellow"}.get(f.severity, "white")
+    where = printable(f.topic or "-") + ("" if f.partition is None else f"/{f.partition}")
+    ranges = f.ranges_text(6)
+    return Text.assemble(
+        (f.severity, colour), f"  {f.kind}  {where}  count {f.count}", f"  offsets {ranges}" if ranges else ""
+    )
+
+
 def _tally_table(tallies: Sequence[PartitionTally]) -> Table:
     table = Table(title="final tally: records read twice since the restore")
     for column in ("topic", "partition", "read", "read twice", "figure"):
@@ -523,6 +564,8 @@ def _coverage_table(findings: Findings) -> Table:
 
 def _ledger_table(findings: Findings) -> Table:
     """Per family of a file sink's files (directory, prefix, suffix): its windows and what was written again."""
+    from splitaudit.audit.beam_names import instant_text
+
     table = Table(title="file sink ledger (Beam's file names)")
     for column in ("files", "windows", "first window", "last window", "rows", "rewritten files"):
         table.add_column(column)
@@ -579,6 +622,8 @@ def _topic_label(report: ScenarioReport, topic: str) -> str:
 
 def _verdict(report: ScenarioReport) -> Text:
     """One line of the auditor's findings on a scenario run."""
+    from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, INFO, UNASSIGNED
+
     audit = report.audit
     if not audit.findings:
         return Text.assemble(("clean", "green"), ": every offset exactly once, every partition held once")
@@ -626,6 +671,8 @@ def _outcome(as_expected: bool) -> Text:
 
 def _read_settings(spec: KafkaIORead) -> str:
     """The consumer settings of a KafkaIO read that decide where a fresh reader starts, as the job wrote them."""
+    from splitaudit.guard.twin import start_time_text
+
     shown = [
         f"{key}={spec.consumer_config.get(key)}" for key in ("group.id", "auto.offset.reset", "enable.auto.commit")
     ]

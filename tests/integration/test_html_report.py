@@ -8,7 +8,9 @@ Chromium is Debian's package; `make chromium` installs it (`make test` and `make
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -174,3 +176,31 @@ def test_assignment_matrix_of_a_real_savepoint(tmp_path: Path) -> None:
     colours = _screenshot_colours(page, tmp_path)
     _assert_not_blank(colours)
     assert colours.get(_rgb(MISSING_ROW_COLOUR), 0) > 2 * 1_000  # the two missing rows
+
+
+def test_the_console_at_80_columns_shows_each_findings_detail_as_whole_lines(tmp_path: Path) -> None:
+    # The same audit on the console of a CI log or a pipe (COLUMNS=80): one block per finding, its detail as whole
+    # words on lines of at most 80 columns below its head line, never a table column of word fragments.
+    args = ["audit", "--sink", str(STOCK_SINK / "sink"), "--sink-format", "json", "--master", "local[2]"]
+    log = ["--log", str(tmp_path / "libraries.log")]
+    found = json.loads(_audit("--json", *args, *log).stdout)["findings"]
+    expected = [f["detail"] + (f"; evidence: {f['evidence']}" if f.get("evidence") else "") for f in found]
+    shown = subprocess.run(
+        [sys.executable, "-m", "splitaudit", *args, *log],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert shown.returncode == 1, shown.stderr
+    lines = shown.stdout.splitlines()
+    blocks = lines[lines.index("findings") + 1 :]
+    heads = [i for i, line in enumerate(blocks) if line.startswith(("error  ", "warning  ", "info  "))]
+    assert len(heads) == len(expected) == 4  # a double assignment per partition
+    details = []
+    for start in heads:
+        below = list(itertools.takewhile(lambda line: line[:4] == "    " and line[4:5] != " ", blocks[start + 1 :]))
+        assert max(map(len, [blocks[start], *below])) <= 80
+        details.append(" ".join(line.strip() for line in below))
+    assert details == expected

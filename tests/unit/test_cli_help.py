@@ -11,7 +11,11 @@ from splitaudit.cli import main
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
     found: list[tuple[tuple[str, ...], click.Command]] = [(prefix, group)]
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    # The top-level group imports its commands' modules when asked for them (`cli/group.py`).
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None
         if isinstance(command, click.Group):
             found.extend(_commands(command, (*prefix, name)))
         else:

@@ -1,6 +1,7 @@
 """The command line starts light: importing it, every command's `--help`, and `--json inspect` of a real
 savepoint load no Spark, no pyarrow (its filesystem layer alone costs about a second), no HTTP or Kafka client
-and no rich; `guard` judges a real savepoint without Spark.
+and no rich; `inspect` loads no other command's packages (audit, guard, watch, the lab's scenarios and stack);
+`guard` judges a real savepoint without Spark.
 
 Each check runs in a fresh interpreter, so modules this test session already imported do not hide an import.
 """
@@ -111,6 +112,26 @@ def test_json_inspect_loads_no_heavy_library(tmp_path: Path) -> None:
     sources = [op["source"] for op in json.loads(stdout)["operators"] if op["source"] is not None]
     assert len(sources) == 1
     assert len(sources[0]["reader_splits"]) > 0
+
+
+# The packages of the other commands (the watch lives in guard/) and of the lab, and the other commands' modules:
+# `inspect` (the group imports a command's module only when it runs) loads none of them.
+OTHER_COMMANDS = ("splitaudit.audit", "splitaudit.guard", "splitaudit.scenario", "splitaudit.stack", "splitaudit.cli.")
+# What the console's inspect tables are made of (`audit/savepoint_tables.py`, the data source's rows).
+INSPECT_TABLES = {"splitaudit.audit", "splitaudit.audit.savepoint_tables", "splitaudit.audit.rows"}
+
+
+@pytest.mark.parametrize("args", [("--json", "inspect"), ("inspect",)], ids=["json", "console"])
+def test_inspect_loads_no_other_commands_package(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, modules, stdout = _loaded(tmp_path, *args, str(BEAM_SAVEPOINT))
+    assert code == 0, stdout
+    allowed = {"splitaudit.cli.context", "splitaudit.cli.group", "splitaudit.cli.options", "splitaudit.cli.savepoints"}
+    if args == ("inspect",):
+        allowed |= INSPECT_TABLES
+    others = sorted(m for m in modules - allowed if m.startswith(OTHER_COMMANDS))
+    assert others == []
+    # the probe did read the savepoint (its splits' decoders were loaded)
+    assert "splitaudit.splits.beam" in modules
 
 
 def test_inspect_of_a_file_uri_reads_the_local_disk_without_pyarrow(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from splitaudit.audit.findings import ERROR, WARNING
 from splitaudit.audit.savepoint_tables import tables_of
+from splitaudit.guard.partitions import HeldPartition
 from splitaudit.guard.predict import (
     AUTO_COMMIT_WITHOUT_FINALIZE,
     COMMIT_NEVER_FINALIZED,
@@ -26,7 +27,7 @@ from splitaudit.guard.predict import (
     source_facts,
     source_twins,
 )
-from splitaudit.guard.results import HeldPartition, SourceFacts
+from splitaudit.guard.results import SourceFacts
 from splitaudit.guard.twin import (
     AUTO_OFFSET_RESET,
     COMMITTED,

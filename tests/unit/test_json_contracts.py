@@ -22,11 +22,10 @@ from splitaudit.audit.findings import (
     SinkFile,
     Summary,
 )
+from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import (
     GuardReport,
-    HeldPartition,
     JobEnd,
-    PendingPartition,
     RestFault,
     SourceFacts,
     WatchAttempt,

@@ -85,3 +85,27 @@ def test_only_the_cli_uses_click() -> None:
         if module.partition(".")[0] == "click"
     ]
     assert users == []
+
+
+# The lab (the embedded stack, its scenarios and runs) and the command modules that serve only it: the product's
+# commands reach none of them; the lab adds its commands through the `splitaudit.commands` entry point group.
+LAB = ("splitaudit.scenario", "splitaudit.stack")
+LAB_COMMANDS = ("stack", "restore_scenarios", "job_scenarios", "restore_runs", "scenario_options")
+
+
+def test_the_product_commands_import_nothing_of_the_lab() -> None:
+    from importlib.metadata import entry_points
+
+    from splitaudit.cli.group import COMMANDS, ENTRY_POINT_GROUP
+
+    product = {target.partition(":")[0] for target in COMMANDS.values()}
+    assert not {module.rpartition(".")[2] for module in product} & set(LAB_COMMANDS)
+    lab = {ep.value.partition(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    assert {module.rpartition(".")[2] for module in lab} <= set(LAB_COMMANDS)
+    uses = [
+        f"{module}:{line} imports {target}"
+        for module in sorted(product | {"splitaudit.cli.group", "splitaudit.cli.context", "splitaudit.cli.options"})
+        for line, target in _imports(PACKAGE.parent / f"{module.replace('.', '/')}.py")
+        if target.startswith(LAB) or target.rpartition(".")[2] in LAB_COMMANDS
+    ]
+    assert uses == []

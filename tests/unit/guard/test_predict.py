@@ -11,6 +11,7 @@ from splitaudit.audit.assignment import check_assignment
 from splitaudit.audit.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
 from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.predict import (
     DISCOVERED_ON_RESTORE,
     RESCALE,
@@ -22,7 +23,7 @@ from splitaudit.guard.predict import (
     source_facts,
     source_twins,
 )
-from splitaudit.guard.results import GuardReport, HeldPartition, PendingPartition, SourceFacts
+from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.patch.jar import (
     DISCOVERY_MARKER,
     ENUMERATOR_CLASS,

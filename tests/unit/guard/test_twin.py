@@ -6,6 +6,7 @@ import pytest
 
 from splitaudit.audit.findings import WARNING
 from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.guard.partitions import HeldPartition
 from splitaudit.guard.predict import (
     AUTO_COMMIT_WITHOUT_FINALIZE,
     COMMIT_NEVER_FINALIZED,
@@ -13,7 +14,7 @@ from splitaudit.guard.predict import (
     RESTORE_REREADS,
     judge,
 )
-from splitaudit.guard.results import HeldPartition, SourceFacts
+from splitaudit.guard.results import SourceFacts
 from splitaudit.guard.twin import (
     AUTO_OFFSET_RESET,
     COMMITTED,

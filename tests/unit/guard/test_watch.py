@@ -9,7 +9,6 @@ from splitaudit.audit.findings import ERROR, Finding
 from splitaudit.clients.flink import CheckpointHistory, CheckpointRef, FlinkRestClient, FlinkRestError
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
-from splitaudit.guard import watch as watch_module
 from splitaudit.guard.lifecycle import request_timeout
 from splitaudit.guard.tally import AttemptReads, SteadySpan
 from splitaudit.guard.watch import (
@@ -18,14 +17,13 @@ from splitaudit.guard.watch import (
     READ_MORE_THAN_AVAILABLE,
     SubtaskSample,
     WatchSettings,
-    _Poll,
-    _same_location,
-    _Watch,
     fresh_sample,
     judge_checkpoint,
     judge_sample,
     subtask_sample,
 )
+from splitaudit.guard.watch import loop as watch_module
+from splitaudit.guard.watch.loop import _Poll, _same_location, _Watch
 from splitaudit.progress import Progress
 
 SOURCE = "Source__Read/KafkaIO_Read_ReadFromKafkaViaUnbounded/Read(KafkaUnboundedSource)"

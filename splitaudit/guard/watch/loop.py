@@ -21,16 +21,15 @@ per-subtask metrics, and with `--bootstrap` the topic's offsets:
 - `expired_unread`: the audit's offset check against the restored offsets (the log starts above them).
 
 The watch can start before the job exists: given the job id it waits for Flink to list it, given only the
-savepoint it follows the job Flink says restored from it. `judge_sample` and `judge_checkpoint` are the pure
-part; `run_watch` polls and acts (stop-with-savepoint, cancel or report).
+savepoint it follows the job Flink says restored from it. `judging.py` is the pure part (`judge_sample`,
+`judge_checkpoint`); `run_watch` here polls and acts (stop-with-savepoint, cancel or report).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
@@ -81,6 +80,7 @@ from splitaudit.guard.results import (
 )
 from splitaudit.guard.tally import (
     AttemptReads,
+    Key,
     PartitionTally,
     SteadySpan,
     kept,
@@ -89,18 +89,19 @@ from splitaudit.guard.tally import (
     steady_since,
     tally,
 )
+from splitaudit.guard.watch.judging import (
+    READ_MORE_THAN_AVAILABLE,
+    READ_TWICE,
+    SOURCE_METRICS,
+    SubtaskSample,
+    fresh_sample,
+    judge_checkpoint,
+    judge_sample,
+    subtask_sample,
+)
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
-PARTITION_READ_TWICE = "partition_read_twice"
-READ_MORE_THAN_AVAILABLE = "read_more_than_available"
-READ_MORE_THAN_ADVANCED = "read_more_than_advanced"
-READ_TWICE = "read_twice"  # the final tally of a partition: its records read twice since the restore
-
-SOURCE_METRICS = "Source__"  # Flink's prefix of a chained source operator's metrics
-PARTITION_METRIC = ".KafkaIOReader_rawSize/"  # Beam KafkaIO's per-partition reader metric: <topic>-<partition>
-RECORDS_OUT = ".numRecordsOut"  # Flink's count of the records an operator emitted, per attempt
-_DISTRIBUTION_COUNT = re.compile(r"\bcount=(\d+)")  # Flink shows a Beam distribution as DistributionResult{…}
 WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed yet
 # A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
 # for clocks that disagree a little (on one host they agree).
@@ -110,115 +111,7 @@ CLOCK_MARGIN = 0.2
 FETCHER_OPTION, DEFAULT_FETCHER_INTERVAL, SHORTEST_QUIET = "metrics.fetcher.update-interval", 10.0, 1.0
 END_TIMEOUT = 120.0  # seconds to wait for a job stopped or cancelled by the watch to reach its final state
 
-Key = tuple[str, int]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class SubtaskSample:
-    """What one source subtask's metrics say at one poll: per topic partition, the records its Kafka readers
-    read (Beam's per-partition distribution counts one per record), and the records the source emitted."""
-
-    subtask: int
-    partitions: Mapping[Key, int]
-    records_out: int | None = None  # the source operator's numRecordsOut (None: not reported)
-
-
-def subtask_sample(subtask: int, metrics: Mapping[str, str], topics: frozenset[str]) -> SubtaskSample:
-    """Read a source subtask's metrics (`FlinkRestClient.subtask_metrics` with the source prefix). Only
-    partitions of `topics` (all when empty) count, since a topic name may itself end in `-<digits>`."""
-    partitions: dict[Key, int] = {}
-    records_out = None
-    for name, value in metrics.items():
-        _, marker, suffix = name.partition(PARTITION_METRIC)
-        topic, dash, number = suffix.rpartition("-")
-        count = _DISTRIBUTION_COUNT.search(value)
-        if marker and dash and number.isdigit() and count and (topic in topics or not topics):
-            partitions[(topic, int(number))] = int(count.group(1))
-        elif name.endswith(RECORDS_OUT) and value.isdigit():
-            records_out = int(value)
-    return SubtaskSample(subtask, partitions, records_out)
-
-
-def fresh_sample(sample: SubtaskSample, closed: SubtaskSample | None) -> SubtaskSample:
-    """A restarted subtask's sample without the counts its new attempt has not reported yet (`closed`: the
-    subtask's last sample of the attempt before). Flink's REST metric store keeps serving a metric's last value
-    of the dead attempt until the new one reports that metric, and Beam registers a partition's metric only at
-    the partition's first record: a new attempt with nothing to read shows the old counts forever. A count is
-    the old attempt's when the whole sample is the closed one, or when it equals the closed count and is part of
-    what the subtask's counts add up to beyond what its source emitted in this attempt (numRecordsOut,
-    registered at the attempt's start). Only that excess can be old counts: the new attempt may read a
-    partition exactly as often as the old one did (its whole backlog), and numRecordsOut, read in the same
-    poll, may lag the per-partition counts by a record or so."""
-    if closed is None:
-        return sample
-    if sample == replace(closed, subtask=sample.subtask):
-        return SubtaskSample(sample.subtask, {}, sample.records_out)
-    if sample.records_out is None or sum(sample.partitions.values()) <= sample.records_out:
-        return sample
-    excess = sum(sample.partitions.values()) - sample.records_out
-    kept: dict[Key, int] = {}
-    for key, count in sample.partitions.items():
-        if closed.partitions.get(key) == count and count <= excess:
-            excess -= count
-        else:
-            kept[key] = count
-    return SubtaskSample(sample.subtask, kept, sample.records_out)
-
-
-def judge_sample(
-    samples: tuple[SubtaskSample, ...], resume: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]
-) -> list[Finding]:
-    """The double-read findings of one poll: partitions two subtasks read and (with `kafka`) partitions whose
-    readers read more records than the partition holds past its restored offset (from its log start when the
-    savepoint lacks it): two readers of one split index on one subtask show only that way."""
-    findings: list[Finding] = []
-    readers: dict[Key, dict[int, int]] = {}
-    for sample in samples:
-        for key, count in sample.partitions.items():
-            readers.setdefault(key, {})[sample.subtask] = count
-    for (topic, partition), counts in sorted(readers.items()):
-        if len(counts) > 1:
-            detail = (
-                f"subtasks {' and '.join(map(str, sorted(counts)))} both run a Kafka reader of this partition "
-                "(Beam's KafkaIOReader metric of it on each)"
-            )
-            findings.append(Finding(PARTITION_READ_TWICE, ERROR, topic, partition, len(counts), detail=detail))
-        offsets = kafka.get((topic, partition))
-        if offsets is None:
-            continue
-        start = resume.get((topic, partition), offsets.log_start)
-        available, read = max(0, offsets.end - start), sum(counts.values())
-        if read > available:
-            detail = (
-                f"its readers read {read} records since the restore, but it holds {available} past offset "
-                f"{start} (end offset {offsets.end}): at least {read - available} were read twice"
-            )
-            excess = read - available
-            findings.append(Finding(READ_MORE_THAN_AVAILABLE, ERROR, topic, partition, excess, detail=detail))
-    return findings
-
-
-def judge_checkpoint(
-    read: Mapping[Key, int], resume: Mapping[Key, int], advanced_to: Mapping[Key, int], checkpoint: int
-) -> list[Finding]:
-    """The partitions whose readers had read (`read`, at a poll) more records than `checkpoint`, taken after that
-    poll, holds them advanced past their restored offset (`advanced_to`: the checkpoint's next offsets). One
-    reader that started at the restored offset has read at most the offsets it advanced over; more is a second
-    reader."""
-    findings: list[Finding] = []
-    for (topic, partition), count in sorted(read.items()):
-        start, end = resume.get((topic, partition)), advanced_to.get((topic, partition))
-        if start is None or end is None or count <= end - start:
-            continue
-        detail = (
-            f"its readers had read {count} records since the restore, but checkpoint {checkpoint}, taken after, "
-            f"holds it at offset {end}, {end - start} past the restored offset {start}: one reader cannot read "
-            f"more than it advanced, so at least {count - (end - start)} were read by a second reader"
-        )
-        excess = count - (end - start)
-        findings.append(Finding(READ_MORE_THAN_ADVANCED, ERROR, topic, partition, excess, detail=detail))
-    return findings
 
 
 def restored_offsets(location: str) -> dict[Key, int]:

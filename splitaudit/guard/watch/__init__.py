@@ -1,0 +1,34 @@
+"""`splitaudit watch`: the pure judging of a poll's metrics and a checkpoint (`judging.py`) and the loop that polls
+Flink's REST API, tracks the job's attempts and acts on the first error (`loop.py`)."""
+
+from splitaudit.guard.watch.judging import (
+    PARTITION_READ_TWICE,
+    READ_MORE_THAN_ADVANCED,
+    READ_MORE_THAN_AVAILABLE,
+    READ_TWICE,
+    RECORDS_OUT,
+    SOURCE_METRICS,
+    SubtaskSample,
+    fresh_sample,
+    judge_checkpoint,
+    judge_sample,
+    subtask_sample,
+)
+from splitaudit.guard.watch.loop import WatchSettings, restored_offsets, run_watch
+
+__all__ = [
+    "PARTITION_READ_TWICE",
+    "READ_MORE_THAN_ADVANCED",
+    "READ_MORE_THAN_AVAILABLE",
+    "READ_TWICE",
+    "RECORDS_OUT",
+    "SOURCE_METRICS",
+    "SubtaskSample",
+    "WatchSettings",
+    "fresh_sample",
+    "judge_checkpoint",
+    "judge_sample",
+    "restored_offsets",
+    "run_watch",
+    "subtask_sample",
+]
