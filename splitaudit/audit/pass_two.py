@@ -14,7 +14,7 @@ runs pass 1 already holds (`parquet_pass`).
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -81,7 +81,7 @@ def read_suspects(
 
 
 def tally_runs(
-    runs: dict[BucketKey, pa.Table], lineage: Lineage, expected: dict[BucketKey, OffsetSpan | None]
+    runs: dict[BucketKey, pa.Table], lineage: Lineage, expected: Mapping[BucketKey, OffsetSpan]
 ) -> dict[BucketKey, BucketOffsets]:
     """Pass 2 on the driver, for suspect buckets whose sink runs (`row_runs` tables) are already known (dense
     expectations only: no source)."""

@@ -85,13 +85,21 @@ def audit_sink(
         chosen = suspects.source_suspects(stats, source_stats)
         expected = dict.fromkeys(chosen)
     held = chosen & stats.keys()
-    with suspects.suspect_rows(sink, held, first.files_holding(held)) as rows:
-        exact = pass_two.read_suspects(rows, held, lineage, expected, source)
+    known = first.runs_of(held) if source is None else {}  # suspects whose runs pass 1 kept: no second read
+    rest = held - known.keys()
+    if source is None:
+        expected = {key: expected[key] for key in rest}
+    with suspects.suspect_rows(sink, rest, first.files_holding(rest)) as rows:
+        exact = pass_two.tally_runs(known, lineage, spans.buckets) if known else {}
+        exact |= pass_two.read_suspects(rows, rest, lineage, expected, source)
         if source is None:
             judgement = coverage.judge_dense(stats, spans, exact)
         else:
             judgement = coverage.judge_source(stats, source_stats, chosen, exact)
-        findings = [*judgement.findings, *classify_duplicates(rows, exact, lineage=lineage, exactly_once=exactly_once)]
+        classified = classify_duplicates(
+            rows if rest else sink, exact, lineage=lineage, exactly_once=exactly_once, files=first.files_holding
+        )
+        findings = [*judgement.findings, *classified]
     if first.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, first.invalid, detail=detail))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -72,8 +73,15 @@ def test_the_parquet_pass_equals_sparks_pass(spark: SparkSession, streaming_sink
     assert files is not None
     assert len(files.paths) == 5
     ours = parquet_pass.bucket_stats(spark, files)
-    assert ours == pass_one.bucket_stats(sink)  # every bucket's sums, the invalid rows and which files hold them
     assert ours is not None
+    # every bucket's sums, the invalid rows and which files hold them; Spark's pass keeps no runs
+    assert replace(ours, runs=None) == pass_one.bucket_stats(sink)
+    assert ours.runs is not None
+    assert ours.runs.runless == frozenset()
+    runs = ours.runs_of([("a", 0, 1)])[("a", 0, 1)]  # its offsets, and the second reader's, as a few runs
+    ends = zip(runs["first"].to_pylist(), runs["last"].to_pylist(), strict=True)
+    assert sum(last - first + 1 for first, last in ends) == 33_768
+    assert set(runs["reader_id"].to_pylist()) == {"r0", "r1"}
     assert ours.invalid == 1
     assert ours.stats[("a", 0, 1)].rows == 32_768 + 1_000  # offsets 32,768..65,535 and the second reader's 1,000
     assert ours.files is not None

@@ -12,7 +12,7 @@ import pytest
 
 from splitaudit.audit.bitmaps import BUCKET_BITS
 from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
-from splitaudit.audit.parquet_pass import BUCKET, INVALID, UNSUITED, _balanced, _file_rows
+from splitaudit.audit.parquet_pass import BUCKET, INVALID, RUNLESS, RUNS, UNSUITED, _balanced, _file_rows
 from splitaudit.audit.pass_one import BucketStats
 from splitaudit.audit.request import SinkColumns
 
@@ -48,6 +48,8 @@ def _yielded(path: Path, columns: SinkColumns | None = None) -> tuple[Sums, int]
     for row in _file_rows(str(path), columns or SinkColumns()):
         if row[0] == INVALID:
             invalid += int(row[1])  # type: ignore[call-overload]
+            continue
+        if row[0] in (RUNS, RUNLESS):
             continue
         assert row[0] == BUCKET
         _, found, file_key = row
