@@ -58,9 +58,10 @@ class RunPieces:
         return len(self.row)
 
 
-def run_pieces(keys: Keys | None, offsets: Int64s) -> RunPieces:
+def run_pieces(keys: Keys | None, offsets: Int64s, *, by_offset: bool = False) -> RunPieces:
     """The runs of rows with these keys (small non-negative integers; None: every row has key 0) and these
-    non-negative offsets, in the order the rows came within each key, cut at bucket edges."""
+    non-negative offsets, in the order the rows came within each key (`by_offset`: in offset order, so that rows
+    that came in any order make the fewest runs, at the cost of a sort), cut at bucket edges."""
     if len(offsets) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return RunPieces(empty, empty, empty, empty)
@@ -68,8 +69,10 @@ def run_pieces(keys: Keys | None, offsets: Int64s) -> RunPieces:
     order = None
     if keys is not None:
         order, key_ends = _by_key(keys)
-        if order is not None:
-            offsets = offsets[order]
+    if by_offset:
+        order = np.argsort(offsets, kind="stable") if keys is None else np.lexsort((offsets, keys))
+    if order is not None:
+        offsets = offsets[order]
     breaks = np.empty(len(offsets), dtype=np.bool_)
     breaks[0] = True
     np.not_equal(np.diff(offsets), 1, out=breaks[1:])

@@ -21,9 +21,10 @@ FIRST, LAST, BUCKET = "first", "last", "bucket"  # a run piece's columns, beside
 
 def batch_runs(batch: pa.RecordBatch | pa.Table, keys: list[str], offset: str = "offset") -> pa.Table:
     """The run pieces of a batch whose `offset` column has no null and no negative value: per piece the values
-    of the `keys` columns, its bucket and its first and last offset."""
+    of the `keys` columns, its bucket and its first and last offset. The rows are taken in offset order within
+    each key, so rows that came in any order (a join's, a shuffle's) make the fewest runs."""
     offsets = np.asarray(batch.column(offset).to_numpy(zero_copy_only=False), dtype=np.int64)
-    pieces = run_pieces(key_codes([batch.column(name) for name in keys]), offsets)
+    pieces = run_pieces(key_codes([batch.column(name) for name in keys]), offsets, by_offset=True)
     return pieces_table(batch.select(keys), pieces)
 
 
