@@ -112,8 +112,16 @@ def bucket_stats(spark: SparkSession, files: ParquetFiles) -> PassOne | None:
         assert isinstance(found, BucketStats)
         stats[found.key] = found if found.key not in stats else stats[found.key].plus(found)
         held.setdefault(found.key, set()).add(file_key)  # type: ignore[arg-type]
-    every = pa.concat_tables(runs) if runs else None
-    return PassOne(stats, invalid, held if files.by_file else None, Runs(every, frozenset(runless)))
+    return PassOne(stats, invalid, held if files.by_file else None, Runs(_joined(runs), frozenset(runless)))
+
+
+def _joined(runs: list[pa.Table]) -> pa.Table | None:
+    """The files' runs as one table; None (no runs kept: pass 2 reads the suspects) when there are none or
+    files typed their lineage columns too differently to join (an int attempt in one, a string in another)."""
+    try:
+        return pa.concat_tables(runs, promote_options="permissive") if runs else None
+    except pa.ArrowException:
+        return None
 
 
 def _balanced(paths: tuple[str, ...], sizes: tuple[int, ...], groups: int) -> list[list[str]]:

@@ -12,7 +12,7 @@ import pytest
 
 from splitaudit.audit.bitmaps import BUCKET_BITS
 from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
-from splitaudit.audit.parquet_pass import BUCKET, INVALID, RUNLESS, RUNS, UNSUITED, _balanced, _file_rows
+from splitaudit.audit.parquet_pass import BUCKET, INVALID, RUNLESS, RUNS, UNSUITED, _balanced, _file_rows, _joined
 from splitaudit.audit.pass_one import BucketStats
 from splitaudit.audit.request import SinkColumns
 
@@ -116,3 +116,13 @@ def test_a_file_pyarrow_cannot_read_is_left_to_spark(tmp_path: Path) -> None:
     rows = list(_file_rows(str(tmp_path / "d.parquet"), SinkColumns()))
     assert [row[:2] for row in rows] == [(UNSUITED, str(tmp_path / "d.parquet"))]
     assert [row[0] for row in _file_rows(str(tmp_path / "gone.parquet"), SinkColumns())] == [UNSUITED]
+
+
+def test_files_runs_join_across_lineage_types_or_give_none() -> None:
+    narrow = pa.table({"attempt": pa.array([0], pa.int32()), "first": [1]})
+    wide = pa.table({"attempt": pa.array([1], pa.int64()), "first": [2]})
+    joined = _joined([narrow, wide])
+    assert joined is not None
+    assert joined["attempt"].to_pylist() == [0, 1]
+    assert _joined([narrow, pa.table({"attempt": ["1"], "first": [3]})]) is None
+    assert _joined([]) is None
