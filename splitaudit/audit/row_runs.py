@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from splitaudit.audit.offset_runs import Int64s, Keys, RunPieces, run_pieces
 
 FIRST, LAST, BUCKET = "first", "last", "bucket"  # a run piece's columns, besides its key's
+SMALL_RANGE = 1 << 12  # integer columns spanning fewer values are numbered by value, not by a hash table
 
 
 def batch_runs(batch: pa.RecordBatch | pa.Table, keys: list[str], offset: str = "offset") -> pa.Table:
@@ -58,14 +59,20 @@ def key_codes(columns: list[pa.Array | pa.ChunkedArray]) -> Keys | None:
 
 
 def codes(column: pa.Array | pa.ChunkedArray) -> tuple[Int64s, int]:
-    """A column's values as numbers 0..count - 1 (a null is one of them), and count; a dictionary column's own
-    indices where it has no null."""
+    """A column's values as numbers 0..count - 1 (a null is one of them; some numbers may stand for no value),
+    and count: a dictionary column's own indices where it has no null, an integer column's value less its least
+    where they span fewer than SMALL_RANGE values."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(array.type) and not array.null_count:
         indices = np.asarray(array.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
         return indices, max(len(array.dictionary), 1)
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
+    if pa.types.is_integer(array.type) and not array.null_count and len(array):
+        values = np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
+        least, most = int(values.min()), int(values.max())
+        if most - least < SMALL_RANGE:  # a partition, an attempt: the value less the least, no hashing
+            return values - least, most - least + 1
     encoded = pc.dictionary_encode(array, null_encoding="encode")
     return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64), max(len(encoded.dictionary), 1)
 
