@@ -19,6 +19,13 @@ heap they grow, so running them in between would inflate the audit's figures.
   orders 2 emitted again by another subtask's reader (double assignment) and 2,000 of clicks 1 emitted again by
   their own reader in attempt 1 (replay). Row-group statistics prune little.
 
+`--damage wide` plants what a real beam#31313 incident leaves instead of the few duplicates: in the sorted layout
+every partition read twice from a third of its offsets on (in files of their own, written after), in the
+streaming one every partition of topic orders read twice from a third of the time windows on by a twin reader
+(double assignment), with the replay and the gap; every planted range is asserted exactly. `--no-lineage` audits
+and scans the sink without its lineage columns (every duplicate then unclassified); with them, the bare scan
+reads the lineage columns too, as the audit does.
+
 `--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's own metrics of each stage of the
 last audit (wall and task time, rows and bytes read, rows shuffled): where the audit's time goes.
 
@@ -31,7 +38,7 @@ audit of the first sink starts Spark's Python workers (reported as `cold_first_a
 audit runs once).
 
     .venv/bin/python benchmarks/sink_audit.py [--layout streaming] --rows 10000000 [--rows 100000000] \
-        [--data /big/disk] [--repeat 3] [--skip-naive] [--stages]
+        [--data /big/disk] [--repeat 3] [--skip-naive] [--stages] [--damage few|wide] [--no-lineage]
 
 `--spark-pass` also times the same audit with Spark's grouped pass 1 (`pass_one.bucket_stats`), the audit as it
 was before `parquet_pass`: the before and after of one run. `--lean` generates the streaming layout without its
