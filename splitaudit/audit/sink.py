@@ -96,8 +96,9 @@ def audit_sink(
             judgement = coverage.judge_dense(stats, spans, exact)
         else:
             judgement = coverage.judge_source(stats, source_stats, chosen, exact)
+        samples = sink if known else rows  # the kept rows hold only the suspects pass 1 kept no runs of
         classified = classify_duplicates(
-            rows if rest else sink, exact, lineage=lineage, exactly_once=exactly_once, files=first.files_holding
+            samples, exact, lineage=lineage, exactly_once=exactly_once, files=first.files_holding
         )
         findings = [*judgement.findings, *classified]
     if first.invalid:
