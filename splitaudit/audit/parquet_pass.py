@@ -160,10 +160,12 @@ def _file_rows(path: str, columns: SinkColumns, lineage: tuple[str, ...] = ()) -
         if reason:
             yield UNSUITED, path, reason
             return
-        wanted = list(dict.fromkeys((*names, *lineage)))
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
-            rows += batch.num_rows
-            invalid += _add_batch(sums, runs, batch, names, lineage)
+        for group in range(parquet.metadata.num_row_groups):
+            constant = _constant_columns(parquet, group, lineage)
+            wanted = [name for name in dict.fromkeys((*names, *lineage)) if name not in constant]
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=wanted):
+                rows += batch.num_rows
+                invalid += _add_batch(sums, runs, _with_constants(batch, constant), names, lineage)
     except (OSError, pa.ArrowException) as ex:  # unreadable; or a partition beyond int, an offset beyond long
         yield UNSUITED, path, str(ex)
         return
@@ -178,6 +180,40 @@ def _file_rows(path: str, columns: SinkColumns, lineage: tuple[str, ...] = ()) -
             yield RUNS, pa.concat_tables(runs), file_key
     else:
         yield RUNLESS, file_key
+
+
+def _constant_columns(parquet: pq.ParquetFile, group: int, lineage: tuple[str, ...]) -> dict[str, pa.Array]:
+    """The lineage columns whose statistics prove them constant in this row group (no null, exact min equal to
+    max: a streaming file is written by one reader of one attempt), each as a one-value array of its type: they
+    are not read. Only string and integer columns; others, and columns without such statistics, are read."""
+    constant: dict[str, pa.Array] = {}
+    group_meta = parquet.metadata.row_group(group)
+    position = {group_meta.column(i).path_in_schema: i for i in range(group_meta.num_columns)}
+    for name in lineage:
+        kind = parquet.schema_arrow.field(name).type
+        kind = kind.value_type if pa.types.is_dictionary(kind) else kind
+        statistics = group_meta.column(position[name]).statistics if name in position else None
+        if statistics is None or not (_is_string(kind) or pa.types.is_integer(kind)):
+            continue
+        exact = getattr(statistics, "is_min_exact", True) and getattr(statistics, "is_max_exact", True)
+        if not (statistics.has_min_max and statistics.has_null_count and exact) or statistics.null_count:
+            continue
+        if statistics.min != statistics.max:
+            continue
+        try:
+            constant[name] = pa.array([statistics.min], kind)
+        except (pa.ArrowException, TypeError, ValueError):  # a value its statistics give in another form: read it
+            continue
+    return constant
+
+
+def _with_constants(batch: pa.RecordBatch, constant: dict[str, pa.Array]) -> pa.RecordBatch:
+    """The batch with each constant column added as a dictionary of its one value (no value copied per row)."""
+    if not constant:
+        return batch
+    zeros = pa.array(np.zeros(batch.num_rows, dtype=np.int32))
+    arrays = [*batch.columns, *(pa.DictionaryArray.from_arrays(zeros, value) for value in constant.values())]
+    return pa.RecordBatch.from_arrays(arrays, names=[*batch.schema.names, *constant])
 
 
 def _is_string(kind: pa.DataType) -> bool:
