@@ -12,8 +12,9 @@
 4. the judgement (`coverage`): each partition's coverage and its missing and not-in-source offsets;
 5. the classification (`duplicates`): pass 2's duplicated offsets as findings, with sample rows.
 
-Only per-bucket (per file: per bucket and file) rows and a few sample rows reach the driver: no global sort, no
-row collect.
+Only per-bucket (per file: per bucket and file) rows, the files' runs (a few per partition and reader of each
+file, kept only where they are at most one per 64 rows) and a few sample rows reach the driver: no global sort,
+no row collect.
 """
 
 from __future__ import annotations
