@@ -5,7 +5,8 @@ Starts the stack's Kafka broker (127.0.0.1, a run directory under `--data`), pro
 4-partition topic (record i to partition i % 4, so at offset i // 4; each with a unique `timestamp`), and writes the
 job's output as Parquet (`timestamp`, `temperature`, `rainfall`; no coordinates) in 40 files of interleaved
 partitions, as a streaming job writes them, with planted anomalies: 1,000 records of partition 0 twice and 100
-records of partition 1 absent. Then, on one Spark session, best of `--repeat`, interleaved:
+records of partition 1 absent (`--damage wide`: instead of the 1,000, every record of partitions 0 and 2 from a
+third of their offsets on, twice: a sixth of the records). Then, on one Spark session, best of `--repeat`, interleaved:
 
 - the bare scan of both sides: the source topic read by Spark's Kafka source with the identity expression
   evaluated on every record, and the sink's identity column, each aggregated (count and max) so nothing is pruned;
@@ -21,7 +22,7 @@ own metrics of each stage of the last audit (wall and task time, rows read and s
 `--executor-memory` each), started for the run and stopped after it.
 
     .venv/bin/python benchmarks/identity_audit.py --rows 1000000 [--rows 10000000] [--repeat 3] [--data DIR] \
-        [--keep] [--driver-memory 4g] [--stages] [--cluster 2 [--executor-memory 4g]]
+        [--keep] [--driver-memory 4g] [--stages] [--cluster 2 [--executor-memory 4g]] [--damage few|wide]
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ FILES = 40
 TOPIC = "weather"
 MATCH = IdentityMatch("timestamp", "get_json_object(CAST(value AS STRING), '$.timestamp')")
 DUPLICATED = (0, 5_000, 5_999)  # partition 0's offsets 5,000..5,999 written twice
+WIDE = (0, 2)  # --damage wide: these partitions' records written twice from a third of their offsets on
 LOST = (1, 7_000, 7_099)  # partition 1's offsets 7,000..7,099 never written
 
 
@@ -78,13 +80,13 @@ def produce(bootstrap: str, rows: int) -> None:
     assert producer.flush(120) == 0
 
 
-def write_sink(directory: Path, rows: int) -> Path:
+def write_sink(directory: Path, rows: int, *, wide: bool = False) -> Path:
     """The job's output: every record once, but the planted duplicates and losses, in FILES time-ordered files."""
     directory.mkdir(parents=True)
     per_file = -(-rows // FILES)
     for n in range(FILES):
         indexes = [i for i in range(n * per_file, min(rows, (n + 1) * per_file)) if not _lost(i)]
-        indexes += [i for i in indexes if _duplicated(i)]
+        indexes += [i for i in indexes if (_twice(i, rows) if wide else _duplicated(i))]
         table = pa.table(
             {
                 "timestamp": [timestamp(i) for i in indexes],
@@ -99,6 +101,28 @@ def write_sink(directory: Path, rows: int) -> Path:
 def _duplicated(i: int) -> bool:
     partition, first, last = DUPLICATED
     return i % PARTITIONS == partition and first <= i // PARTITIONS <= last
+
+
+def _twice(i: int, rows: int) -> bool:
+    return i % PARTITIONS in WIDE and i // PARTITIONS >= _restore(rows)
+
+
+def _restore(rows: int) -> int:
+    """The offset from which --damage wide writes its partitions twice."""
+    return rows // PARTITIONS // 3
+
+
+def expected_findings(rows: int, wide: bool) -> tuple[list[Any], int]:
+    """The findings the audit must give, in its order, and the sink's rows."""
+    expected: list[Any] = [("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),))]
+    if not wide:
+        count = DUPLICATED[2] - DUPLICATED[1] + 1
+        expected.append(("duplicate_records", DUPLICATED[0], count, ((DUPLICATED[1], DUPLICATED[2]),)))
+    for partition in WIDE if wide else ():
+        last = (rows - 1 - partition) // PARTITIONS  # the partition's last offset
+        expected.append(("duplicate_records", partition, last - _restore(rows) + 1, ((_restore(rows), last),)))
+    duplicates = sum(count for kind, _, count, _ in expected if kind == "duplicate_records")
+    return expected, rows - (LOST[2] - LOST[1] + 1) + duplicates
 
 
 def _lost(i: int) -> bool:
@@ -132,21 +156,28 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the topic and sink, reuse kept ones")
     parser.add_argument("--driver-memory", default="4g", help="the Spark driver's memory")
     parser.add_argument("--stages", action="store_true", help="turn the UI on and report each audit stage's metrics")
+    parser.add_argument(
+        "--damage", choices=("few", "wide"), default="few", help="1,000 duplicated records, or partitions twice"
+    )
     add_master_options(parser)
     args = parser.parse_args()
-    expected = [
-        ("missing_records", LOST[0], LOST[2] - LOST[1] + 1, ((LOST[1], LOST[2]),)),
-        ("duplicate_records", DUPLICATED[0], DUPLICATED[2] - DUPLICATED[1] + 1, ((DUPLICATED[1], DUPLICATED[2]),)),
-    ]
     with spark_master(args.master, args.cluster, args.data / "spark-cluster", args.executor_memory) as where:
-        report = _run(args, *where, expected)
+        report = _run(args, *where)
     print(json.dumps(report, indent=2))
 
 
-def _run(args: argparse.Namespace, master: str, master_config: dict[str, str], expected: list[Any]) -> dict[str, Any]:
-    report: dict[str, Any] = {"master": master, "cpus": os.cpu_count(), "repeat": args.repeat, "sizes": {}}
+def _run(args: argparse.Namespace, master: str, master_config: dict[str, str]) -> dict[str, Any]:
+    wide = args.damage == "wide"
+    report: dict[str, Any] = {
+        "master": master,
+        "cpus": os.cpu_count(),
+        "repeat": args.repeat,
+        "damage": args.damage,
+        "sizes": {},
+    }
     for rows in args.rows or [1_000_000]:
-        run = args.data / f"run-{rows}"
+        expected, sink_rows = expected_findings(rows, wide)
+        run = args.data / f"run-{rows}{'-wide' if wide else ''}"
         made = run / "made"  # written once the topic and the sink are complete
         if not (args.keep and made.is_file()):
             shutil.rmtree(run, ignore_errors=True)
@@ -156,7 +187,7 @@ def _run(args: argparse.Namespace, master: str, master_config: dict[str, str], e
             sink = str(run / "sink")
             if not made.is_file():
                 produce(broker.bootstrap, rows)
-                write_sink(run / "sink", rows)
+                write_sink(run / "sink", rows, wide=wide)
                 made.touch()
             config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8", **master_config}
             spark = spark_session(
@@ -168,7 +199,7 @@ def _run(args: argparse.Namespace, master: str, master_config: dict[str, str], e
             scans, audits = [], []
             for _ in range(args.repeat):
                 seconds, counted = timed(lambda: bare_scan(spark, broker.bootstrap, sink))  # noqa: B023
-                assert counted == (rows, rows - 100 + 1000), counted
+                assert counted == (rows, sink_rows), counted
                 scans.append(seconds)
                 if stage_metrics is not None:
                     stage_metrics.mark()

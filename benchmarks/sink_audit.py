@@ -19,6 +19,13 @@ heap they grow, so running them in between would inflate the audit's figures.
   orders 2 emitted again by another subtask's reader (double assignment) and 2,000 of clicks 1 emitted again by
   their own reader in attempt 1 (replay). Row-group statistics prune little.
 
+`--damage wide` plants what a real beam#31313 incident leaves instead of the few duplicates: in the sorted layout
+every partition read twice from a third of its offsets on (in files of their own, written after), in the
+streaming one every partition of topic orders read twice from a third of the time windows on by a twin reader
+(double assignment), with the replay and the gap; every planted range is asserted exactly. `--no-lineage` audits
+and scans the sink without its lineage columns (every duplicate then unclassified); with them, the bare scan
+reads the lineage columns too, as the audit does.
+
 `--stages` turns Spark's UI on (127.0.0.1, a free port) and reports Spark's own metrics of each stage of the
 last audit (wall and task time, rows and bytes read, rows shuffled): where the audit's time goes.
 
@@ -31,7 +38,7 @@ audit of the first sink starts Spark's Python workers (reported as `cold_first_a
 audit runs once).
 
     .venv/bin/python benchmarks/sink_audit.py [--layout streaming] --rows 10000000 [--rows 100000000] \
-        [--data /big/disk] [--repeat 3] [--skip-naive] [--stages]
+        [--data /big/disk] [--repeat 3] [--skip-naive] [--stages] [--damage few|wide] [--no-lineage]
 
 `--spark-pass` also times the same audit with Spark's grouped pass 1 (`pass_one.bucket_stats`), the audit as it
 was before `parquet_pass`: the before and after of one run. `--lean` generates the streaming layout without its
@@ -89,6 +96,8 @@ OFFSET_BASE = 3_000_000_000  # beyond int32, and not bucket-aligned (below): off
 STREAM_GAP = ("orders", 5, 300)  # (topic, partition, offsets missing)
 STREAM_DOUBLE = ("orders", 2, 1_500)  # offsets emitted again by a second reader of attempt 0
 STREAM_REPLAY = ("clicks", 1, 2_000)  # offsets emitted again by their own reader in attempt 1
+WIDE_TOPIC = "orders"  # --damage wide: every partition of it read twice from the restore on
+WIDE_RESTORE, WIDE_RESTORE_OF = 1, 3  # the restore: after this share of the time windows
 
 Expected = dict[tuple[str, str, int], tuple[int, tuple[tuple[int, int], ...]]]  # (kind, topic, partition)
 
@@ -107,31 +116,43 @@ class Layout:
         return duplicates, sum(count for (kind, _, _), (count, _) in self.expected.items() if kind == MISSING)
 
 
-def generate_sorted(directory: Path, rows: int) -> Layout:
+def generate_sorted(directory: Path, rows: int, *, wide: bool = False) -> Layout:
     """The sorted layout: one topic, partition p holds offsets 0..rows/12-1 in files of its own, three key
-    columns and two lineage columns (no reader_id: duplicates unclassified), with the planted duplicates and gap."""
+    columns and two lineage columns (no reader_id: duplicates unclassified), with the planted duplicates and gap.
+    `wide`: instead of the 1,000 planted duplicates, every partition read twice from a third of its offsets on
+    (the second reading in files of their own, written after), the gap missing from both readings."""
     per_partition = rows // PARTITIONS
     duplicate_start, gap_start = per_partition // 3, per_partition // 2
-    layout = Layout(
-        per_partition * PARTITIONS - GAP + DUPLICATES,
-        {
-            (DUPLICATE, "events", DUPLICATE_PARTITION): (
-                DUPLICATES,
-                ((duplicate_start, duplicate_start + DUPLICATES - 1),),
-            ),
-            (MISSING, "events", GAP_PARTITION): (GAP, ((gap_start, gap_start + GAP - 1),)),
-        },
-    )
+    expected: Expected = {(MISSING, "events", GAP_PARTITION): (GAP, ((gap_start, gap_start + GAP - 1),))}
+    if wide:
+        for partition in range(PARTITIONS):
+            ranges: tuple[tuple[int, int], ...] = ((duplicate_start, per_partition - 1),)
+            if partition == GAP_PARTITION:
+                ranges = ((duplicate_start, gap_start - 1), (gap_start + GAP, per_partition - 1))
+            count = sum(last - first + 1 for first, last in ranges)
+            expected[(DUPLICATE, "events", partition)] = (count, ranges)
+    else:
+        expected[(DUPLICATE, "events", DUPLICATE_PARTITION)] = (
+            DUPLICATES,
+            ((duplicate_start, duplicate_start + DUPLICATES - 1),),
+        )
+    duplicated = sum(count for (kind, _, _), (count, _) in expected.items() if kind == DUPLICATE)
+    layout = Layout(per_partition * PARTITIONS - GAP + duplicated, expected)
     if (directory / "_SUCCESS").exists():
         return layout
     directory.mkdir(parents=True, exist_ok=True)
     file_index = 0
-    for partition in range(PARTITIONS):
+    written: set[int] = set()
+    for partition in [*range(PARTITIONS), *(range(PARTITIONS) if wide else ())]:
+        second = partition in written  # the second reading of a wide layout
         offsets = np.arange(per_partition, dtype=np.int64)
         if partition == GAP_PARTITION:
             offsets = np.concatenate((offsets[:gap_start], offsets[gap_start + GAP :]))
-        if partition == DUPLICATE_PARTITION:
+        if second:
+            offsets = offsets[offsets >= duplicate_start]
+        elif partition == DUPLICATE_PARTITION and not wide:
             offsets = np.concatenate((offsets, offsets[duplicate_start : duplicate_start + DUPLICATES]))
+        written.add(partition)
         for chunk in range(0, len(offsets), FILE_ROWS):
             part = offsets[chunk : chunk + FILE_ROWS]
             table = pa.table(
@@ -139,7 +160,7 @@ def generate_sorted(directory: Path, rows: int) -> Layout:
                     "topic": pa.array(["events"] * len(part), pa.string()),
                     "partition": pa.array(np.full(len(part), partition, dtype=np.int32)),
                     "offset": pa.array(part),
-                    "subtask": pa.array(np.full(len(part), partition % 2, dtype=np.int32)),
+                    "subtask": pa.array(np.full(len(part), (partition + second) % 2, dtype=np.int32)),
                     "attempt": pa.array(np.zeros(len(part), dtype=np.int32)),
                 }
             )
@@ -163,12 +184,15 @@ def _stream_partitions() -> list[tuple[str, int]]:
     return [(topic, partition) for topic, count in STREAM_TOPICS for partition in range(count)]
 
 
-def generate_streaming(directory: Path, rows: int, *, payload: bool = True) -> Layout:
+def generate_streaming(directory: Path, rows: int, *, payload: bool = True, wide: bool = False) -> Layout:
     """The streaming layout: STREAM_FILES files, file i written by subtask i % SUBTASKS in time window
     i // SUBTASKS, holding that window's records of the subtask's partitions interleaved in (random) time order;
     offsets from large per-partition bases; payload columns key (16 bytes), value (8-56 bytes) and two
     timestamps; lineage reader_id, subtask, attempt. Planted: a gap, a double assignment (a second reader emits
-    a run of another subtask's partition) and a replay (the reader emits a run again in attempt 1)."""
+    a run of another subtask's partition) and a replay (the reader emits a run again in attempt 1). `wide`: instead
+    of the one planted double assignment, every partition of topic orders read twice from a restore on (window
+    WIDE_RESTORE of every WIDE_RESTORE_OF): from then, each subtask's files also hold, interleaved, the records of
+    the previous subtask's orders partitions (a twin reader in the same attempt), the gap missing from both."""
     partitions = _stream_partitions()
     windows = STREAM_FILES // SUBTASKS
     per_window = rows // (len(partitions) * windows)
@@ -181,26 +205,37 @@ def generate_streaming(directory: Path, rows: int, *, payload: bool = True) -> L
     gap_first = bases[gap_index] + dense // 2 + 12_345
     double_first = bases[double_index] + dense // 3 + 777
     replay_first = bases[replay_index] + (dense * 2) // 3 + 4_321
-    layout = Layout(
-        dense * len(partitions) - STREAM_GAP[2] + STREAM_DOUBLE[2] + STREAM_REPLAY[2],
-        {
-            (MISSING, *STREAM_GAP[:2]): (STREAM_GAP[2], ((gap_first, gap_first + STREAM_GAP[2] - 1),)),
-            (DOUBLE_ASSIGNMENT, *STREAM_DOUBLE[:2]): (
-                STREAM_DOUBLE[2],
-                ((double_first, double_first + STREAM_DOUBLE[2] - 1),),
-            ),
-            (REPLAY, *STREAM_REPLAY[:2]): (STREAM_REPLAY[2], ((replay_first, replay_first + STREAM_REPLAY[2] - 1),)),
-        },
-    )
+    restore_window = windows * WIDE_RESTORE // WIDE_RESTORE_OF
+    expected: Expected = {
+        (MISSING, *STREAM_GAP[:2]): (STREAM_GAP[2], ((gap_first, gap_first + STREAM_GAP[2] - 1),)),
+        (REPLAY, *STREAM_REPLAY[:2]): (STREAM_REPLAY[2], ((replay_first, replay_first + STREAM_REPLAY[2] - 1),)),
+    }
+    if wide:
+        for index, (topic, partition) in enumerate(partitions):
+            if topic != WIDE_TOPIC:
+                continue
+            first, last = bases[index] + restore_window * per_window, bases[index] + dense - 1
+            ranges: tuple[tuple[int, int], ...] = ((first, last),)
+            if index == gap_index:
+                ranges = ((first, gap_first - 1), (gap_first + STREAM_GAP[2], last))
+            expected[(DOUBLE_ASSIGNMENT, topic, partition)] = (sum(b - a + 1 for a, b in ranges), ranges)
+    else:
+        expected[(DOUBLE_ASSIGNMENT, *STREAM_DOUBLE[:2])] = (
+            STREAM_DOUBLE[2],
+            ((double_first, double_first + STREAM_DOUBLE[2] - 1),),
+        )
+    twice = sum(count for (kind, _, _), (count, _) in expected.items() if kind != MISSING)
+    layout = Layout(dense * len(partitions) - STREAM_GAP[2] + twice, expected)
     if (directory / "_SUCCESS").exists():
         return layout
     directory.mkdir(parents=True, exist_ok=True)
     extra: dict[int, list[_Emitted]] = {}
     double_window = (double_first - bases[double_index]) // per_window
     double_reader = (double_index + 1) % SUBTASKS  # not the partition's own subtask
-    extra.setdefault(double_window * SUBTASKS + double_reader, []).append(
-        _Emitted(double_index, np.arange(double_first, double_first + STREAM_DOUBLE[2]), double_reader, 0)
-    )
+    if not wide:
+        extra.setdefault(double_window * SUBTASKS + double_reader, []).append(
+            _Emitted(double_index, np.arange(double_first, double_first + STREAM_DOUBLE[2]), double_reader, 0)
+        )
     replay_reader = replay_index % SUBTASKS
     extra.setdefault((windows - 1) * SUBTASKS + replay_reader, []).append(
         _Emitted(replay_index, np.arange(replay_first, replay_first + STREAM_REPLAY[2]), replay_reader, 1)
@@ -213,17 +248,21 @@ def generate_streaming(directory: Path, rows: int, *, payload: bool = True) -> L
     for file_index in range(STREAM_FILES):
         subtask, window = file_index % SUBTASKS, file_index // SUBTASKS
         emitted = []
-        for index in range(subtask, len(partitions), SUBTASKS):
+        read = list(range(subtask, len(partitions), SUBTASKS))
+        if wide and window >= restore_window:  # the twin reads the previous subtask's orders partitions too
+            twin = range((subtask - 1) % SUBTASKS, len(partitions), SUBTASKS)
+            read += [index for index in twin if partitions[index][0] == WIDE_TOPIC]
+        for index in read:
             offsets = bases[index] + np.arange(window * per_window, (window + 1) * per_window, dtype=np.int64)
             if index == gap_index:
                 offsets = offsets[(offsets < gap_first) | (offsets >= gap_first + STREAM_GAP[2])]
             emitted.append(_Emitted(index, offsets, subtask, 0))
-        own = np.concatenate([np.full(len(e.offsets), e.index, dtype=np.int32) for e in emitted])
+        own = np.concatenate([np.full(len(e.offsets), k, dtype=np.int32) for k, e in enumerate(emitted)])
         rng.shuffle(own)  # the time order: each partition's offsets in order, the partitions interleaved
         index_column = np.empty(len(own), dtype=np.int32)
         offset_column = np.empty(len(own), dtype=np.int64)
-        for e in emitted:
-            positions = np.flatnonzero(own == e.index)
+        for k, e in enumerate(emitted):
+            positions = np.flatnonzero(own == k)
             index_column[positions] = e.index
             offset_column[positions] = e.offsets
         late = extra.get(file_index, [])  # emitted at the end of the window
@@ -272,9 +311,18 @@ def generate_streaming(directory: Path, rows: int, *, payload: bool = True) -> L
     return layout
 
 
-GENERATORS: dict[str, Callable[[Path, int], Layout]] = {"sorted": generate_sorted, "streaming": generate_streaming}
-# Bytes on disk per row, measured on generated sinks (100 M rows), with a margin: the free-space check's basis.
+GENERATORS: dict[str, Callable[..., Layout]] = {"sorted": generate_sorted, "streaming": generate_streaming}
+# Bytes on disk per row, measured on generated sinks (100 M rows), with a margin: the free-space check's basis
+# (a wide layout has up to 1.5 times the rows).
 ROW_BYTES = {"sorted": 6, "streaming": 72, "streaming-lean": 12}
+LINEAGE = ("reader_id", "attempt", "subtask", "job_id")  # the lineage columns `read_sink` keeps
+
+
+def unclassified(expected: Expected) -> Expected:
+    """What the audit finds in a sink read without its lineage columns: every duplicate a DUPLICATE."""
+    return {
+        (DUPLICATE if kind in (DOUBLE_ASSIGNMENT, REPLAY) else kind, t, p): v for (kind, t, p), v in expected.items()
+    }
 
 
 class PeakRss(threading.Thread):
@@ -320,10 +368,12 @@ class PeakRss(threading.Thread):
             self.python_workers = max(self.python_workers, workers)
 
 
-def bare_scan(spark: SparkSession, path: str) -> tuple[int, int]:
-    """The floor: read the three key columns once (an aggregate over each, so none is pruned)."""
+def bare_scan(spark: SparkSession, path: str, *, lineage: bool = True) -> tuple[int, int]:
+    """The floor: read the columns the audit reads once (an aggregate over each, so none is pruned): the three key
+    columns, and with `lineage` those lineage columns the sink has."""
     frame = spark.read.parquet(path)
-    row = frame.agg(F.count("*"), F.max("offset"), F.max("partition"), F.count("topic")).first()
+    extra = [F.count(c) for c in LINEAGE if lineage and c in frame.columns]
+    row = frame.agg(F.count("*"), F.max("offset"), F.max("partition"), F.count("topic"), *extra).first()
     assert row is not None
     return int(row[0]), int(row[1])
 
@@ -358,11 +408,14 @@ def naive(spark: SparkSession, path: str) -> tuple[int, int]:
     return int(duplicates[0]), int(gaps[0])
 
 
-def splitaudit_audit(spark: SparkSession, path: str, *, spark_pass: bool = False) -> Expected:
+def splitaudit_audit(spark: SparkSession, path: str, *, spark_pass: bool = False, lineage: bool = True) -> Expected:
     """The audit's findings in the shape of `Layout.expected`: count and offset ranges per (kind, topic, partition).
     With `spark_pass`, pass 1 is Spark's grouped aggregate (`pass_one.bucket_stats`, the audit before
-    `parquet_pass`), not the sink's files read by pyarrow."""
+    `parquet_pass`), not the sink's files read by pyarrow; without `lineage`, the sink is read without its
+    lineage columns."""
     sink = read_sink(spark, path, "parquet", SinkColumns())
+    if not lineage:
+        sink = sink.drop(*LINEAGE)
     files = None if spark_pass else parquet_files(sink, "parquet", SinkColumns())
     result = audit_sink(sink, files=files)
     return {(f.kind, f.topic, f.partition): (f.count, f.offset_ranges) for f in result.findings}  # type: ignore[misc]
@@ -384,20 +437,30 @@ def main() -> None:
         "--spark-pass", action="store_true", help="also time the audit with Spark's grouped pass 1 (the baseline)"
     )
     parser.add_argument("--lean", action="store_true", help="streaming layout without its payload columns")
+    parser.add_argument(
+        "--damage", choices=("few", "wide"), default="few", help="a few planted duplicates, or partitions read twice"
+    )
+    parser.add_argument(
+        "--no-lineage", action="store_true", help="audit (and scan) the sink without its lineage columns"
+    )
     add_master_options(parser)
     args = parser.parse_args()
     sizes = args.rows or [10_000_000]
     if args.lean and args.layout != "streaming":
         parser.error("--lean is for the streaming layout (the sorted one has no payload columns)")
-    name = f"{args.layout}{'-lean' if args.lean else ''}"
-    generate = partial(generate_streaming, payload=False) if args.lean else GENERATORS[args.layout]
+    name = f"{args.layout}{'-lean' if args.lean else ''}{'-wide' if args.damage == 'wide' else ''}"
+    generate = partial(GENERATORS[args.layout], wide=args.damage == "wide")
+    if args.lean:
+        generate = partial(generate, payload=False)
     for rows in sizes:  # the largest sink must fit: say so before generating anything
-        estimate = ROW_BYTES[name] * rows
+        estimate = ROW_BYTES[name.removesuffix("-wide")] * rows * (3 if args.damage == "wide" else 2) // 2
         if not (args.data / f"{name}-{rows}" / "_SUCCESS").exists() and estimate > _free_bytes(args.data):
             parser.error(f"{args.data} has {_free_bytes(args.data) >> 30} GiB free; {rows} rows need ~{estimate >> 30}")
     layouts = {}  # generated before the sampler starts: generating is not part of what is measured
     for rows in sizes:
         layouts[rows] = generate(args.data / f"{name}-{rows}", rows)
+        if args.no_lineage:
+            layouts[rows] = Layout(layouts[rows].rows, unclassified(layouts[rows].expected))
     peak = PeakRss()
     peak.start()
     config = {"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "4g"}
@@ -432,6 +495,8 @@ def _run(
     stage_metrics = StageMetrics(spark) if args.stages else None
     report: dict[str, Any] = {
         "layout": args.layout,
+        "damage": args.damage,
+        "lineage": not args.no_lineage,
         "master": master,
         "sink": name,
         "cpus": os.cpu_count(),
@@ -439,8 +504,9 @@ def _run(
         "sizes": {},
     }
     bare_scan(spark, str(args.data / f"{name}-{sizes[0]}"))  # warm-up: no timed query pays for JIT
+    audit = partial(splitaudit_audit, lineage=not args.no_lineage)
     # and one audit, which starts Spark's Python workers (and imports pyarrow in them): reported, not compared
-    seconds, found = timed(partial(splitaudit_audit, spark, str(args.data / f"{name}-{sizes[0]}")))
+    seconds, found = timed(partial(audit, spark, str(args.data / f"{name}-{sizes[0]}")))
     assert found == layouts[sizes[0]].expected, found
     report["cold_first_audit_s"] = round(seconds, 2)
     audit_peak = PeakRss()
@@ -453,13 +519,13 @@ def _run(
         scans, audits, string_scans, spark_passes = [], [], [], []
         audit_peaks: dict[str, int] = {}
         for _ in range(args.repeat):  # interleaved, so that a burst of load elsewhere hits all of them alike
-            seconds, (count, _) = timed(partial(bare_scan, spark, path))
+            seconds, (count, _) = timed(partial(bare_scan, spark, path, lineage=not args.no_lineage))
             assert count == layout.rows, count
             scans.append(seconds)
             if stage_metrics is not None:
                 stage_metrics.mark()
             audit_peak.reset()
-            seconds, found = timed(partial(splitaudit_audit, spark, path))
+            seconds, found = timed(partial(audit, spark, path))
             assert found == layout.expected, found
             audits.append(seconds)
             audit_peaks = {key: max(value, audit_peaks.get(key, 0)) for key, value in audit_peak.peaks_mib().items()}
@@ -469,7 +535,7 @@ def _run(
             assert count == layout.rows, count
             string_scans.append(seconds)
             if args.spark_pass:
-                seconds, found = timed(partial(splitaudit_audit, spark, path, spark_pass=True))
+                seconds, found = timed(partial(audit, spark, path, spark_pass=True))
                 assert found == layout.expected, found
                 spark_passes.append(seconds)
         scan_seconds, audit_seconds = min(scans), min(audits)

@@ -22,16 +22,16 @@ SAMPLE_ROWS rows of the first run's first offset, read in one bounded query: not
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit.bitmaps import BucketKey
+from splitaudit.audit.bitmaps import BUCKET_BITS, BucketKey
 from splitaudit.audit.bucket_offsets import BucketOffsets, joined_runs
-from splitaudit.audit.filters import FILE_COLUMN, any_of
+from splitaudit.audit.filters import FILE_COLUMN, FileKey, any_of, file_filter
 from splitaudit.audit.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
@@ -112,11 +112,17 @@ class DuplicateRuns:
 
 
 def classify_duplicates(
-    sink: DataFrame, exact: dict[BucketKey, BucketOffsets], *, lineage: Lineage, exactly_once: bool
+    sink: DataFrame,
+    exact: dict[BucketKey, BucketOffsets],
+    *,
+    lineage: Lineage,
+    exactly_once: bool,
+    files: Callable[[Iterable[BucketKey]], set[FileKey] | None] | None = None,
 ) -> list[Finding]:
     """One finding per (topic, partition, class) of the duplicated offsets pass 2 found in the suspect buckets
     (`exact`), in topic, partition, kind order. `sink` is the sink, or any frame holding at least the rows of
-    the suspects (`suspects.suspect_rows`): the sample rows are read from it."""
+    the suspects (`suspects.suspect_rows`): the sample rows are read from it, from only the files that hold
+    their buckets when `files` (`PassOne.files_holding`) names them."""
     pieces = sorted(
         (
             ((*key[:2], duplicated.kind, key[2]), duplicated)
@@ -130,7 +136,9 @@ def classify_duplicates(
         found = [duplicated for _, duplicated in group]  # in bucket order
         ranges, truncated = joined_runs(d.offsets for d in found)
         runs.append(DuplicateRuns(kind, topic, partition, sum(d.extra_rows for d in found), ranges, truncated))
-    samples = _samples(sink, [r.first_offset for r in runs])
+    keys = [r.first_offset for r in runs]
+    holding = None if files is None or not keys else files({(t, p, o >> BUCKET_BITS) for t, p, o in keys})
+    samples = _samples(sink if holding is None else sink.filter(file_filter(holding)), keys)
     return [_finding(r, samples.get(r.first_offset, ()), lineage, exactly_once) for r in runs]
 
 

@@ -44,48 +44,85 @@ class BucketSums:
         return len(self.key)
 
 
-def bucket_sums(keys: Keys | None, offsets: Int64s) -> BucketSums:
-    """The pass-1 sums per (key, bucket) of rows with these keys (small non-negative integers; None: every row
-    has key 0) and these non-negative offsets, in the order the rows came."""
+@dataclass(frozen=True)
+class RunPieces:
+    """Runs of consecutive offsets cut at bucket edges: per piece, the row (in the order the rows came) of its
+    run's first row, its bucket and its first and last offset."""
+
+    row: Int64s
+    bucket: Int64s
+    first: Int64s
+    last: Int64s
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+def run_pieces(keys: Keys | None, offsets: Int64s, *, by_offset: bool = False) -> RunPieces:
+    """The runs of rows with these keys (small non-negative integers; None: every row has key 0) and these
+    non-negative offsets, in the order the rows came within each key (`by_offset`: in offset order, so that rows
+    that came in any order make the fewest runs, at the cost of a sort), cut at bucket edges."""
     if len(offsets) == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return BucketSums(empty, empty, empty, empty, empty, empty, empty)
+        return RunPieces(empty, empty, empty, empty)
     key_ends = np.array([len(offsets)])
+    order = None
     if keys is not None:
-        offsets, key_ends = _by_key(keys, offsets)
+        order, key_ends = _by_key(keys)
+    if by_offset:
+        order = np.argsort(offsets, kind="stable") if keys is None else np.lexsort((offsets, keys))
+    if order is not None:
+        offsets = offsets[order]
     breaks = np.empty(len(offsets), dtype=np.bool_)
     breaks[0] = True
     np.not_equal(np.diff(offsets), 1, out=breaks[1:])
     breaks[key_ends[:-1]] = True
     starts = np.flatnonzero(breaks)
     ends = np.append(starts[1:] - 1, len(offsets) - 1)
-    run_key = np.searchsorted(key_ends, starts, side="right").astype(np.int64)
-    run_key, bucket, first, last = _cut_at_buckets(run_key, offsets[starts], offsets[ends])
-    high, low = range_fingerprints(first, last)  # a run holds each of its offsets once
-    return _summed(run_key, bucket, last - first + 1, first, last, high, low)
+    rows = starts if order is None else order[starts]
+    return RunPieces(*_cut_at_buckets(rows.astype(np.int64), offsets[starts], offsets[ends]))
 
 
-def _by_key(keys: Keys, offsets: Int64s) -> tuple[Int64s, Int64s]:
-    """The offsets grouped by key, each key's in the order they came (a radix sort for int16 keys), and where
-    each key's rows end: key k's rows are those before key_ends[k] and from key_ends[k - 1] on."""
+def bucket_sums(keys: Keys | None, offsets: Int64s) -> BucketSums:
+    """The pass-1 sums per (key, bucket) of rows with these keys (small non-negative integers; None: every row
+    has key 0) and these non-negative offsets, in the order the rows came."""
+    pieces = run_pieces(keys, offsets)
+    return piece_sums(np.zeros(len(pieces), dtype=np.int64) if keys is None else keys[pieces.row], pieces)
+
+
+def piece_sums(key: Keys, pieces: RunPieces) -> BucketSums:
+    """The pass-1 sums per (key, bucket) of run pieces, `key` per piece: a run holds each of its offsets once,
+    so its fingerprint is that of its range."""
+    if len(pieces) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return BucketSums(empty, empty, empty, empty, empty, empty, empty)
+    high, low = range_fingerprints(pieces.first, pieces.last)
+    first, last = pieces.first, pieces.last
+    return _summed(key.astype(np.int64), pieces.bucket, last - first + 1, first, last, high, low)
+
+
+def _by_key(keys: Keys) -> tuple[Int64s | None, Int64s]:
+    """The order that groups rows by key, each key's in the order they came (a radix sort for int16 keys; None
+    when there is one key), and where each key's rows end: key k's rows are those before key_ends[k] and from
+    key_ends[k - 1] on."""
     key_ends = np.cumsum(np.bincount(keys))
     if len(key_ends) == 1:
-        return offsets, key_ends
-    return offsets[np.argsort(keys, kind="stable")], key_ends
+        return None, key_ends
+    return np.argsort(keys, kind="stable"), key_ends
 
 
-def _cut_at_buckets(key: Int64s, first: Int64s, last: Int64s) -> tuple[Int64s, Int64s, Int64s, Int64s]:
-    """Runs that cross a bucket edge cut into one piece per bucket: (key, bucket, first, last) per piece."""
+def _cut_at_buckets(row: Int64s, first: Int64s, last: Int64s) -> tuple[Int64s, Int64s, Int64s, Int64s]:
+    """Runs that cross a bucket edge cut into one piece per bucket: (row, bucket, first, last) per piece."""
     first_bucket, last_bucket = first >> BUCKET_BITS, last >> BUCKET_BITS
     pieces = last_bucket - first_bucket + 1
     if bool(np.all(pieces == 1)):
-        return key, first_bucket, first, last
+        return row, first_bucket, first, last
     run = np.repeat(np.arange(len(first)), pieces)
     within = np.arange(len(run)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     bucket = first_bucket[run] + within
     start = np.maximum(first[run], bucket << BUCKET_BITS)
     end = np.minimum(last[run], ((bucket + 1) << BUCKET_BITS) - 1)
-    return key[run], bucket, start, end
+    return row[run], bucket, start, end
 
 
 def _summed(key: Int64s, bucket: Int64s, *values: Int64s) -> BucketSums:

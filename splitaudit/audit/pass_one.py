@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
@@ -74,6 +75,15 @@ def single_topic(frame: DataFrame) -> str | None:
 
 
 @dataclass(frozen=True)
+class Runs:
+    """The sink's runs as pass 1 cut its files into them (`row_runs` tables: topic, partition, lineage columns,
+    bucket, first, last), for the files whose runs were few enough to keep; `runless` names the others."""
+
+    table: pa.Table | None
+    runless: frozenset[FileKey]
+
+
+@dataclass(frozen=True)
 class PassOne:
     """Pass 1's result: every bucket's stats, the number of invalid rows (null key, negative offset), and, for a
     sink read from files (`FILE_COLUMN`), which files hold each bucket: the later reads of suspect buckets then
@@ -82,6 +92,7 @@ class PassOne:
     stats: dict[BucketKey, BucketStats]
     invalid: int
     files: dict[BucketKey, set[FileKey]] | None  # None: the frame was not read from files
+    runs: Runs | None = None  # None: pass 1 kept no runs (Spark's pass)
 
     def files_holding(self, keys: Iterable[BucketKey]) -> set[FileKey] | None:
         """The (size, modified) of the files holding rows of these buckets; None when not known (a frame not read
@@ -90,6 +101,24 @@ class PassOne:
             return None
         holding = set().union(*(self.files.get(key, ()) for key in keys))
         return holding if len(holding) <= MAX_FILTER_FILES else None
+
+    def runs_of(self, keys: Iterable[BucketKey]) -> dict[BucketKey, pa.Table]:
+        """The sink's runs of each of these buckets that pass 1 holds all of (every file holding it kept its
+        runs): pass 2 of those needs no second read of the sink."""
+        runs = self.runs
+        if runs is None or runs.table is None or (runs.runless and self.files is None):
+            return {}
+        files = self.files or {}
+        complete = {key for key in keys if not (files.get(key, set()) & runs.runless)}
+        if not complete:
+            return {}
+        table = runs.table
+        columns = zip(*(table.column(name).to_pylist() for name in ("topic", "partition", "bucket")), strict=True)
+        rows: dict[BucketKey, list[int]] = {}
+        for index, key in enumerate(columns):
+            if key in complete:
+                rows.setdefault(key, []).append(index)
+        return {key: table.take(pa.array(indices)) for key, indices in rows.items()}
 
 
 def bucket_stats(frame: DataFrame) -> PassOne:

@@ -12,8 +12,9 @@
 4. the judgement (`coverage`): each partition's coverage and its missing and not-in-source offsets;
 5. the classification (`duplicates`): pass 2's duplicated offsets as findings, with sample rows.
 
-Only per-bucket (per file: per bucket and file) rows and a few sample rows reach the driver: no global sort, no
-row collect.
+Only per-bucket (per file: per bucket and file) rows, the files' runs (a few per partition and reader of each
+file, kept only where they are at most one per 64 rows) and a few sample rows reach the driver: no global sort,
+no row collect.
 """
 
 from __future__ import annotations
@@ -85,13 +86,22 @@ def audit_sink(
         chosen = suspects.source_suspects(stats, source_stats)
         expected = dict.fromkeys(chosen)
     held = chosen & stats.keys()
-    with suspects.suspect_rows(sink, held, first.files_holding(held)) as rows:
-        exact = pass_two.read_suspects(rows, held, lineage, expected, source)
+    known = first.runs_of(held) if source is None else {}  # suspects whose runs pass 1 kept: no second read
+    rest = held - known.keys()
+    if source is None:
+        expected = {key: expected[key] for key in rest}
+    with suspects.suspect_rows(sink, rest, first.files_holding(rest)) as rows:
+        exact = pass_two.tally_runs(known, lineage, spans.buckets) if known else {}
+        exact |= pass_two.read_suspects(rows, rest, lineage, expected, source)
         if source is None:
             judgement = coverage.judge_dense(stats, spans, exact)
         else:
             judgement = coverage.judge_source(stats, source_stats, chosen, exact)
-        findings = [*judgement.findings, *classify_duplicates(rows, exact, lineage=lineage, exactly_once=exactly_once)]
+        samples = sink if known else rows  # the kept rows hold only the suspects pass 1 kept no runs of
+        classified = classify_duplicates(
+            samples, exact, lineage=lineage, exactly_once=exactly_once, files=first.files_holding
+        )
+        findings = [*judgement.findings, *classified]
     if first.invalid:
         detail = "sink rows with a null topic, partition or offset, or a negative offset"
         findings.append(Finding(INVALID, ERROR, None, None, first.invalid, detail=detail))

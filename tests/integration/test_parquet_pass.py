@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from splitaudit.audit import parquet_pass, pass_one
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, INVALID, MISSING, REPLAY
+from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, INVALID, MISSING, REPLAY
 from splitaudit.audit.request import SinkColumns
 from splitaudit.audit.sink import audit_sink
 from splitaudit.audit.sink_files import read_sink
@@ -72,8 +73,15 @@ def test_the_parquet_pass_equals_sparks_pass(spark: SparkSession, streaming_sink
     assert files is not None
     assert len(files.paths) == 5
     ours = parquet_pass.bucket_stats(spark, files)
-    assert ours == pass_one.bucket_stats(sink)  # every bucket's sums, the invalid rows and which files hold them
     assert ours is not None
+    # every bucket's sums, the invalid rows and which files hold them; Spark's pass keeps no runs
+    assert replace(ours, runs=None) == pass_one.bucket_stats(sink)
+    assert ours.runs is not None
+    assert ours.runs.runless == frozenset()
+    runs = ours.runs_of([("a", 0, 1)])[("a", 0, 1)]  # its offsets, and the second reader's, as a few runs
+    ends = zip(runs["first"].to_pylist(), runs["last"].to_pylist(), strict=True)
+    assert sum(last - first + 1 for first, last in ends) == 33_768
+    assert set(runs["reader_id"].to_pylist()) == {"r0", "r1"}
     assert ours.invalid == 1
     assert ours.stats[("a", 0, 1)].rows == 32_768 + 1_000  # offsets 32,768..65,535 and the second reader's 1,000
     assert ours.files is not None
@@ -112,3 +120,41 @@ def test_other_sinks_keep_sparks_pass(spark: SparkSession, streaming_sink: Path,
     assert [c.to_json() for c in audit_sink(sink, files=files).coverage] == [
         c.to_json() for c in audit_sink(sink).coverage
     ]
+
+
+def test_suspects_from_kept_runs_and_from_a_second_read_together(spark: SparkSession, tmp_path: Path) -> None:
+    # partition 0: two readers' files in offset order (runs kept); partition 1: one file of shuffled offsets,
+    # too scattered for its runs to be kept (runless), its suspects read again
+    rng = np.random.default_rng(3)
+    directory = tmp_path / "mixed"
+    directory.mkdir()
+
+    def write(name: str, partition: int, offsets: np.ndarray, reader: str) -> None:
+        table = {
+            "topic": ["t"] * len(offsets),
+            "partition": pa.array([partition] * len(offsets), pa.int32()),
+            "offset": pa.array(offsets, pa.int64()),
+            "reader_id": [reader] * len(offsets),
+            "attempt": pa.array([0] * len(offsets), pa.int32()),
+        }
+        pq.write_table(pa.table(table), directory / name)
+
+    write("a.parquet", 0, np.arange(0, 20_000), "r0")
+    write("b.parquet", 0, np.arange(12_000, 20_000), "r1")  # a twin from 12,000 on: double assignment
+    scattered = np.concatenate((np.arange(0, 20_000), np.arange(5_000, 5_010)))  # 5,000..5,009 twice by r2
+    write("c.parquet", 1, rng.permutation(scattered), "r2")
+    sink = read_sink(spark, str(directory), "parquet", SinkColumns())
+    files = parquet_pass.parquet_files(sink, "parquet", SinkColumns())
+    assert files is not None
+    first = parquet_pass.bucket_stats(spark, files)
+    assert first is not None
+    assert first.runs is not None
+    assert len(first.runs.runless) == 1
+    assert set(first.runs_of([("t", 0, 0), ("t", 1, 0)])) == {("t", 0, 0)}
+    found = audit_sink(sink, files=files)
+    assert found == audit_sink(sink)  # Spark's pass 1: every suspect read again
+    summary = {(f.kind, f.partition): (f.count, f.offset_ranges, len(f.sample)) for f in found.findings}
+    assert summary == {
+        (DOUBLE_ASSIGNMENT, 0): (8_000, ((12_000, 19_999),), 2),
+        (DUPLICATE, 1): (10, ((5_000, 5_009),), 2),
+    }

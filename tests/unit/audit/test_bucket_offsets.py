@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -102,3 +103,18 @@ def test_runs_are_joined_across_bucket_edges_and_truncated_past_max_ranges() -> 
     ranges, truncated = joined_runs([many])
     assert (len(ranges), truncated) == (MAX_RANGES, True)
     assert joined_runs([OffsetRuns(9, ((1, 1),), True)]) == (((1, 1),), True)
+
+
+def test_runs_are_counted_and_classified_as_their_rows_would_be() -> None:
+    tally = BucketTally(3, ("attempt",))
+    first = np.array([BASE, BASE + 50, BASE + 120], dtype=np.int64)
+    last = np.array([BASE + 99, BASE + 149, BASE + 129], dtype=np.int64)
+    # reader a reads 0..99; its twin b 50..149 in the same attempt; a reads 120..129 again in attempt 1
+    lineage = pa.table({"attempt": pa.array([0, 0, 1], pa.int32()), "reader_id": ["a", "b", "a"]})
+    tally.add_sink_runs(first, last, lineage)
+    result = tally.result((BASE, BASE + 199))
+    assert (result.sink_offsets, result.missing) == (150, OffsetRuns(50, ((BASE + 150, BASE + 199),), False))
+    assert result.duplicated == (
+        DuplicatedOffsets(DOUBLE_ASSIGNMENT, 50, OffsetRuns(50, ((BASE + 50, BASE + 99),), False)),
+        DuplicatedOffsets(REPLAY, 10, OffsetRuns(10, ((BASE + 120, BASE + 129),), False)),
+    )

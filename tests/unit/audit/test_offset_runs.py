@@ -7,7 +7,7 @@ import pytest
 
 from splitaudit.audit.bitmaps import BUCKET_BITS
 from splitaudit.audit.fingerprint import INT64_MAX, LOW_32, SPARK_SEED, spark_xxhash64
-from splitaudit.audit.offset_runs import bucket_sums
+from splitaudit.audit.offset_runs import bucket_sums, run_pieces
 
 
 def _row_by_row(keys: np.ndarray, offsets: np.ndarray) -> dict[tuple[int, int], tuple[int, int, int, int, int]]:
@@ -86,3 +86,22 @@ def test_a_run_holds_each_offset_once() -> None:
 def test_tiny_batches(size: int) -> None:
     offsets = np.arange(size, dtype=np.int64)
     assert _run_sums(np.zeros(size, dtype=np.int64), offsets) == _row_by_row(np.zeros(size, dtype=np.int64), offsets)
+
+
+def test_runs_in_offset_order_are_the_fewest_whatever_order_the_rows_came_in() -> None:
+    keys = np.array([1, 0, 1, 0, 1, 1], dtype=np.int16)
+    offsets = np.array([7, 3, 5, 2, 6, 5], dtype=np.int64)
+    came = run_pieces(keys, offsets)
+    assert sorted(zip(came.first.tolist(), came.last.tolist(), strict=True)) == [
+        (2, 2),
+        (3, 3),
+        (5, 5),
+        (5, 6),
+        (7, 7),
+    ]
+    ordered = run_pieces(keys, offsets, by_offset=True)
+    assert list(zip(ordered.row.tolist(), ordered.first.tolist(), ordered.last.tolist(), strict=True)) == [
+        (3, 2, 3),  # key 0: rows 3 and 1, offsets 2..3
+        (2, 5, 5),  # key 1: offsets 5, then 5..7 (rows 5, 4, 0)
+        (5, 5, 7),
+    ]

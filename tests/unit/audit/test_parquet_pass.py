@@ -12,7 +12,17 @@ import pytest
 
 from splitaudit.audit.bitmaps import BUCKET_BITS
 from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
-from splitaudit.audit.parquet_pass import BUCKET, INVALID, UNSUITED, _balanced, _file_rows
+from splitaudit.audit.parquet_pass import (
+    BUCKET,
+    INVALID,
+    RUNLESS,
+    RUNS,
+    UNSUITED,
+    _balanced,
+    _constant_columns,
+    _file_rows,
+    _joined,
+)
 from splitaudit.audit.pass_one import BucketStats
 from splitaudit.audit.request import SinkColumns
 
@@ -48,6 +58,8 @@ def _yielded(path: Path, columns: SinkColumns | None = None) -> tuple[Sums, int]
     for row in _file_rows(str(path), columns or SinkColumns()):
         if row[0] == INVALID:
             invalid += int(row[1])  # type: ignore[call-overload]
+            continue
+        if row[0] in (RUNS, RUNLESS):
             continue
         assert row[0] == BUCKET
         _, found, file_key = row
@@ -114,3 +126,39 @@ def test_a_file_pyarrow_cannot_read_is_left_to_spark(tmp_path: Path) -> None:
     rows = list(_file_rows(str(tmp_path / "d.parquet"), SinkColumns()))
     assert [row[:2] for row in rows] == [(UNSUITED, str(tmp_path / "d.parquet"))]
     assert [row[0] for row in _file_rows(str(tmp_path / "gone.parquet"), SinkColumns())] == [UNSUITED]
+
+
+def test_files_runs_join_across_lineage_types_or_give_none() -> None:
+    narrow = pa.table({"attempt": pa.array([0], pa.int32()), "first": [1]})
+    wide = pa.table({"attempt": pa.array([1], pa.int64()), "first": [2]})
+    joined = _joined([narrow, wide])
+    assert joined is not None
+    assert joined["attempt"].to_pylist() == [0, 1]
+    assert _joined([narrow, pa.table({"attempt": ["1"], "first": [3]})]) is None
+    assert _joined([]) is None
+
+
+def test_lineage_constant_in_a_row_group_is_taken_from_its_statistics(tmp_path: Path) -> None:
+    table = pa.table(
+        {
+            "topic": ["t"] * 6,
+            "partition": pa.array([0] * 6, pa.int32()),
+            "offset": pa.array([0, 1, 2, 2, 3, 4], pa.int64()),
+            "reader_id": ["r0", "r0", "r0", "r1", "r1", "r0"],
+            "attempt": pa.array([0, 0, 0, 0, 0, 1], pa.int32()),
+        }
+    )
+    pq.write_table(table, tmp_path / "l.parquet", row_group_size=3)  # a constant row group, then a mixed one
+    runs = [row[1] for row in _file_rows(str(tmp_path / "l.parquet"), SinkColumns(), ("attempt", "reader_id"))]
+    found = [r for r in runs if isinstance(r, pa.Table)]
+    assert len(found) == 1
+    columns = ("reader_id", "attempt", "first", "last")
+    assert sorted(zip(*(found[0][c].to_pylist() for c in columns), strict=True)) == [
+        ("r0", 0, 0, 2),
+        ("r0", 1, 4, 4),
+        ("r1", 0, 2, 3),
+    ]
+    assert found[0].schema.field("reader_id").type == pa.string()
+    parquet = pq.ParquetFile(tmp_path / "l.parquet")
+    assert set(_constant_columns(parquet, 0, ("attempt", "reader_id"))) == {"attempt", "reader_id"}  # not read
+    assert _constant_columns(parquet, 1, ("attempt", "reader_id")) == {}
