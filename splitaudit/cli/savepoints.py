@@ -64,7 +64,7 @@ def inspect(
     """Show the source split state of a Flink savepoint or checkpoint, without a JVM.
 
     PATH is a savepoint/checkpoint directory or its _metadata file: a local path or an s3://, hdfs://, gs://
-    or file: URI. Reads Flink 1.11-2.3 metadata (versions 3-6, tolerates 7) and decodes, per source subtask,
+    or file: URI. Reads Flink 1.8-2.3 metadata (versions 2-6, tolerates 7) and decodes, per source subtask,
     the splits it held: Flink NumberSequenceSource, Flink KafkaSource, Beam FlinkSourceSplit (KafkaIO) and
     Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of each
     source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on

@@ -1,9 +1,11 @@
 """The checkpoint/savepoint `_metadata` container: `Checkpoints` header + `MetadataV2V3SerializerBase` body.
 
-Mirrors `MetadataV3Serializer` (Flink 1.11-1.15), `MetadataV4Serializer` (1.16-1.20: V3 + a Java-serialized
-`CheckpointProperties` trailer), `MetadataV5Serializer` (2.0: operator name and uid in clear text),
-`MetadataV6Serializer` (2.1-2.3: typed channel-state handles) and tolerates `MetadataV7Serializer`
-(unreleased: an optional reference checkpoint id per subtask). Layouts: splitaudit/savepoint/FORMAT.md.
+Mirrors `MetadataV2Serializer` (Flink 1.3-1.10: a legacy chain length per operator, a legacy duration and
+legacy-state count per subtask, no coordinator or channel state), `MetadataV3Serializer` (Flink 1.11-1.15),
+`MetadataV4Serializer` (1.16-1.20: V3 + a Java-serialized `CheckpointProperties` trailer),
+`MetadataV5Serializer` (2.0: operator name and uid in clear text), `MetadataV6Serializer` (2.1-2.3: typed
+channel-state handles) and tolerates `MetadataV7Serializer` (unreleased: an optional reference checkpoint id per
+subtask). Layouts: splitaudit/savepoint/FORMAT.md.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from splitaudit.savepoint.handles import (
 
 HEADER_MAGIC_NUMBER = 0x4960672D
 MASTER_STATE_MAGIC_NUMBER = 0xC96B1696 - (1 << 32)  # read as a signed Java int
-SUPPORTED_VERSIONS = (3, 4, 5, 6, 7)
+SUPPORTED_VERSIONS = (2, 3, 4, 5, 6, 7)
+LEGACY_CHAIN_LENGTH = 1  # MetadataV2Serializer: "chain length" before Flink 1.3, always 1 since
 
 
 def operator_id_from_uid(uid: str) -> str:
@@ -91,7 +94,7 @@ class CheckpointMetadata:
     checkpoint_id: int
     master_states: tuple[MasterState, ...]
     operators: tuple[OperatorState, ...]
-    properties: CheckpointProperties | None  # None for V3, which has no trailer
+    properties: CheckpointProperties | None  # None for V2 and V3, which have no trailer
 
 
 def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
@@ -104,8 +107,8 @@ def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
     version = inp.read_int("metadata version")
     if version not in SUPPORTED_VERSIONS:
         raise inp.error(
-            f"metadata version {version} is not supported (this reader knows versions 3 to 7, "
-            "written by Flink 1.11 to 2.3)",
+            f"metadata version {version} is not supported (this reader knows versions 2 to 7, "
+            "written by Flink 1.8 to 2.3)",
             version_at,
         )
     checkpoint_id = inp.read_long("checkpoint id")
@@ -116,7 +119,7 @@ def read_metadata(data: bytes, path: str) -> CheckpointMetadata:
     operators = tuple(
         _read_operator_state(inp, version) for _ in range(inp.read_length("number of operator states", 29))
     )
-    properties = None if version == 3 else _read_properties(inp)
+    properties = None if version <= 3 else _read_properties(inp)
     inp.expect_end("the metadata")
     return CheckpointMetadata(path, version, checkpoint_id, master_states, operators, properties)
 
@@ -148,8 +151,12 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
             f"operator {operator_id}: parallelism {parallelism} / max parallelism {max_parallelism} is impossible",
             parallelism_at,
         )
+    if version == 2:
+        chain_at = inp.tell()
+        if (chain := inp.read_int("legacy chain length")) != LEGACY_CHAIN_LENGTH:
+            raise inp.error(f"operator {operator_id}: legacy chain length {chain} (Flink 1.3+ write 1)", chain_at)
     coordinator_at = inp.tell()
-    coordinator = read_stream_handle(inp)
+    coordinator = None if version == 2 else read_stream_handle(inp)
     if coordinator is not None and not isinstance(coordinator, ByteStreamStateHandle):
         # deserializeAndCheckByteStreamStateHandle: coordinator state is always inline.
         raise inp.error(f"operator {operator_id}: coordinator state is not an inline byte handle", coordinator_at)
@@ -187,17 +194,22 @@ def _read_operator_state(inp: DataInput, version: int) -> OperatorState:
 
 
 def _read_subtask_state(inp: DataInput, subtask: int, version: int) -> OperatorSubtaskState:
+    if version == 2:  # MetadataV2Serializer.deserializeSubtaskState: two unused legacy fields first
+        inp.read_long("legacy duration")
+        legacy_at = inp.tell()
+        if (legacy := inp.read_int("number of legacy states")) != 0:
+            raise inp.error(f"{legacy} legacy states (Flink <= 1.1's 'Checkpointed' interface) in a subtask", legacy_at)
     managed = _read_optional_operator_handle(inp, "managed")
     raw = _read_optional_operator_handle(inp, "raw")
     managed_keyed = read_keyed_state_handle(inp)
     raw_keyed = read_keyed_state_handle(inp)
-    channels = []
-    for what in ("input", "output"):
+    channels = [0, 0]
+    for index, what in enumerate(("input", "output") if version >= 3 else ()):  # V2 has no channel state
         # A channel handle is at least 4 ints, a long and a delegate tag.
         count = inp.read_length(f"number of {what} channel state handles", 25)
         for _ in range(count):
             skip_channel_state_handle(inp, typed=version >= 6)
-        channels.append(count)
+        channels[index] = count
     if version >= 7 and inp.read_bool("reference checkpoint flag"):
         inp.read_long("reference checkpoint id")
     return OperatorSubtaskState(subtask, managed, raw, managed_keyed, raw_keyed, channels[0], channels[1])
