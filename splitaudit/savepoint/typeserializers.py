@@ -16,12 +16,13 @@ Layouts: splitaudit/savepoint/FORMAT.md, "Keyed state".
 
 from __future__ import annotations
 
+import decimal
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.datainput import STRING_VALUE_VARINT_BYTES, DataInput
 
 SERIALIZER_SNAPSHOT_PROXY_VERSION = 2
 COMPOSITE_SNAPSHOT_MAGIC = 911108  # CompositeTypeSerializerSnapshot.MAGIC_NUMBER
@@ -39,6 +40,18 @@ BOOLEAN = _BASE + "BooleanSerializer$BooleanSerializerSnapshot"
 DOUBLE = _BASE + "DoubleSerializer$DoubleSerializerSnapshot"
 FLOAT = _BASE + "FloatSerializer$FloatSerializerSnapshot"
 BYTE_ARRAY = _BASE + "array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot"
+CHAR = _BASE + "CharSerializer$CharSerializerSnapshot"
+DATE = _BASE + "DateSerializer$DateSerializerSnapshot"
+SQL_DATE = _BASE + "SqlDateSerializer$SqlDateSerializerSnapshot"
+SQL_TIME = _BASE + "SqlTimeSerializer$SqlTimeSerializerSnapshot"
+SQL_TIMESTAMP = _BASE + "SqlTimestampSerializer$SqlTimestampSerializerSnapshot"
+INSTANT = _BASE + "InstantSerializer$InstantSerializerSnapshot"
+BIG_INT = _BASE + "BigIntSerializer$BigIntSerializerSnapshot"
+BIG_DEC = _BASE + "BigDecSerializer$BigDecSerializerSnapshot"
+STRING_VALUE = _BASE + "StringValueSerializer$StringValueSerializerSnapshot"
+NULL_VALUE = _BASE + "NullValueSerializer$NullValueSerializerSnapshot"
+STRING_ARRAY = _BASE + "array.StringArraySerializer$StringArraySerializerSnapshot"
+ENUM = _BASE + "EnumSerializer$EnumSerializerSnapshot"
 LIST = _BASE + "ListSerializerSnapshot"
 MAP = _BASE + "MapSerializerSnapshot"
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
@@ -48,15 +61,58 @@ TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
 # by Beam's SerializableUtils (Snappy-compressed), its Coder inside. Kept as bytes: the Beam layer reads the coder.
 BEAM_CODER_SNAPSHOT = "org.apache.beam.runners.flink.translation.types.UnversionedTypeSerializerSnapshot"
 
+# `*Value` twins of the primitives (`BooleanValueSerializer`, ...): the same bytes as the primitive serializer.
+VALUE_TWINS = {
+    _BASE + f"{name}ValueSerializer${name}ValueSerializerSnapshot": _BASE + f"{name}Serializer${name}SerializerSnapshot"
+    for name in ("Boolean", "Byte", "Char", "Double", "Float", "Int", "Long", "Short")
+}
+# Primitive arrays (`IntPrimitiveArraySerializer`, ...): `int length`, then each element as the primitive.
+PRIMITIVE_ARRAYS = {
+    _BASE + f"array.{name}PrimitiveArraySerializer${name}PrimitiveArraySerializerSnapshot": _BASE
+    + f"{name}Serializer${name}SerializerSnapshot"
+    for name in ("Boolean", "Char", "Double", "Float", "Int", "Long", "Short")
+}
 # SimpleTypeSerializerSnapshot subclasses: their body is empty.
 EMPTY_BODY_SNAPSHOTS = frozenset(
-    {STRING, LONG, INT, SHORT, BYTE, BOOLEAN, DOUBLE, FLOAT, BYTE_ARRAY, VOID_NAMESPACE, TIME_WINDOW}
+    {
+        STRING,
+        LONG,
+        INT,
+        SHORT,
+        BYTE,
+        BOOLEAN,
+        DOUBLE,
+        FLOAT,
+        BYTE_ARRAY,
+        VOID_NAMESPACE,
+        TIME_WINDOW,
+        CHAR,
+        DATE,
+        SQL_DATE,
+        SQL_TIME,
+        SQL_TIMESTAMP,
+        INSTANT,
+        BIG_INT,
+        BIG_DEC,
+        STRING_VALUE,
+        NULL_VALUE,
+        STRING_ARRAY,
+    }
+    | VALUE_TWINS.keys()
+    | PRIMITIVE_ARRAYS.keys()
 )
 # CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
 COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER})
 
 # TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
 FIXED_LENGTHS = {
+    CHAR: 2,
+    DATE: 8,
+    SQL_DATE: 8,
+    SQL_TIME: 8,
+    SQL_TIMESTAMP: 12,
+    INSTANT: 12,
+    ENUM: 4,
     LONG: 8,
     INT: 4,
     SHORT: 2,
@@ -67,6 +123,8 @@ FIXED_LENGTHS = {
     VOID_NAMESPACE: 0,
     TIME_WINDOW: 16,
 }
+
+FIXED_LENGTHS.update({twin: FIXED_LENGTHS[primitive] for twin, primitive in VALUE_TWINS.items()})
 
 _DOUBLE = struct.Struct(">d")
 _FLOAT = struct.Struct(">f")
@@ -87,6 +145,8 @@ class SerializerSnapshot:
     payload: bytes = b""  # a length-prefixed body kept whole (BEAM_CODER_SNAPSHOT) ...
     payload_path: str = ""  # ... and the file and absolute offset it was read from, for errors
     payload_offset: int = 0
+    type_class: str = ""  # EnumSerializerSnapshot: the enum's class ...
+    names: tuple[str, ...] = ()  # ... and its constants, in ordinal order
 
 
 def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
@@ -107,6 +167,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     version = stream.read_int("serializer snapshot version")
     if snapshot_class in EMPTY_BODY_SNAPSHOTS:
         return SerializerSnapshot(key, snapshot_class, version), True
+    if snapshot_class == ENUM:
+        return _read_enum_snapshot(stream, key, version), True
     if snapshot_class == BEAM_CODER_SNAPSHOT:
         at = stream.offset() + 4  # after the length
         payload = stream.read_length_prefixed("Beam CoderTypeSerializer snapshot")
@@ -132,6 +194,13 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), True
 
 
+def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
+    """`EnumSerializer.EnumSerializerSnapshot` (version 3): `UTF enumClass, int n, n x UTF constant name`."""
+    enum_class = stream.read_utf("enum class")
+    names = tuple(stream.read_utf("enum constant") for _ in range(stream.read_length("number of enum constants", 2)))
+    return SerializerSnapshot(key, ENUM, version, type_class=enum_class, names=names)
+
+
 Decoder = Callable[[DataInput], Any]
 # Decoders a layer above supplies for snapshots Flink does not define (Beam's coders): None when it has none.
 Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
@@ -149,6 +218,8 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     simple = _SIMPLE.get(snapshot.snapshot_class)
     if simple is not None:
         return simple
+    if snapshot.snapshot_class == ENUM:
+        return lambda inp: _read_enum(inp, snapshot.names)
     if snapshot.snapshot_class not in COMPOSITE_SNAPSHOTS:
         return None if resolve is None else resolve(snapshot)
     children: list[Decoder] = []
@@ -202,6 +273,78 @@ def _read_time_window(inp: DataInput) -> dict[str, int]:
     return {"start": inp.read_long("window start"), "end": inp.read_long("window end")}
 
 
+def _read_enum(inp: DataInput, names: tuple[str, ...]) -> str:
+    """`EnumSerializer`: `int ordinal` into the constants the snapshot lists."""
+    at = inp.tell()
+    ordinal = inp.read_int("enum ordinal")
+    if not 0 <= ordinal < len(names):
+        raise inp.error(f"enum ordinal {ordinal} outside the snapshot's {len(names)} constants", at)
+    return names[ordinal]
+
+
+def _nullable_millis(inp: DataInput) -> int | None:
+    """`DateSerializer`, `SqlDateSerializer`, `SqlTimeSerializer`: `long getTime()`, Long.MIN_VALUE for null."""
+    millis = inp.read_long("epoch milliseconds")
+    return None if millis == -(1 << 63) else millis
+
+
+def _read_timestamp(inp: DataInput) -> dict[str, int] | None:
+    """`SqlTimestampSerializer`: `long getTime(), int getNanos()`; Long.MIN_VALUE for null."""
+    millis = inp.read_long("timestamp milliseconds")
+    nanos = inp.read_int("timestamp nanoseconds")
+    return None if millis == -(1 << 63) else {"epoch_millis": millis, "nanos": nanos}
+
+
+def _read_instant(inp: DataInput) -> dict[str, int] | None:
+    """`InstantSerializer`: `long epochSecond, int nano`; Long.MIN_VALUE, Integer.MIN_VALUE for null."""
+    seconds = inp.read_long("instant seconds")
+    nanos = inp.read_int("instant nanoseconds")
+    return None if seconds == -(1 << 63) and nanos == -(1 << 31) else {"epoch_second": seconds, "nano": nanos}
+
+
+def _read_big_int(inp: DataInput) -> int | None:
+    """`BigIntSerializer.writeBigInteger`: `int n`: 0 null, 1 ZERO, 2 ONE, 3 TEN, else n - 4 two's-complement
+    big-endian bytes (`BigInteger.toByteArray`)."""
+    at = inp.tell()
+    n = inp.read_int("BigInteger length")
+    if n < 0:
+        raise inp.error(f"negative BigInteger length {n}", at)
+    if n < 4:
+        return (None, 0, 1, 10)[n]
+    return int.from_bytes(inp.read_bytes(n - 4, "BigInteger bytes"), "big", signed=True)
+
+
+def _read_big_dec(inp: DataInput) -> str | None:
+    """`BigDecSerializer.writeBigDecimal`: the unscaled value as `writeBigInteger`, then `int scale`; as the
+    decimal's string (`unscaledE-scale`), JSON numbers being doubles."""
+    unscaled = _read_big_int(inp)
+    if unscaled is None:
+        return None
+    scale = inp.read_int("BigDecimal scale")
+    return str(decimal.Decimal(unscaled).scaleb(-scale))
+
+
+def _read_char(inp: DataInput) -> str:
+    """`CharSerializer`: `writeChar`, one UTF-16 unit, as a one-character string."""
+    return chr(inp.read_unsigned_short("char value"))
+
+
+def _read_string_value_type(inp: DataInput) -> str:
+    """`StringValue.write`: the length as a 7-bit varint (no null), then each UTF-16 unit as a varint."""
+    length = inp.read_varint("StringValue length", STRING_VALUE_VARINT_BYTES)
+    if length > inp.remaining():
+        raise inp.error(f"StringValue of {length} characters, only {inp.remaining()} bytes left")
+    units = [inp.read_varint("StringValue character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
+    if any(unit > 0xFFFF for unit in units):
+        raise inp.error("StringValue character beyond UTF-16")
+    return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+
+
+def _array_of(element: Decoder, element_bytes: int) -> Decoder:
+    """A primitive array or `StringArraySerializer`: `int length`, then each element."""
+    return lambda inp: [element(inp) for _ in range(inp.read_length("array length", element_bytes))]
+
+
 _SIMPLE: dict[str, Decoder] = {
     STRING: DataInput.read_string_value,
     LONG: lambda inp: inp.read_long("long value"),
@@ -214,4 +357,22 @@ _SIMPLE: dict[str, Decoder] = {
     BYTE_ARRAY: lambda inp: inp.read_length_prefixed("byte array value").hex(),
     VOID_NAMESPACE: _read_void_namespace,
     TIME_WINDOW: _read_time_window,
+    CHAR: _read_char,
+    DATE: _nullable_millis,
+    SQL_DATE: _nullable_millis,
+    SQL_TIME: _nullable_millis,
+    SQL_TIMESTAMP: _read_timestamp,
+    INSTANT: _read_instant,
+    BIG_INT: _read_big_int,
+    BIG_DEC: _read_big_dec,
+    STRING_VALUE: _read_string_value_type,
+    NULL_VALUE: lambda inp: None,
+    STRING_ARRAY: _array_of(DataInput.read_string_value, 1),
 }
+_SIMPLE.update({twin: _SIMPLE[primitive] for twin, primitive in VALUE_TWINS.items()})
+_SIMPLE.update(
+    {
+        array: _array_of(_SIMPLE[primitive], FIXED_LENGTHS.get(primitive, 2))
+        for array, primitive in PRIMITIVE_ARRAYS.items()
+    }
+)
