@@ -54,6 +54,13 @@ STRING_ARRAY = _BASE + "array.StringArraySerializer$StringArraySerializerSnapsho
 ENUM = _BASE + "EnumSerializer$EnumSerializerSnapshot"
 LIST = _BASE + "ListSerializerSnapshot"
 MAP = _BASE + "MapSerializerSnapshot"
+_RUNTIME = "org.apache.flink.api.java.typeutils.runtime."
+GENERIC_ARRAY = _BASE + "GenericArraySerializerSnapshot"
+TUPLE = _RUNTIME + "TupleSerializerSnapshot"
+EITHER = _RUNTIME + "JavaEitherSerializerSnapshot"
+NULLABLE = _RUNTIME + "NullableSerializer$NullableSerializerSnapshot"
+ROW = _RUNTIME + "RowSerializer$RowSerializerSnapshot"
+ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # RowKind.toByteValue order
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
 TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
 TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
@@ -102,7 +109,7 @@ EMPTY_BODY_SNAPSHOTS = frozenset(
     | PRIMITIVE_ARRAYS.keys()
 )
 # CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
-COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER})
+COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW})
 
 # TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
 FIXED_LENGTHS = {
@@ -147,6 +154,7 @@ class SerializerSnapshot:
     payload_offset: int = 0
     type_class: str = ""  # EnumSerializerSnapshot: the enum's class ...
     names: tuple[str, ...] = ()  # ... and its constants, in ordinal order
+    parameter: int = 0  # NullableSerializer: the null padding's length; RowSerializer: 1 if rows carry a RowKind
 
 
 def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
@@ -178,7 +186,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     at = stream.tell()
     if stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
         raise stream.error(f"{snapshot_class}: bad CompositeTypeSerializerSnapshot magic number", at)
-    stream.read_int("outer snapshot version")
+    outer_version = stream.read_int("outer snapshot version")
+    type_class, parameter = _read_outer_snapshot(stream, snapshot_class, outer_version)
     at = stream.tell()
     if stream.read_int("nested serializer snapshots magic") != NESTED_SNAPSHOTS_MAGIC:
         raise stream.error(f"{snapshot_class}: bad NestedSerializersSnapshotDelegate magic number", at)
@@ -190,8 +199,29 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
         child, complete = _read_versioned_snapshot(stream, "", depth + 1)
         nested.append(child)
         if not complete:
-            return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), False
-    return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), True
+            break
+    found = SerializerSnapshot(key, snapshot_class, version, tuple(nested), type_class=type_class, parameter=parameter)
+    return found, complete
+
+
+def _read_outer_snapshot(stream: DataInput, snapshot_class: str, outer_version: int) -> tuple[str, int]:
+    """A `CompositeTypeSerializerSnapshot`'s outer snapshot: `UTF componentClass` (`GenericArraySerializerSnapshot`)
+    or `UTF tupleClass` (`TupleSerializerSnapshot`); `int nullPaddingLength` (`NullableSerializerSnapshot`);
+    `RowSerializerSnapshot`: nothing up to outer version 3 (rows carry a RowKind from version 3), then `bool
+    supportsRowKind`; empty for the others."""
+    if snapshot_class in (GENERIC_ARRAY, TUPLE):
+        return stream.read_utf("outer snapshot class"), 0
+    if snapshot_class == NULLABLE:
+        at = stream.tell()
+        padding = stream.read_int("null padding length")
+        if not 0 <= padding <= 1 << 16:
+            raise stream.error(f"null padding length {padding}", at)
+        return "", padding
+    if snapshot_class == ROW:
+        if outer_version < 3:
+            return "", 0
+        return "", 1 if outer_version == 3 or stream.read_bool("supportsRowKind") else 0
+    return "", 0
 
 
 def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
@@ -234,6 +264,21 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     if snapshot.snapshot_class == MAP and len(children) == 2:
         map_key, map_value = children
         return lambda inp: _read_map(inp, map_key, map_value)
+    if snapshot.snapshot_class == GENERIC_ARRAY and len(children) == 1:
+        component = children[0]
+        return lambda inp: [
+            component(inp) if inp.read_bool("array element present") else None
+            for _ in range(inp.read_length("array length"))
+        ]
+    if snapshot.snapshot_class == TUPLE:
+        return lambda inp: {f"f{index}": field(inp) for index, field in enumerate(children)}
+    if snapshot.snapshot_class == EITHER and len(children) == 2:
+        left, right = children
+        return lambda inp: {"left": left(inp)} if inp.read_bool("Either isLeft") else {"right": right(inp)}
+    if snapshot.snapshot_class == NULLABLE and len(children) == 1:
+        return lambda inp: _read_nullable(inp, children[0], snapshot.parameter)
+    if snapshot.snapshot_class == ROW:
+        return lambda inp: _read_row(inp, children, snapshot.parameter == 1)
     if snapshot.snapshot_class == TIMER and len(children) == 2:
         timer_key, timer_namespace = children
         return lambda inp: _read_timer(inp, timer_key, timer_namespace)
@@ -254,6 +299,26 @@ def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
         entry_key = key(inp)
         entries.append([entry_key, None if inp.read_bool("map value null flag") else value(inp)])
     return entries
+
+
+def _read_nullable(inp: DataInput, value: Decoder, padding: int) -> Any:
+    """`NullableSerializer`: `bool isNull`, then the padding's bytes (null) or the value."""
+    if inp.read_bool("Nullable isNull"):
+        inp.skip(padding, "null padding")
+        return None
+    return value(inp)
+
+
+def _read_row(inp: DataInput, fields: list[Decoder], row_kind: bool) -> dict[str, Any]:
+    """`RowSerializer`: a bit mask, most significant bit first, of (2 RowKind bits, when the snapshot says rows
+    carry one, then) one null bit per field; then each non-null field. Field names are not in the snapshot: the
+    fields are positional."""
+    offset = 2 if row_kind else 0
+    mask = inp.read_bytes((offset + len(fields) + 7) // 8, "row null mask")
+    bits = [bool(mask[i // 8] & (0x80 >> (i % 8))) for i in range(offset + len(fields))]
+    kind = ROW_KINDS[bits[0] + 2 * bits[1]] if row_kind else "INSERT"
+    values = [None if bits[offset + index] else field(inp) for index, field in enumerate(fields)]
+    return {"kind": kind, "fields": values}
 
 
 def _read_timer(inp: DataInput, key: Decoder, namespace: Decoder) -> dict[str, Any]:
