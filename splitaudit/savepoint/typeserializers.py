@@ -386,7 +386,8 @@ def _read_big_dec(inp: DataInput) -> str | None:
     if unscaled is None:
         return None
     scale = inp.read_int("BigDecimal scale")
-    return str(decimal.Decimal(unscaled).scaleb(-scale))
+    digits = tuple(int(digit) for digit in str(abs(unscaled)))
+    return str(decimal.Decimal((int(unscaled < 0), digits, -scale)))  # exact: no context rounds or traps
 
 
 def _read_char(inp: DataInput) -> str:

@@ -10,12 +10,14 @@ value its Flink test class's `createTestData()` defines, yield it. The others ar
 from __future__ import annotations
 
 import collections
+import random
 import re
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from splitaudit.errors import InputError
 from splitaudit.home import flink_test_corpus
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.typeserializers import decoder, read_serializer_snapshot
@@ -76,3 +78,40 @@ def test_every_pair_of_the_jar_decodes_or_is_counted() -> None:
         runtime + "CopyableValueSerializer$CopyableValueSerializerSnapshot": 9,
         runtime + "ValueSerializer$ValueSerializerSnapshot": 9,
     }
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    """One seeded mutation: a few bytes overwritten (often with extreme ints' bytes), or a cut."""
+    if not data or rng.random() < 0.2:
+        return data[: rng.randrange(len(data) + 1)]
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(out))
+        out[at : at + 4] = rng.choice([b"\xff", b"\x7f\xff\xff\xff", b"\x80\x00\x00\x00", bytes([rng.randrange(256)])])
+    return bytes(out)
+
+
+@pytest.mark.needs_build
+def test_mutated_pairs_fail_only_with_input_error() -> None:
+    """Fuzzing of the decoders: every pair's snapshot and data, mutated 20 times each (seeded): reading them
+    either succeeds or raises InputError, never anything else."""
+    rng = random.Random(0)
+    outcomes: collections.Counter[str] = collections.Counter()
+    with zipfile.ZipFile(_jar()) as jar:
+        for member in sorted(name for name in jar.namelist() if PAIR.match(name)):
+            snapshot_bytes = jar.read(member)
+            data_bytes = jar.read(member.replace("/serializer-snapshot", "/test-data"))
+            for case in range(40):
+                mutate_snapshot = case % 2 == 0
+                snapshot_case = _mutate(snapshot_bytes, rng) if mutate_snapshot else snapshot_bytes
+                data_case = data_bytes if mutate_snapshot else _mutate(data_bytes, rng)
+                try:
+                    snapshot, complete = read_serializer_snapshot(DataInput(snapshot_case, member), "")
+                    value_decoder = decoder(snapshot) if complete else None
+                    if value_decoder is not None:
+                        value_decoder(DataInput(data_case, "test-data"))
+                    outcomes["ok"] += 1
+                except InputError:
+                    outcomes["input_error"] += 1
+    assert outcomes["ok"] + outcomes["input_error"] == 571 * 40
+    assert outcomes["input_error"] > 0
