@@ -60,6 +60,16 @@ TUPLE = _RUNTIME + "TupleSerializerSnapshot"
 EITHER = _RUNTIME + "JavaEitherSerializerSnapshot"
 NULLABLE = _RUNTIME + "NullableSerializer$NullableSerializerSnapshot"
 ROW = _RUNTIME + "RowSerializer$RowSerializerSnapshot"
+KRYO = _RUNTIME + "kryo.KryoSerializerSnapshot"
+VALUE = _RUNTIME + "ValueSerializer$ValueSerializerSnapshot"
+COPYABLE_VALUE = _RUNTIME + "CopyableValueSerializer$CopyableValueSerializerSnapshot"
+LINKED_OPTIONAL_MAP_HEADER = 0x4F2C69A3D70  # LinkedOptionalMapSerializer.HEADER
+# Serializers whose values this reader keeps as bytes: their layout is not in the snapshot (never guessed).
+RAW_REASONS = {
+    KRYO: "Kryo's field layout is not in the snapshot",
+    VALUE: "the Value's write() is the job's code, its layout is not in the snapshot",
+    COPYABLE_VALUE: "the CopyableValue's write() is the job's code, its layout is not in the snapshot",
+}
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # RowKind.toByteValue order
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
 TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
@@ -177,6 +187,11 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
         return SerializerSnapshot(key, snapshot_class, version), True
     if snapshot_class == ENUM:
         return _read_enum_snapshot(stream, key, version), True
+    if snapshot_class in (VALUE, COPYABLE_VALUE) and version == 2:
+        # GenericTypeSerializerSnapshot: `UTF typeClass`.
+        return SerializerSnapshot(key, snapshot_class, version, type_class=stream.read_utf("value class")), True
+    if snapshot_class == KRYO and version == 2:
+        return _read_kryo_snapshot(stream, key, version), True
     if snapshot_class == BEAM_CODER_SNAPSHOT:
         at = stream.offset() + 4  # after the length
         payload = stream.read_length_prefixed("Beam CoderTypeSerializer snapshot")
@@ -224,6 +239,32 @@ def _read_outer_snapshot(stream: DataInput, snapshot_class: str, outer_version: 
     return "", 0
 
 
+def _read_kryo_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
+    """`KryoSerializerSnapshot` version 2 (`KryoSerializerSnapshotData`): `UTF typeClass`, then three
+    `LinkedOptionalMapSerializer` maps (registrations, default serializers, default serializer classes); `names` are
+    the registered classes."""
+    type_class = stream.read_utf("Kryo type class")
+    registered = _read_optional_map_names(stream)
+    _read_optional_map_names(stream)
+    _read_optional_map_names(stream)
+    return SerializerSnapshot(key, KRYO, version, type_class=type_class, names=registered)
+
+
+def _read_optional_map_names(stream: DataInput) -> tuple[str, ...]:
+    """`LinkedOptionalMapSerializer.writeOptionalMap`: `long HEADER, int n, n x (UTF keyName, bool hasKey, [int len,
+    key bytes], bool hasValue, [int len, value bytes])`; the key names, the framed bytes stepped over."""
+    at = stream.tell()
+    if stream.read_long("optional map header") != LINKED_OPTIONAL_MAP_HEADER:
+        raise stream.error("bad LinkedOptionalMapSerializer header", at)
+    names = []
+    for _ in range(stream.read_length("optional map size", 4)):
+        names.append(stream.read_utf("optional map key name"))
+        for what in ("optional map key", "optional map value"):
+            if stream.read_bool(f"{what} present"):
+                stream.skip(stream.read_length(f"{what} length"), what)
+    return tuple(names)
+
+
 def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
     """`EnumSerializer.EnumSerializerSnapshot` (version 3): `UTF enumClass, int n, n x UTF constant name`."""
     enum_class = stream.read_utf("enum class")
@@ -234,6 +275,11 @@ def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> Serializer
 Decoder = Callable[[DataInput], Any]
 # Decoders a layer above supplies for snapshots Flink does not define (Beam's coders): None when it has none.
 Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
+
+
+def raw_reason(snapshot: SerializerSnapshot) -> str | None:
+    """Why the values of this (known) serializer are kept as bytes (Kryo, a job's `Value` types), or None."""
+    return RAW_REASONS.get(snapshot.snapshot_class)
 
 
 def fixed_length(snapshot: SerializerSnapshot) -> int | None:
