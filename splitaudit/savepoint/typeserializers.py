@@ -60,6 +60,8 @@ TUPLE = _RUNTIME + "TupleSerializerSnapshot"
 EITHER = _RUNTIME + "JavaEitherSerializerSnapshot"
 NULLABLE = _RUNTIME + "NullableSerializer$NullableSerializerSnapshot"
 ROW = _RUNTIME + "RowSerializer$RowSerializerSnapshot"
+POJO = _RUNTIME + "PojoSerializerSnapshot"
+POJO_IS_NULL, POJO_NO_SUBCLASS, POJO_IS_SUBCLASS, POJO_IS_TAGGED_SUBCLASS = 1, 2, 4, 8  # PojoSerializer's flags
 KRYO = _RUNTIME + "kryo.KryoSerializerSnapshot"
 VALUE = _RUNTIME + "ValueSerializer$ValueSerializerSnapshot"
 COPYABLE_VALUE = _RUNTIME + "CopyableValueSerializer$CopyableValueSerializerSnapshot"
@@ -164,7 +166,10 @@ class SerializerSnapshot:
     payload_offset: int = 0
     type_class: str = ""  # EnumSerializerSnapshot: the enum's class ...
     names: tuple[str, ...] = ()  # ... and its constants, in ordinal order
-    parameter: int = 0  # NullableSerializer: the null padding's length; RowSerializer: 1 if rows carry a RowKind
+    subclasses: tuple[str, ...] = ()  # PojoSerializerSnapshot: registered subclasses (by tag), then the others
+    # PojoSerializerSnapshot: how many subclasses are registered; NullableSerializer: the null padding's length;
+    # RowSerializer: 1 if rows carry a RowKind
+    parameter: int = 0
 
 
 def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
@@ -190,6 +195,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     if snapshot_class in (VALUE, COPYABLE_VALUE) and version == 2:
         # GenericTypeSerializerSnapshot: `UTF typeClass`.
         return SerializerSnapshot(key, snapshot_class, version, type_class=stream.read_utf("value class")), True
+    if snapshot_class == POJO and version == 2:
+        return _read_pojo_snapshot(stream, key, version, depth), True
     if snapshot_class == KRYO and version == 2:
         return _read_kryo_snapshot(stream, key, version), True
     if snapshot_class == BEAM_CODER_SNAPSHOT:
@@ -250,6 +257,46 @@ def _read_kryo_snapshot(stream: DataInput, key: str, version: int) -> Serializer
     return SerializerSnapshot(key, KRYO, version, type_class=type_class, names=registered)
 
 
+def _read_pojo_snapshot(stream: DataInput, key: str, version: int, depth: int) -> SerializerSnapshot:
+    """`PojoSerializerSnapshot` version 2 (`PojoSerializerSnapshotData`): `UTF pojoClass`, then three
+    `LinkedOptionalMapSerializer` maps whose values are framed `writeVersionedSnapshot`s: the fields (by name, in
+    the serializer's order), the registered subclasses (in tag order), the non-registered ones. A framed snapshot
+    this reader does not know is kept by class: the frame is stepped over."""
+    pojo_class = stream.read_utf("POJO class")
+    fields = _read_optional_map(stream, depth)
+    registered = _read_optional_map(stream, depth)
+    others = _read_optional_map(stream, depth)
+    return SerializerSnapshot(
+        key,
+        POJO,
+        version,
+        tuple(child for _, child in fields + registered + others),
+        type_class=pojo_class,
+        names=tuple(name for name, _ in fields),
+        subclasses=tuple(name for name, _ in registered + others),
+        parameter=len(registered),
+    )
+
+
+def _read_optional_map(stream: DataInput, depth: int) -> list[tuple[str, SerializerSnapshot]]:
+    """`LinkedOptionalMapSerializer.writeOptionalMap` whose values are framed serializer snapshots: (name,
+    snapshot) pairs; an absent value is a snapshot of class "" (no decoder)."""
+    at = stream.tell()
+    if stream.read_long("optional map header") != LINKED_OPTIONAL_MAP_HEADER:
+        raise stream.error("bad LinkedOptionalMapSerializer header", at)
+    entries = []
+    for _ in range(stream.read_length("optional map size", 4)):
+        name = stream.read_utf("optional map key name")
+        if stream.read_bool("optional map key present"):
+            stream.skip(stream.read_length("optional map key length"), "optional map key")
+        child = SerializerSnapshot("", "", 0)
+        if stream.read_bool("optional map value present"):
+            frame = stream.sub(stream.read_length("framed snapshot length"), "framed serializer snapshot")
+            child, _ = _read_versioned_snapshot(frame, "", depth + 1)
+        entries.append((name, child))
+    return entries
+
+
 def _read_optional_map_names(stream: DataInput) -> tuple[str, ...]:
     """`LinkedOptionalMapSerializer.writeOptionalMap`: `long HEADER, int n, n x (UTF keyName, bool hasKey, [int len,
     key bytes], bool hasValue, [int len, value bytes])`; the key names, the framed bytes stepped over."""
@@ -296,8 +343,10 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
         return simple
     if snapshot.snapshot_class == ENUM:
         return lambda inp: _read_enum(inp, snapshot.names)
+    if snapshot.snapshot_class == POJO:
+        return _pojo_decoder(snapshot, resolve)
     if snapshot.snapshot_class not in COMPOSITE_SNAPSHOTS:
-        return None if resolve is None else resolve(snapshot)
+        return None if resolve is None or not snapshot.snapshot_class else resolve(snapshot)
     children: list[Decoder] = []
     for child in snapshot.nested:
         child_decoder = decoder(child, resolve)
@@ -345,6 +394,45 @@ def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
         entry_key = key(inp)
         entries.append([entry_key, None if inp.read_bool("map value null flag") else value(inp)])
     return entries
+
+
+def _pojo_decoder(snapshot: SerializerSnapshot, resolve: Resolver | None) -> Decoder | None:
+    """`PojoSerializer`: a flag byte; null; or (NO_SUBCLASS) per field `bool isNull` then the value; or a
+    subclass, `byte tag` (registered) or `UTF className`, then that subclass's serializer's bytes. As a dict of
+    field names; a subclass's carries `"@class"`. None when a field's serializer is unknown."""
+    fields = []
+    for name, child in zip(snapshot.names, snapshot.nested, strict=False):
+        child_decoder = decoder(child, resolve)
+        if child_decoder is None:
+            return None
+        fields.append((name, child_decoder))
+    subclass_snapshots = dict(zip(snapshot.subclasses, snapshot.nested[len(snapshot.names) :], strict=False))
+    registered = snapshot.subclasses[: snapshot.parameter]
+
+    def read_pojo(inp: DataInput) -> dict[str, Any] | None:
+        at = inp.tell()
+        flags = inp.read_unsigned_byte("POJO flags")
+        if flags & POJO_IS_NULL:
+            return None
+        if flags & POJO_NO_SUBCLASS:
+            return {name: None if inp.read_bool("POJO field isNull") else read(inp) for name, read in fields}
+        if flags & POJO_IS_TAGGED_SUBCLASS:
+            tag = inp.read_unsigned_byte("POJO subclass tag")
+            if tag >= len(registered):
+                raise inp.error(f"POJO subclass tag {tag}, {len(registered)} registered", at)
+            subclass = registered[tag]
+        elif flags & POJO_IS_SUBCLASS:
+            subclass = inp.read_utf("POJO subclass name")
+        else:
+            raise inp.error(f"POJO flags {flags}", at)
+        sub_snapshot = subclass_snapshots.get(subclass)
+        sub_decoder = None if sub_snapshot is None else decoder(sub_snapshot, resolve)
+        if sub_decoder is None:
+            raise inp.error(f"POJO subclass {subclass!r} has no serializer this reader decodes", at)
+        value = sub_decoder(inp)
+        return {"@class": subclass, **value} if isinstance(value, dict) else {"@class": subclass, "value": value}
+
+    return read_pojo
 
 
 def _read_nullable(inp: DataInput, value: Decoder, padding: int) -> Any:

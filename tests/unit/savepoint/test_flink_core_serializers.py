@@ -3,8 +3,8 @@ for the `TypeSerializerUpgradeTestBase` subclasses: `test-data` is one `serializ
 snapshot `TypeSerializerSnapshotSerializationUtil.writeSerializerSnapshot`), enumerated from the jar itself.
 
 A pair whose serializer this reader decodes must consume both files exactly and, where `EXPECTED` lists the
-value its Flink test class's `createTestData()` defines, yield it. The others are counted by snapshot class
-(POJO, Kryo and user `Value`s are not decoded yet).
+value its Flink test class's `createTestData()` defines, yield it. Kryo and user `Value`s are kept raw and
+counted with the serializer and type named.
 """
 
 from __future__ import annotations
@@ -74,10 +74,9 @@ def test_every_pair_of_the_jar_decodes_or_is_counted() -> None:
             if name in EXPECTED:
                 assert value == EXPECTED[name], member
             decoded[snapshot.snapshot_class.rsplit(".", 1)[-1]] += 1
-    assert sum(decoded.values()) == 397
+    assert sum(decoded.values()) == 517
     runtime = "org.apache.flink.api.java.typeutils.runtime."
-    # Not decoded yet (issue #34): counted by snapshot class, none aborts.
-    assert unknown == {runtime + "PojoSerializerSnapshot": 120}
+    assert unknown == {}
     # Kept as bytes, the serializer and its type named (RAW_REASONS): their layout is not in the snapshot.
     kryo = runtime + "kryo.KryoSerializerSnapshot (" + runtime + "kryo.KryoPojosForMigrationTests$"
     assert raw == {
