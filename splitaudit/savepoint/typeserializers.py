@@ -16,12 +16,13 @@ Layouts: splitaudit/savepoint/FORMAT.md, "Keyed state".
 
 from __future__ import annotations
 
+import decimal
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.datainput import STRING_VALUE_VARINT_BYTES, DataInput
 
 SERIALIZER_SNAPSHOT_PROXY_VERSION = 2
 COMPOSITE_SNAPSHOT_MAGIC = 911108  # CompositeTypeSerializerSnapshot.MAGIC_NUMBER
@@ -39,8 +40,39 @@ BOOLEAN = _BASE + "BooleanSerializer$BooleanSerializerSnapshot"
 DOUBLE = _BASE + "DoubleSerializer$DoubleSerializerSnapshot"
 FLOAT = _BASE + "FloatSerializer$FloatSerializerSnapshot"
 BYTE_ARRAY = _BASE + "array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot"
+CHAR = _BASE + "CharSerializer$CharSerializerSnapshot"
+DATE = _BASE + "DateSerializer$DateSerializerSnapshot"
+SQL_DATE = _BASE + "SqlDateSerializer$SqlDateSerializerSnapshot"
+SQL_TIME = _BASE + "SqlTimeSerializer$SqlTimeSerializerSnapshot"
+SQL_TIMESTAMP = _BASE + "SqlTimestampSerializer$SqlTimestampSerializerSnapshot"
+INSTANT = _BASE + "InstantSerializer$InstantSerializerSnapshot"
+BIG_INT = _BASE + "BigIntSerializer$BigIntSerializerSnapshot"
+BIG_DEC = _BASE + "BigDecSerializer$BigDecSerializerSnapshot"
+STRING_VALUE = _BASE + "StringValueSerializer$StringValueSerializerSnapshot"
+NULL_VALUE = _BASE + "NullValueSerializer$NullValueSerializerSnapshot"
+STRING_ARRAY = _BASE + "array.StringArraySerializer$StringArraySerializerSnapshot"
+ENUM = _BASE + "EnumSerializer$EnumSerializerSnapshot"
 LIST = _BASE + "ListSerializerSnapshot"
 MAP = _BASE + "MapSerializerSnapshot"
+_RUNTIME = "org.apache.flink.api.java.typeutils.runtime."
+GENERIC_ARRAY = _BASE + "GenericArraySerializerSnapshot"
+TUPLE = _RUNTIME + "TupleSerializerSnapshot"
+EITHER = _RUNTIME + "JavaEitherSerializerSnapshot"
+NULLABLE = _RUNTIME + "NullableSerializer$NullableSerializerSnapshot"
+ROW = _RUNTIME + "RowSerializer$RowSerializerSnapshot"
+POJO = _RUNTIME + "PojoSerializerSnapshot"
+POJO_IS_NULL, POJO_NO_SUBCLASS, POJO_IS_SUBCLASS, POJO_IS_TAGGED_SUBCLASS = 1, 2, 4, 8  # PojoSerializer's flags
+KRYO = _RUNTIME + "kryo.KryoSerializerSnapshot"
+VALUE = _RUNTIME + "ValueSerializer$ValueSerializerSnapshot"
+COPYABLE_VALUE = _RUNTIME + "CopyableValueSerializer$CopyableValueSerializerSnapshot"
+LINKED_OPTIONAL_MAP_HEADER = 0x4F2C69A3D70  # LinkedOptionalMapSerializer.HEADER
+# Serializers whose values this reader keeps as bytes: their layout is not in the snapshot (never guessed).
+RAW_REASONS = {
+    KRYO: "Kryo's field layout is not in the snapshot",
+    VALUE: "the Value's write() is the job's code, its layout is not in the snapshot",
+    COPYABLE_VALUE: "the CopyableValue's write() is the job's code, its layout is not in the snapshot",
+}
+ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # RowKind.toByteValue order
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
 TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
 TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
@@ -48,15 +80,58 @@ TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
 # by Beam's SerializableUtils (Snappy-compressed), its Coder inside. Kept as bytes: the Beam layer reads the coder.
 BEAM_CODER_SNAPSHOT = "org.apache.beam.runners.flink.translation.types.UnversionedTypeSerializerSnapshot"
 
+# `*Value` twins of the primitives (`BooleanValueSerializer`, ...): the same bytes as the primitive serializer.
+VALUE_TWINS = {
+    _BASE + f"{name}ValueSerializer${name}ValueSerializerSnapshot": _BASE + f"{name}Serializer${name}SerializerSnapshot"
+    for name in ("Boolean", "Byte", "Char", "Double", "Float", "Int", "Long", "Short")
+}
+# Primitive arrays (`IntPrimitiveArraySerializer`, ...): `int length`, then each element as the primitive.
+PRIMITIVE_ARRAYS = {
+    _BASE + f"array.{name}PrimitiveArraySerializer${name}PrimitiveArraySerializerSnapshot": _BASE
+    + f"{name}Serializer${name}SerializerSnapshot"
+    for name in ("Boolean", "Char", "Double", "Float", "Int", "Long", "Short")
+}
 # SimpleTypeSerializerSnapshot subclasses: their body is empty.
 EMPTY_BODY_SNAPSHOTS = frozenset(
-    {STRING, LONG, INT, SHORT, BYTE, BOOLEAN, DOUBLE, FLOAT, BYTE_ARRAY, VOID_NAMESPACE, TIME_WINDOW}
+    {
+        STRING,
+        LONG,
+        INT,
+        SHORT,
+        BYTE,
+        BOOLEAN,
+        DOUBLE,
+        FLOAT,
+        BYTE_ARRAY,
+        VOID_NAMESPACE,
+        TIME_WINDOW,
+        CHAR,
+        DATE,
+        SQL_DATE,
+        SQL_TIME,
+        SQL_TIMESTAMP,
+        INSTANT,
+        BIG_INT,
+        BIG_DEC,
+        STRING_VALUE,
+        NULL_VALUE,
+        STRING_ARRAY,
+    }
+    | VALUE_TWINS.keys()
+    | PRIMITIVE_ARRAYS.keys()
 )
 # CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
-COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER})
+COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW})
 
 # TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
 FIXED_LENGTHS = {
+    CHAR: 2,
+    DATE: 8,
+    SQL_DATE: 8,
+    SQL_TIME: 8,
+    SQL_TIMESTAMP: 12,
+    INSTANT: 12,
+    ENUM: 4,
     LONG: 8,
     INT: 4,
     SHORT: 2,
@@ -67,6 +142,8 @@ FIXED_LENGTHS = {
     VOID_NAMESPACE: 0,
     TIME_WINDOW: 16,
 }
+
+FIXED_LENGTHS.update({twin: FIXED_LENGTHS[primitive] for twin, primitive in VALUE_TWINS.items()})
 
 _DOUBLE = struct.Struct(">d")
 _FLOAT = struct.Struct(">f")
@@ -87,6 +164,12 @@ class SerializerSnapshot:
     payload: bytes = b""  # a length-prefixed body kept whole (BEAM_CODER_SNAPSHOT) ...
     payload_path: str = ""  # ... and the file and absolute offset it was read from, for errors
     payload_offset: int = 0
+    type_class: str = ""  # EnumSerializerSnapshot: the enum's class ...
+    names: tuple[str, ...] = ()  # ... and its constants, in ordinal order
+    subclasses: tuple[str, ...] = ()  # PojoSerializerSnapshot: registered subclasses (by tag), then the others
+    # PojoSerializerSnapshot: how many subclasses are registered; NullableSerializer: the null padding's length;
+    # RowSerializer: 1 if rows carry a RowKind
+    parameter: int = 0
 
 
 def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
@@ -107,6 +190,15 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     version = stream.read_int("serializer snapshot version")
     if snapshot_class in EMPTY_BODY_SNAPSHOTS:
         return SerializerSnapshot(key, snapshot_class, version), True
+    if snapshot_class == ENUM:
+        return _read_enum_snapshot(stream, key, version), True
+    if snapshot_class in (VALUE, COPYABLE_VALUE) and version == 2:
+        # GenericTypeSerializerSnapshot: `UTF typeClass`.
+        return SerializerSnapshot(key, snapshot_class, version, type_class=stream.read_utf("value class")), True
+    if snapshot_class == POJO and version == 2:
+        return _read_pojo_snapshot(stream, key, version, depth), True
+    if snapshot_class == KRYO and version == 2:
+        return _read_kryo_snapshot(stream, key, version), True
     if snapshot_class == BEAM_CODER_SNAPSHOT:
         at = stream.offset() + 4  # after the length
         payload = stream.read_length_prefixed("Beam CoderTypeSerializer snapshot")
@@ -116,7 +208,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     at = stream.tell()
     if stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
         raise stream.error(f"{snapshot_class}: bad CompositeTypeSerializerSnapshot magic number", at)
-    stream.read_int("outer snapshot version")
+    outer_version = stream.read_int("outer snapshot version")
+    type_class, parameter = _read_outer_snapshot(stream, snapshot_class, outer_version)
     at = stream.tell()
     if stream.read_int("nested serializer snapshots magic") != NESTED_SNAPSHOTS_MAGIC:
         raise stream.error(f"{snapshot_class}: bad NestedSerializersSnapshotDelegate magic number", at)
@@ -128,8 +221,102 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
         child, complete = _read_versioned_snapshot(stream, "", depth + 1)
         nested.append(child)
         if not complete:
-            return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), False
-    return SerializerSnapshot(key, snapshot_class, version, tuple(nested)), True
+            break
+    found = SerializerSnapshot(key, snapshot_class, version, tuple(nested), type_class=type_class, parameter=parameter)
+    return found, complete
+
+
+def _read_outer_snapshot(stream: DataInput, snapshot_class: str, outer_version: int) -> tuple[str, int]:
+    """A `CompositeTypeSerializerSnapshot`'s outer snapshot: `UTF componentClass` (`GenericArraySerializerSnapshot`)
+    or `UTF tupleClass` (`TupleSerializerSnapshot`); `int nullPaddingLength` (`NullableSerializerSnapshot`);
+    `RowSerializerSnapshot`: nothing up to outer version 3 (rows carry a RowKind from version 3), then `bool
+    supportsRowKind`; empty for the others."""
+    if snapshot_class in (GENERIC_ARRAY, TUPLE):
+        return stream.read_utf("outer snapshot class"), 0
+    if snapshot_class == NULLABLE:
+        at = stream.tell()
+        padding = stream.read_int("null padding length")
+        if not 0 <= padding <= 1 << 16:
+            raise stream.error(f"null padding length {padding}", at)
+        return "", padding
+    if snapshot_class == ROW:
+        if outer_version < 3:
+            return "", 0
+        return "", 1 if outer_version == 3 or stream.read_bool("supportsRowKind") else 0
+    return "", 0
+
+
+def _read_kryo_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
+    """`KryoSerializerSnapshot` version 2 (`KryoSerializerSnapshotData`): `UTF typeClass`, then three
+    `LinkedOptionalMapSerializer` maps (registrations, default serializers, default serializer classes); `names` are
+    the registered classes."""
+    type_class = stream.read_utf("Kryo type class")
+    registered = _read_optional_map_names(stream)
+    _read_optional_map_names(stream)
+    _read_optional_map_names(stream)
+    return SerializerSnapshot(key, KRYO, version, type_class=type_class, names=registered)
+
+
+def _read_pojo_snapshot(stream: DataInput, key: str, version: int, depth: int) -> SerializerSnapshot:
+    """`PojoSerializerSnapshot` version 2 (`PojoSerializerSnapshotData`): `UTF pojoClass`, then three
+    `LinkedOptionalMapSerializer` maps whose values are framed `writeVersionedSnapshot`s: the fields (by name, in
+    the serializer's order), the registered subclasses (in tag order), the non-registered ones. A framed snapshot
+    this reader does not know is kept by class: the frame is stepped over."""
+    pojo_class = stream.read_utf("POJO class")
+    fields = _read_optional_map(stream, depth)
+    registered = _read_optional_map(stream, depth)
+    others = _read_optional_map(stream, depth)
+    return SerializerSnapshot(
+        key,
+        POJO,
+        version,
+        tuple(child for _, child in fields + registered + others),
+        type_class=pojo_class,
+        names=tuple(name for name, _ in fields),
+        subclasses=tuple(name for name, _ in registered + others),
+        parameter=len(registered),
+    )
+
+
+def _read_optional_map(stream: DataInput, depth: int) -> list[tuple[str, SerializerSnapshot]]:
+    """`LinkedOptionalMapSerializer.writeOptionalMap` whose values are framed serializer snapshots: (name,
+    snapshot) pairs; an absent value is a snapshot of class "" (no decoder)."""
+    at = stream.tell()
+    if stream.read_long("optional map header") != LINKED_OPTIONAL_MAP_HEADER:
+        raise stream.error("bad LinkedOptionalMapSerializer header", at)
+    entries = []
+    for _ in range(stream.read_length("optional map size", 4)):
+        name = stream.read_utf("optional map key name")
+        if stream.read_bool("optional map key present"):
+            stream.skip(stream.read_length("optional map key length"), "optional map key")
+        child = SerializerSnapshot("", "", 0)
+        if stream.read_bool("optional map value present"):
+            frame = stream.sub(stream.read_length("framed snapshot length"), "framed serializer snapshot")
+            child, _ = _read_versioned_snapshot(frame, "", depth + 1)
+        entries.append((name, child))
+    return entries
+
+
+def _read_optional_map_names(stream: DataInput) -> tuple[str, ...]:
+    """`LinkedOptionalMapSerializer.writeOptionalMap`: `long HEADER, int n, n x (UTF keyName, bool hasKey, [int len,
+    key bytes], bool hasValue, [int len, value bytes])`; the key names, the framed bytes stepped over."""
+    at = stream.tell()
+    if stream.read_long("optional map header") != LINKED_OPTIONAL_MAP_HEADER:
+        raise stream.error("bad LinkedOptionalMapSerializer header", at)
+    names = []
+    for _ in range(stream.read_length("optional map size", 4)):
+        names.append(stream.read_utf("optional map key name"))
+        for what in ("optional map key", "optional map value"):
+            if stream.read_bool(f"{what} present"):
+                stream.skip(stream.read_length(f"{what} length"), what)
+    return tuple(names)
+
+
+def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
+    """`EnumSerializer.EnumSerializerSnapshot` (version 3): `UTF enumClass, int n, n x UTF constant name`."""
+    enum_class = stream.read_utf("enum class")
+    names = tuple(stream.read_utf("enum constant") for _ in range(stream.read_length("number of enum constants", 2)))
+    return SerializerSnapshot(key, ENUM, version, type_class=enum_class, names=names)
 
 
 Decoder = Callable[[DataInput], Any]
@@ -137,8 +324,22 @@ Decoder = Callable[[DataInput], Any]
 Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
 
 
+def raw_reason(snapshot: SerializerSnapshot) -> str | None:
+    """Why the values of this (known) serializer are kept as bytes (Kryo, a job's `Value` types), or None."""
+    return RAW_REASONS.get(snapshot.snapshot_class)
+
+
 def fixed_length(snapshot: SerializerSnapshot) -> int | None:
-    """`TypeSerializer.getLength()` of a known fixed-length serializer; None for variable or unknown ones."""
+    """`TypeSerializer.getLength()` of a known fixed-length serializer; None for variable or unknown ones.
+
+    RocksDB's composite keys carry the key's length only after a variable-length key, so a composite serializer of
+    fixed-length fields must say so: `TupleSerializerBase.getLength()` is the sum of its fields' lengths when every
+    one is positive, and a `NullableSerializer` that pads nulls is its flag byte and the padding."""
+    if snapshot.snapshot_class == TUPLE:
+        lengths = [fixed_length(child) for child in snapshot.nested]
+        return sum(length for length in lengths if length) if all(lengths) else None
+    if snapshot.snapshot_class == NULLABLE:
+        return 1 + snapshot.parameter if snapshot.parameter > 0 else None
     return FIXED_LENGTHS.get(snapshot.snapshot_class)
 
 
@@ -149,8 +350,12 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     simple = _SIMPLE.get(snapshot.snapshot_class)
     if simple is not None:
         return simple
+    if snapshot.snapshot_class == ENUM:
+        return lambda inp: _read_enum(inp, snapshot.names)
+    if snapshot.snapshot_class == POJO:
+        return _pojo_decoder(snapshot, resolve)
     if snapshot.snapshot_class not in COMPOSITE_SNAPSHOTS:
-        return None if resolve is None else resolve(snapshot)
+        return None if resolve is None or not snapshot.snapshot_class else resolve(snapshot)
     children: list[Decoder] = []
     for child in snapshot.nested:
         child_decoder = decoder(child, resolve)
@@ -163,6 +368,21 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     if snapshot.snapshot_class == MAP and len(children) == 2:
         map_key, map_value = children
         return lambda inp: _read_map(inp, map_key, map_value)
+    if snapshot.snapshot_class == GENERIC_ARRAY and len(children) == 1:
+        component = children[0]
+        return lambda inp: [
+            component(inp) if inp.read_bool("array element present") else None
+            for _ in range(inp.read_length("array length"))
+        ]
+    if snapshot.snapshot_class == TUPLE:
+        return lambda inp: {f"f{index}": field(inp) for index, field in enumerate(children)}
+    if snapshot.snapshot_class == EITHER and len(children) == 2:
+        left, right = children
+        return lambda inp: {"left": left(inp)} if inp.read_bool("Either isLeft") else {"right": right(inp)}
+    if snapshot.snapshot_class == NULLABLE and len(children) == 1:
+        return lambda inp: _read_nullable(inp, children[0], snapshot.parameter)
+    if snapshot.snapshot_class == ROW:
+        return lambda inp: _read_row(inp, children, snapshot.parameter == 1)
     if snapshot.snapshot_class == TIMER and len(children) == 2:
         timer_key, timer_namespace = children
         return lambda inp: _read_timer(inp, timer_key, timer_namespace)
@@ -185,6 +405,65 @@ def _read_map(inp: DataInput, key: Decoder, value: Decoder) -> list[list[Any]]:
     return entries
 
 
+def _pojo_decoder(snapshot: SerializerSnapshot, resolve: Resolver | None) -> Decoder | None:
+    """`PojoSerializer`: a flag byte; null; or (NO_SUBCLASS) per field `bool isNull` then the value; or a
+    subclass, `byte tag` (registered) or `UTF className`, then that subclass's serializer's bytes. As a dict of
+    field names; a subclass's carries `"@class"`. None when a field's serializer is unknown."""
+    fields = []
+    for name, child in zip(snapshot.names, snapshot.nested, strict=False):
+        child_decoder = decoder(child, resolve)
+        if child_decoder is None:
+            return None
+        fields.append((name, child_decoder))
+    subclass_snapshots = dict(zip(snapshot.subclasses, snapshot.nested[len(snapshot.names) :], strict=False))
+    registered = snapshot.subclasses[: snapshot.parameter]
+
+    def read_pojo(inp: DataInput) -> dict[str, Any] | None:
+        at = inp.tell()
+        flags = inp.read_unsigned_byte("POJO flags")
+        if flags & POJO_IS_NULL:
+            return None
+        if flags & POJO_NO_SUBCLASS:
+            return {name: None if inp.read_bool("POJO field isNull") else read(inp) for name, read in fields}
+        if flags & POJO_IS_TAGGED_SUBCLASS:
+            tag = inp.read_unsigned_byte("POJO subclass tag")
+            if tag >= len(registered):
+                raise inp.error(f"POJO subclass tag {tag}, {len(registered)} registered", at)
+            subclass = registered[tag]
+        elif flags & POJO_IS_SUBCLASS:
+            subclass = inp.read_utf("POJO subclass name")
+        else:
+            raise inp.error(f"POJO flags {flags}", at)
+        sub_snapshot = subclass_snapshots.get(subclass)
+        sub_decoder = None if sub_snapshot is None else decoder(sub_snapshot, resolve)
+        if sub_decoder is None:
+            raise inp.error(f"POJO subclass {subclass!r} has no serializer this reader decodes", at)
+        value = sub_decoder(inp)
+        return {"@class": subclass, **value} if isinstance(value, dict) else {"@class": subclass, "value": value}
+
+    return read_pojo
+
+
+def _read_nullable(inp: DataInput, value: Decoder, padding: int) -> Any:
+    """`NullableSerializer`: `bool isNull`, then the padding's bytes (null) or the value."""
+    if inp.read_bool("Nullable isNull"):
+        inp.skip(padding, "null padding")
+        return None
+    return value(inp)
+
+
+def _read_row(inp: DataInput, fields: list[Decoder], row_kind: bool) -> dict[str, Any]:
+    """`RowSerializer`: a bit mask, most significant bit first, of (2 RowKind bits, when the snapshot says rows
+    carry one, then) one null bit per field; then each non-null field. Field names are not in the snapshot: the
+    fields are positional."""
+    offset = 2 if row_kind else 0
+    mask = inp.read_bytes((offset + len(fields) + 7) // 8, "row null mask")
+    bits = [bool(mask[i // 8] & (0x80 >> (i % 8))) for i in range(offset + len(fields))]
+    kind = ROW_KINDS[bits[0] + 2 * bits[1]] if row_kind else "INSERT"
+    values = [None if bits[offset + index] else field(inp) for index, field in enumerate(fields)]
+    return {"kind": kind, "fields": values}
+
+
 def _read_timer(inp: DataInput, key: Decoder, namespace: Decoder) -> dict[str, Any]:
     """`TimerSerializer`: the timestamp with its sign bit flipped (so bytes sort as numbers), key, namespace."""
     timestamp = inp.read_long("timer timestamp") ^ -(1 << 63)
@@ -202,6 +481,79 @@ def _read_time_window(inp: DataInput) -> dict[str, int]:
     return {"start": inp.read_long("window start"), "end": inp.read_long("window end")}
 
 
+def _read_enum(inp: DataInput, names: tuple[str, ...]) -> str:
+    """`EnumSerializer`: `int ordinal` into the constants the snapshot lists."""
+    at = inp.tell()
+    ordinal = inp.read_int("enum ordinal")
+    if not 0 <= ordinal < len(names):
+        raise inp.error(f"enum ordinal {ordinal} outside the snapshot's {len(names)} constants", at)
+    return names[ordinal]
+
+
+def _nullable_millis(inp: DataInput) -> int | None:
+    """`DateSerializer`, `SqlDateSerializer`, `SqlTimeSerializer`: `long getTime()`, Long.MIN_VALUE for null."""
+    millis = inp.read_long("epoch milliseconds")
+    return None if millis == -(1 << 63) else millis
+
+
+def _read_timestamp(inp: DataInput) -> dict[str, int] | None:
+    """`SqlTimestampSerializer`: `long getTime(), int getNanos()`; Long.MIN_VALUE for null."""
+    millis = inp.read_long("timestamp milliseconds")
+    nanos = inp.read_int("timestamp nanoseconds")
+    return None if millis == -(1 << 63) else {"epoch_millis": millis, "nanos": nanos}
+
+
+def _read_instant(inp: DataInput) -> dict[str, int] | None:
+    """`InstantSerializer`: `long epochSecond, int nano`; Long.MIN_VALUE, Integer.MIN_VALUE for null."""
+    seconds = inp.read_long("instant seconds")
+    nanos = inp.read_int("instant nanoseconds")
+    return None if seconds == -(1 << 63) and nanos == -(1 << 31) else {"epoch_second": seconds, "nano": nanos}
+
+
+def _read_big_int(inp: DataInput) -> int | None:
+    """`BigIntSerializer.writeBigInteger`: `int n`: 0 null, 1 ZERO, 2 ONE, 3 TEN, else n - 4 two's-complement
+    big-endian bytes (`BigInteger.toByteArray`)."""
+    at = inp.tell()
+    n = inp.read_int("BigInteger length")
+    if n < 0:
+        raise inp.error(f"negative BigInteger length {n}", at)
+    if n < 4:
+        return (None, 0, 1, 10)[n]
+    return int.from_bytes(inp.read_bytes(n - 4, "BigInteger bytes"), "big", signed=True)
+
+
+def _read_big_dec(inp: DataInput) -> str | None:
+    """`BigDecSerializer.writeBigDecimal`: the unscaled value as `writeBigInteger`, then `int scale`; as the
+    decimal's string (`unscaledE-scale`), JSON numbers being doubles."""
+    unscaled = _read_big_int(inp)
+    if unscaled is None:
+        return None
+    scale = inp.read_int("BigDecimal scale")
+    digits = tuple(int(digit) for digit in str(abs(unscaled)))
+    return str(decimal.Decimal((int(unscaled < 0), digits, -scale)))  # exact: no context rounds or traps
+
+
+def _read_char(inp: DataInput) -> str:
+    """`CharSerializer`: `writeChar`, one UTF-16 unit, as a one-character string."""
+    return chr(inp.read_unsigned_short("char value"))
+
+
+def _read_string_value_type(inp: DataInput) -> str:
+    """`StringValue.write`: the length as a 7-bit varint (no null), then each UTF-16 unit as a varint."""
+    length = inp.read_varint("StringValue length", STRING_VALUE_VARINT_BYTES)
+    if length > inp.remaining():
+        raise inp.error(f"StringValue of {length} characters, only {inp.remaining()} bytes left")
+    units = [inp.read_varint("StringValue character", STRING_VALUE_VARINT_BYTES) for _ in range(length)]
+    if any(unit > 0xFFFF for unit in units):
+        raise inp.error("StringValue character beyond UTF-16")
+    return "".join(map(chr, units)).encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+
+
+def _array_of(element: Decoder, element_bytes: int) -> Decoder:
+    """A primitive array or `StringArraySerializer`: `int length`, then each element."""
+    return lambda inp: [element(inp) for _ in range(inp.read_length("array length", element_bytes))]
+
+
 _SIMPLE: dict[str, Decoder] = {
     STRING: DataInput.read_string_value,
     LONG: lambda inp: inp.read_long("long value"),
@@ -214,4 +566,22 @@ _SIMPLE: dict[str, Decoder] = {
     BYTE_ARRAY: lambda inp: inp.read_length_prefixed("byte array value").hex(),
     VOID_NAMESPACE: _read_void_namespace,
     TIME_WINDOW: _read_time_window,
+    CHAR: _read_char,
+    DATE: _nullable_millis,
+    SQL_DATE: _nullable_millis,
+    SQL_TIME: _nullable_millis,
+    SQL_TIMESTAMP: _read_timestamp,
+    INSTANT: _read_instant,
+    BIG_INT: _read_big_int,
+    BIG_DEC: _read_big_dec,
+    STRING_VALUE: _read_string_value_type,
+    NULL_VALUE: lambda inp: None,
+    STRING_ARRAY: _array_of(DataInput.read_string_value, 1),
 }
+_SIMPLE.update({twin: _SIMPLE[primitive] for twin, primitive in VALUE_TWINS.items()})
+_SIMPLE.update(
+    {
+        array: _array_of(_SIMPLE[primitive], FIXED_LENGTHS.get(primitive, 2))
+        for array, primitive in PRIMITIVE_ARRAYS.items()
+    }
+)

@@ -6,6 +6,7 @@ import pytest
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint import typeserializers as ts
 from splitaudit.savepoint.typeserializers import read_string_value
 
 
@@ -46,3 +47,13 @@ def test_string_value_beyond_utf16_is_refused() -> None:
     with pytest.raises(InputError) as error:
         read_string_value(DataInput(b"\x02\x80\x80\x04", "f", base=10))  # one unit of 0x10000
     assert (error.value.offset, error.value.message) == (10, "string character beyond UTF-16")
+
+
+def test_fixed_length_of_composites_follows_flink_get_length() -> None:
+    # TupleSerializerBase.getLength(): the sum when every field is positive; NullableSerializer: flag + padding
+    long, string, void = (ts.SerializerSnapshot("", c, 1) for c in (ts.LONG, ts.STRING, ts.VOID_NAMESPACE))
+    assert ts.fixed_length(ts.SerializerSnapshot("", ts.TUPLE, 2, (long, long))) == 16
+    assert ts.fixed_length(ts.SerializerSnapshot("", ts.TUPLE, 2, (long, string))) is None
+    assert ts.fixed_length(ts.SerializerSnapshot("", ts.TUPLE, 2, (long, void))) is None  # a 0-length field
+    assert ts.fixed_length(ts.SerializerSnapshot("", ts.NULLABLE, 1, (long,), parameter=8)) == 9
+    assert ts.fixed_length(ts.SerializerSnapshot("", ts.NULLABLE, 1, (long,), parameter=0)) is None
