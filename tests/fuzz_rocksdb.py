@@ -21,11 +21,8 @@ parsers behind the checksums are reached, not only the checksum checks:
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import shutil
-import sys
 from pathlib import Path
 
 from splitaudit.primitives.datainput import DataInput
@@ -36,7 +33,7 @@ from splitaudit.savepoint.rocksdb.checksum import block_checksum, masked_crc32c
 from splitaudit.savepoint.rocksdb.footer import BlockHandle
 from splitaudit.savepoint.rocksdb.log import BLOCK_SIZE, HEADER_BYTES
 from splitaudit.savepoint.rocksdb.table import BlockBasedTable
-from tests.fuzz_savepoints import FIXTURES, fuzz, read_case
+from tests.fuzz_savepoints import FIXTURES, main, read_case
 
 STRATEGIES = ("block", "varint", "trailer", "footer", "record", "flip", "truncate", "current")
 COMPRESSION_TYPES = (0, 1, 2, 3, 4, 5, 6, 7, 0x40, 0x99)
@@ -179,21 +176,5 @@ def run_case(case_dir: Path, seed: int, case_seconds: float) -> tuple[str, str, 
     return strategy, outcome, f"{source.relative_to(FIXTURES)}: {described}: {detail}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, help="stop after this many cases")
-    parser.add_argument("--seconds", type=float, help="stop after this long (default: 60 unless --cases)")
-    parser.add_argument("--seed", type=int, default=0, help="the first case's seed (a failure names its own)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes")
-    parser.add_argument("--memory-mib", type=int, default=1024, help="address-space limit of each worker")
-    parser.add_argument("--case-seconds", type=float, default=10.0, help="time limit of one case")
-    args = parser.parse_args()
-    seconds = args.seconds if args.seconds is not None or args.cases is not None else 60.0
-    summary = fuzz(args.cases, seconds, args.seed, args.workers, args.memory_mib, args.case_seconds, run_case)
-    json.dump(summary.to_json(), sys.stdout, indent=2)
-    print()
-    return 1 if summary.failed else 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(run_case, __doc__))

@@ -344,8 +344,9 @@ def fuzz(
     return summary
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(run: CaseRunner = run_case, description: str | None = __doc__) -> int:
+    """The command line of a fuzzer on this harness: `run` makes and reads one case."""
+    parser = argparse.ArgumentParser(description=(description or "").split("\n\n")[0])
     parser.add_argument("--cases", type=int, help="stop after this many cases")
     parser.add_argument("--seconds", type=float, help="stop after this long (default: 60 unless --cases)")
     parser.add_argument("--seed", type=int, default=0, help="the first case's seed (a failure names its own)")
@@ -354,7 +355,7 @@ def main() -> int:
     parser.add_argument("--case-seconds", type=float, default=10.0, help="time limit of one case")
     args = parser.parse_args()
     seconds = args.seconds if args.seconds is not None or args.cases is not None else 60.0
-    summary = fuzz(args.cases, seconds, args.seed, args.workers, args.memory_mib, args.case_seconds)
+    summary = fuzz(args.cases, seconds, args.seed, args.workers, args.memory_mib, args.case_seconds, run)
     json.dump(summary.to_json(), sys.stdout, indent=2)
     print()
     return 1 if summary.failed else 0
