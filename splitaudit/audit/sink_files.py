@@ -16,6 +16,9 @@ from splitaudit.audit.filters import FILE_COLUMN, FILE_STATISTICS
 from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError, summary
 
+# Formats whose every scan parses each row's text: the audit reads their coordinates once, into Spark's cache.
+PARSED_FORMATS = ("json", "csv")
+
 
 def read_files(spark: SparkSession, path: str, sink_format: str) -> DataFrame:
     """The sink's files as Spark reads them, with their own columns."""

@@ -13,6 +13,8 @@ from pyspark.sql import SparkSession
 from splitaudit.home import spark_avro_jars, spark_kafka_jars
 from splitaudit.logs import library_log
 
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
 
 def spark_session(
     master: str = "local[*]",
@@ -49,10 +51,14 @@ def spark_session(
     }
     if master.startswith("local"):
         options |= {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+    java = DRIVER_JAVA_OPTIONS
     if local_dir is not None:
         local_dir.mkdir(parents=True, exist_ok=True)
-        options |= {"spark.local.dir": str(local_dir), "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={local_dir}"}
-    options |= config or {}
+        options |= {"spark.local.dir": str(local_dir), java: f"-Djava.io.tmpdir={local_dir}"}
+    given = dict(config or {})
+    if java in given and java in options:  # both kept: the run directory's tmpdir and the caller's flags
+        given[java] = f"{options[java]} {given[java]}"
+    options |= given
     connectors = [folder for folder, wanted in ((spark_kafka_jars(), kafka), (spark_avro_jars(), avro)) if wanted]
     jars = sorted(str(jar) for folder in connectors for jar in folder.glob("*.jar"))
     if jars:
