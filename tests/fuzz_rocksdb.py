@@ -25,7 +25,6 @@ import random
 import shutil
 from pathlib import Path
 
-from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle, RelativeFileStateHandle
 from splitaudit.savepoint.metadata import read_metadata
@@ -34,24 +33,10 @@ from splitaudit.savepoint.rocksdb.footer import BlockHandle
 from splitaudit.savepoint.rocksdb.log import BLOCK_SIZE, HEADER_BYTES
 from splitaudit.savepoint.rocksdb.table import BlockBasedTable
 from tests.fuzz_savepoints import FIXTURES, main, read_case
+from tests.unit.savepoint.rocksdb.local import LocalFile
 
 STRATEGIES = ("block", "varint", "trailer", "footer", "record", "flip", "truncate", "current")
 COMPRESSION_TYPES = (0, 1, 2, 3, 4, 5, 6, 7, 0x40, 0x99)
-
-
-class _File:
-    """A file of the case as the table reader reads it."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = str(path)
-        self.data = path.read_bytes()
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
-
-    def read(self, start: int, length: int, what: str) -> DataInput:
-        return DataInput(self.data[start : start + length], self.path, start)
 
 
 def corpus() -> list[Path]:
@@ -73,7 +58,7 @@ def rocksdb_files(snapshot: Path) -> dict[str, list[Path]]:
             handle = subtask.managed_keyed_state
             if not isinstance(handle, IncrementalRemoteKeyedStateHandle):
                 continue
-            for name, stream in (*handle.shared, *handle.private):
+            for name, stream, _ in (*handle.shared, *handle.private):
                 if not isinstance(stream, RelativeFileStateHandle):
                     continue
                 kind = "sst" if name.endswith(".sst") else name.split("-")[0].lower()
@@ -84,7 +69,7 @@ def rocksdb_files(snapshot: Path) -> dict[str, list[Path]]:
 
 def _blocks(path: Path) -> tuple[int, list[BlockHandle]]:
     """The table's checksum type and every block it has (metaindex, index, meta and data blocks)."""
-    table = BlockBasedTable(_File(path))
+    table = BlockBasedTable(LocalFile(path))
     blocks = [table.footer.metaindex, table.footer.index, *table.meta_blocks.values(), *table.data_handles()]
     return table.footer.checksum_type, blocks
 

@@ -143,8 +143,9 @@ class IncrementalRemoteKeyedStateHandle:
     start_key_group: int
     number_of_key_groups: int
     meta_state: StreamStateHandle
-    shared: tuple[tuple[str, StreamStateHandle], ...]
-    private: tuple[tuple[str, StreamStateHandle], ...]
+    # (local name, its file's handle, where that handle starts in `_metadata`, for messages about the file)
+    shared: tuple[tuple[str, StreamStateHandle, int], ...]
+    private: tuple[tuple[str, StreamStateHandle, int], ...]
     state_handle_id: str | None
 
 
@@ -273,12 +274,12 @@ def read_keyed_state_handle(inp: DataInput, depth: int = 0) -> KeyedStateHandle 
         meta_state = read_stream_handle(inp, depth + 1)
         files = []
         for what in ("shared", "private"):
-            files.append(
-                tuple(
-                    (inp.read_utf("local path"), read_stream_handle(inp, depth + 1))
-                    for _ in range(inp.read_length(f"number of {what} state files", 3))
-                )
-            )
+            listed = []
+            for _ in range(inp.read_length(f"number of {what} state files", 3)):
+                name = inp.read_utf("local path")
+                at = inp.offset()
+                listed.append((name, read_stream_handle(inp, depth + 1), at))
+            files.append(tuple(listed))
         handle_id = inp.read_utf("state handle id") if tag == INCREMENTAL_KEY_GROUPS_HANDLE_V2 else None
         return IncrementalRemoteKeyedStateHandle(
             tag, checkpoint_id, backend_id, start, count, meta_state, files[0], files[1], handle_id

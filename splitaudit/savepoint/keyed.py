@@ -152,7 +152,7 @@ class KeyGroupsReader:
         first = ends[0]
         head = stream.read(0, first, "keyed state header")
         self.header = read_keyed_backend_header(head)
-        self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
+        self._codecs = [StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
         self.layout = "canonical" if handle.tag == SAVEPOINT_KEY_GROUPS_HANDLE else self._layout()
 
     def _layout(self) -> str:
@@ -204,7 +204,7 @@ class KeyGroupsReader:
         framed = _SnappyFramedInput(self.stream, start, end, key_group, what)
         return _Window(framed, 0, framed.size, what)
 
-    def _codec(self, inp: DataInput, at: int) -> _StateCodec:
+    def _codec(self, inp: DataInput, at: int) -> StateCodec:
         state_id = inp.read_unsigned_short("state id") if at < 0 else at
         if state_id >= len(self._codecs):
             known = "" if self.header.meta_complete else " (the meta info could not be read past an unknown serializer)"
@@ -390,7 +390,7 @@ def _snappy_chunks(stream: StateStream, start: int, end: int, what: str) -> Iter
             return
 
 
-class _StateCodec:
+class StateCodec:
     """How one state's keys and values are laid out, from its meta info and the key serializer."""
 
     def __init__(

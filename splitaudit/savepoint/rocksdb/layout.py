@@ -22,7 +22,7 @@ from itertools import groupby
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle
-from splitaudit.savepoint.keyed import KeyedStateEntry, Undecoded, _StateCodec, read_keyed_backend_header
+from splitaudit.savepoint.keyed import KeyedStateEntry, StateCodec, Undecoded, read_keyed_backend_header
 from splitaudit.savepoint.rocksdb.manifest import DEFAULT_COLUMN_FAMILY
 from splitaudit.savepoint.rocksdb.merge import merged
 from splitaudit.savepoint.rocksdb.snapshot import NativeSnapshot
@@ -48,7 +48,7 @@ class NativeSnapshotReader:
         self.header = read_keyed_backend_header(meta.read(0, meta.size, "RocksDB meta data"))
         self.files = files
         self._snapshot: NativeSnapshot | None = None
-        self._codecs = [_StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
+        self._codecs = [StateCodec(state, self.header.key_serializer, resolve) for state in self.header.states]
         self.key_group_range = range(handle.start_key_group, handle.start_key_group + handle.number_of_key_groups)
 
     @property
@@ -59,7 +59,7 @@ class NativeSnapshotReader:
             self._snapshot = NativeSnapshot(self.handle, self.files)
         return self._snapshot
 
-    def _state_entries(self, codec: _StateCodec) -> Iterator[KeyedStateEntry]:
+    def _state_entries(self, codec: StateCodec) -> Iterator[KeyedStateEntry]:
         for key_group, key, value in self.column_family_entries(codec.name):
             yield codec.canonical_entry(key_group, key, value)
 

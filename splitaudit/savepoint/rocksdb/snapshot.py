@@ -43,9 +43,9 @@ class NativeSnapshot:
     def __init__(self, handle: IncrementalRemoteKeyedStateHandle, files: SavepointFiles) -> None:
         self.handle = handle
         self.files = files
-        self.by_name: dict[str, StreamStateHandle] = {}
-        for name, stream in (*handle.shared, *handle.private):
-            self.by_name[name.rsplit("/", 1)[-1]] = stream
+        self.by_name: dict[str, tuple[StreamStateHandle, int]] = {}
+        for name, stream, at in (*handle.shared, *handle.private):
+            self.by_name[name.rsplit("/", 1)[-1]] = (stream, at)
         current = self.stream(CURRENT)
         if current.size > MAX_CURRENT_BYTES:
             raise self._error(f"its CURRENT file has {current.size} bytes")
@@ -79,10 +79,11 @@ class NativeSnapshot:
 
     def stream(self, name: str) -> StateStream:
         """The stream of the file RocksDB calls `name`."""
-        handle = self.by_name.get(name)
-        if handle is None:
+        listed = self.by_name.get(name)
+        if listed is None:
             raise self._error(f"the handle lists no file {name!r} (it lists {len(self.by_name)} files)")
-        return open_state_stream(handle, self.files, 0, f"RocksDB file {name}")
+        handle, at = listed
+        return open_state_stream(handle, self.files, at, f"RocksDB file {name}")
 
     def column_family(self, name: str) -> ColumnFamilyTables | None:
         """The live column family `name` and its tables, or None when the MANIFEST has none of that name."""

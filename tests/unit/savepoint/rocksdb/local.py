@@ -1,5 +1,6 @@
 """A local file read by range, as the reader reads a state file's stream (`StateStream`), for tests on RocksDB
-directories written by RocksDB itself (rocksdict)."""
+directories written by RocksDB itself (rocksdict) and for the RocksDB fuzzer: a read past the file's end fails the
+test, since the reader must check every length against the file before it reads."""
 
 from __future__ import annotations
 

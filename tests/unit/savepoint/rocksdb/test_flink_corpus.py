@@ -137,7 +137,7 @@ def test_rocksdb_itself_agrees_on_every_column_family(corpus: dict[str, list[Pat
         for operator_id, _, subtask, handle, files in _native_handles(folder):
             database = tmp_path / f"{folder.name}-{operator_id}-{subtask}"
             database.mkdir()
-            for name, stream in (*handle.shared, *handle.private):
+            for name, stream, _ in (*handle.shared, *handle.private):
                 assert isinstance(stream, RelativeFileStateHandle)
                 shutil.copyfile(folder / stream.relative_path, database / name)
             snapshot = NativeSnapshot(handle, files)

@@ -95,3 +95,23 @@ def test_a_missing_table_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read state file") as raised:
         list(read_keyed_state(str(snapshot)))
     assert raised.value.path == str(tables[0])
+
+
+def test_a_short_table_names_its_handle_in_the_metadata(tmp_path: Path) -> None:
+    """The handle's place in `_metadata` is where its tag byte is: before the UTF of the file's relative path
+    (`RelativeFileStateHandle`: tag 6, writeUTF(path), writeLong(size))."""
+    [source] = [p for p in (KEYED / "1.19.3-rocksdb-savepoint-native").iterdir() if p.is_dir()]
+    snapshot = tmp_path / source.name
+    shutil.copytree(source, snapshot)
+    tables = sorted(p for p in snapshot.iterdir() if p.read_bytes()[-8:] == bytes.fromhex("f7cff485b741e288"))
+    size = tables[0].stat().st_size
+    tables[0].write_bytes(tables[0].read_bytes()[:10])
+    metadata = (snapshot / "_metadata").read_bytes()
+    name = tables[0].name.encode()
+    path_at = metadata.index(len(name).to_bytes(2, "big") + name)
+    assert metadata.count(name) == 1
+    assert metadata[path_at - 1] == 6
+    with pytest.raises(InputError, match=f"state file is 10 bytes, its state handle says {size}") as raised:
+        list(read_keyed_state(str(snapshot)))
+    assert raised.value.path == str(tables[0])
+    assert f"(referenced at byte {path_at - 1} of {snapshot / '_metadata'})" in str(raised.value)
