@@ -71,7 +71,7 @@ def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
 def keyed_rows(entries: Iterator[KeyedStateRow]) -> Iterator[dict[str, Any]]:
     """One row per keyed-state entry: key, namespace, user key and value as JSON text (their types differ state
     by state; bytes a serializer this reader does not know wrote are `{"serializer", "bytes"}`), null when
-    absent (`VoidNamespace`, no user key)."""
+    absent (`VoidNamespace`, no user key, or an `unread` row), and the entry's status."""
     for row in entries:
         entry = row.entry
         yield {
@@ -84,6 +84,7 @@ def keyed_rows(entries: Iterator[KeyedStateRow]) -> Iterator[dict[str, Any]]:
             "namespace": _json_text(entry.namespace),
             "user_key": _json_text(entry.user_key),
             "value": _json_text(entry.value),
+            "status": entry.status,
         }
 
 

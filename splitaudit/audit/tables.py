@@ -5,7 +5,8 @@
 - `enumerator`: one row per (split or partition, topic partition) the enumerator checkpoint names, with its
   status: `pending` (not yet handed to a reader; such a partition must not also be held by one) or `assigned`.
 - `keyed`: one row per keyed-state entry (operator, subtask, state, key group, then key, namespace, user key and
-  value as JSON text), read key group by key group (`keyed_batches`), not from the inspected view.
+  value as JSON text, and its status: read, raw or unread, with why), read key group by key group
+  (`keyed_batches`), not from the inspected view.
 
 Offsets are Kafka's *next* offset to read. Negative values are Flink's symbolic offsets kept as they are
 (-2 earliest, -1 latest, -3 committed); a Kafka stopping offset of Long.MIN_VALUE (unbounded) becomes null.
@@ -77,6 +78,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             pa.field("namespace", pa.string()),
             pa.field("user_key", pa.string()),
             pa.field("value", pa.string()),
+            # read; raw: <serializer class>: <why> (a part kept as bytes); unread: <why> (the entries it stands for)
+            pa.field("status", pa.string(), nullable=False),
         ]
     ),
 }

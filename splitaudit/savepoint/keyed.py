@@ -24,8 +24,10 @@ past such a value and is refused.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any, Protocol, TypeVar
 
@@ -43,13 +45,18 @@ from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsS
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint.typeserializers import (
+    BEAM_CODER_SNAPSHOT,
     LIST,
     MAP,
+    NO_SKIPS,
+    RAW_REASONS,
     Decoder,
     Resolver,
     SerializerSnapshot,
+    Skips,
     decoder,
     fixed_length,
+    raw_reason,
     read_serializer_snapshot,
 )
 
@@ -58,6 +65,7 @@ END_OF_KEY_GROUP_MARK = 0xFFFF
 FIRST_BIT_IN_BYTE_MASK = 0x80
 LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
 WINDOW_BYTES = 1 << 20  # a key group is read this much at a time
+READ, RAW, UNREAD = "read", "raw", "unread"  # KeyedStateEntry.status: decoded whole, partly as bytes, not at all
 T = TypeVar("T")
 
 
@@ -76,8 +84,9 @@ class Undecoded:
 class KeyedBackendHeader:
     """`KeyedBackendSerializationProxy`: version, key-group compression, key serializer, the states' meta info.
 
-    `meta_complete` is False when a serializer snapshot this reader cannot step over ended the walk: states from
-    there on have no name here, and their entries are refused.
+    `meta_complete` is False when a serializer snapshot this reader cannot step over ended the walk and no single
+    end of its body let the rest parse (`unread` says which and why): states from there on have no name here, and
+    their entries are reported unread. `stepped_over` names the unknown snapshots whose bodies were stepped over.
     """
 
     version: int
@@ -86,6 +95,8 @@ class KeyedBackendHeader:
     states: tuple[StateMetaInfoSnapshot, ...]
     meta_complete: bool
     state_count: int
+    unread: str = ""
+    stepped_over: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,9 @@ class KeyedStateEntry:
 
     `key`, `namespace`, `user_key` and `value` are decoded values (str, int, float, bool, list, dict, None for
     `VoidNamespace`), or `Undecoded`. When the key's serializer is unknown its bytes run to the end of the composite
-    key (namespace and user key included) and `namespace` is None.
+    key (namespace and user key included) and `namespace` is None. `status` is `read` when every part decoded,
+    `raw: <serializer class>: <why>` when some part is kept as bytes, and `unread: <why>` for what could not be
+    read at all (then one entry stands for the rest of the state's entries in that key group, its parts None).
     """
 
     state: str
@@ -103,16 +116,40 @@ class KeyedStateEntry:
     namespace: Any
     user_key: Any
     value: Any
+    status: str = READ
 
 
 def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
-    """The header at the start of every keyed-state stream (and of RocksDB's meta-data file)."""
+    """The header at the start of every keyed-state stream (and of RocksDB's meta-data file); `stream` is the
+    whole section: it ends where the first key group starts (the meta-data file's end).
+
+    Serializer snapshots have no lengths, so the body of one this reader does not know (a job's own serializer)
+    ends the walk. Its end is then searched for: the section is read again with each possible end of that body
+    (and of any other unknown one after it), and an end is taken only when exactly one choice lets the rest of
+    the meta info parse to the section's end; else the states from there on stay unnamed, and `unread` says why."""
+    start = stream.tell()
+    header, _ = _read_header(stream, NO_SKIPS)
+    if header.meta_complete:
+        return header
+    stream.seek(start)
+    section = stream.read_bytes(stream.remaining(), "keyed state meta info")
+    skips, reason = _resync(section)
+    stream.seek(start)
+    if skips is None:
+        header, _ = _read_header(stream, NO_SKIPS)
+        return replace(header, unread=reason)
+    header, _ = _read_header(stream, {start + at: start + end for at, end in skips.items()})
+    return replace(header, stepped_over=tuple(_stepped_over(header)))
+
+
+def _read_header(stream: DataInput, skips: Skips) -> tuple[KeyedBackendHeader, int]:
+    """The header read with `skips`, and where the walk stopped (where an unknown body starts, when incomplete)."""
     at = stream.tell()
     version = stream.read_int("keyed state proxy version")
     if version != KEYED_PROXY_VERSION:
         raise stream.error(f"keyed state stream version {version} is not supported (6 = Flink 1.8 to 2.3)", at)
     compressed = stream.read_bool("key-group compression flag")
-    key_serializer, complete = read_serializer_snapshot(stream, "KEY_SERIALIZER")
+    key_serializer, complete = read_serializer_snapshot(stream, "KEY_SERIALIZER", skips)
     count_at = stream.tell()
     count = -1
     states: list[StateMetaInfoSnapshot] = []
@@ -121,11 +158,87 @@ def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
         if count < 0:
             raise stream.error(f"negative number of keyed states {count}", count_at)
         for _ in range(count):
-            state, complete = read_state_meta_info(stream)
+            state, complete = read_state_meta_info(stream, skips)
             states.append(state)
             if not complete:
                 break
-    return KeyedBackendHeader(version, compressed, key_serializer, tuple(states), complete, count)
+    header = KeyedBackendHeader(version, compressed, key_serializer, tuple(states), complete, count)
+    return header, stream.tell()
+
+
+MAX_RESYNC_TRIALS = 20_000  # readings of one header tried while searching where unknown snapshot bodies end ...
+MAX_RESYNC_BYTES = 64 << 20  # ... and the bytes they may read in all: fewer readings of a larger section
+MAX_UNKNOWN = 8  # unknown snapshot bodies stepped over in one header
+JAVA_CLASS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # a package-qualified binary class name
+
+
+class _TooManyTrialsError(Exception):
+    """The search for unknown snapshot bodies' ends ran out of trials."""
+
+
+@functools.lru_cache(maxsize=64)
+def _resync(section: bytes) -> tuple[dict[int, int] | None, str]:
+    """Where each unknown serializer snapshot's body ends in this meta-info section, when exactly one choice lets
+    the section parse to its end, with the snapshots' classes (one per line); else None and why. Cached: every
+    subtask of an operator writes the same section."""
+    trials = 0
+    most = min(MAX_RESYNC_TRIALS, MAX_RESYNC_BYTES // max(len(section), 1))
+
+    def search(skips: dict[int, int], unknown_at: int) -> list[dict[int, int]]:
+        nonlocal trials
+        found: list[dict[int, int]] = []
+        for end in range(unknown_at, len(section) + 1):
+            trials += 1
+            if trials > most:
+                raise _TooManyTrialsError
+            attempt = {**skips, unknown_at: end}
+            inp = DataInput(section, "")
+            try:
+                header, stop = _read_header(inp, attempt)
+            except InputError:
+                continue
+            if not header.meta_complete:
+                # another unknown body: worth a search only after what reads as a Java class's binary name
+                if stop > end and len(attempt) < MAX_UNKNOWN and JAVA_CLASS.fullmatch(_unknown_class(header)):
+                    found += search(attempt, stop)
+            elif not inp.remaining():
+                found.append(attempt)
+            if len(found) > 1:
+                break
+        return found
+
+    first, stop = _read_header(DataInput(section, ""), NO_SKIPS)
+    unknown = _unknown_class(first)
+    try:
+        found = search({}, stop)
+    except _TooManyTrialsError:
+        return (
+            None,
+            f"serializer {unknown} is unknown and its snapshot's end was not found in {most} trials",
+        )
+    if len(found) != 1:
+        why = "no end of its snapshot lets" if not found else "more than one end of its snapshot lets"
+        return None, f"serializer {unknown} is unknown and {why} the rest of the meta info parse to its end"
+    return found[0], ""
+
+
+def _unknown_class(header: KeyedBackendHeader) -> str:
+    """The class of the snapshot whose unknown body stopped this (incomplete) header's walk."""
+    snapshot = header.states[-1].serializers[-1] if header.states else header.key_serializer
+    while snapshot.nested:
+        snapshot = snapshot.nested[-1]
+    return snapshot.snapshot_class
+
+
+def _stepped_over(header: KeyedBackendHeader) -> Iterator[str]:
+    """The classes of the unknown snapshots whose bodies were stepped over (kept as their payload, with where
+    they were read; of the known snapshots only Beam's coder snapshot keeps one)."""
+    pending = [header.key_serializer, *(s for state in header.states for s in state.serializers)]
+    while pending:
+        snapshot = pending.pop(0)
+        if snapshot.payload_path and snapshot.snapshot_class != BEAM_CODER_SNAPSHOT:
+            yield snapshot.snapshot_class
+        pending[:0] = snapshot.nested
 
 
 class KeyGroupsReader:
@@ -161,7 +274,9 @@ class KeyGroupsReader:
         and starts each with a state id and a key length, or, compressed, with the Snappy stream identifier. The
         two coincide only for an uncompressed handle of the one key group 0 (a subtask that owns only it: max
         parallelism = parallelism), whose number and a first state id 0 with a key under 64 KiB both read as an
-        `int` 0: that key group is read as heap once, to its end, and is heap if that succeeds."""
+        `int` 0: that key group is read as canonical once, to its end (every key and value is length-prefixed, each
+        key starts with the key group's number, and the end mark must fall on the last byte, whatever the
+        serializers), and is heap if that fails."""
         offsets = self.handle.offsets
         if not all(offsets):
             return "canonical"
@@ -171,10 +286,11 @@ class KeyGroupsReader:
                 return "canonical"
         if len(offsets) == 1 and self.handle.start_key_group == 0 and not self.header.compressed:
             try:
-                for _ in self._heap_key_group(offsets[0], self._ends[1], 0, "key group 0"):
+                for _ in self._canonical_key_group(self._window(offsets[0], self._ends[1], 0, "key group 0"), 0):
                     pass
             except InputError:
-                return "canonical"
+                return "heap"
+            return "canonical"
         return "heap"
 
     def entries(self) -> Iterator[KeyedStateEntry]:
@@ -204,17 +320,21 @@ class KeyGroupsReader:
         framed = _SnappyFramedInput(self.stream, start, end, key_group, what)
         return _Window(framed, 0, framed.size, what)
 
-    def _codec(self, inp: DataInput, at: int) -> StateCodec:
+    def _codec(self, inp: DataInput, at: int) -> StateCodec | int:
+        """The codec of the state id read here (or `at`), or the id itself for a state the meta info could not name
+        (an unknown serializer before it): its canonical entries are stepped over, reported unread."""
         state_id = inp.read_unsigned_short("state id") if at < 0 else at
-        if state_id >= len(self._codecs):
-            known = "" if self.header.meta_complete else " (the meta info could not be read past an unknown serializer)"
-            raise inp.error(f"state id {state_id}: the stream names {len(self._codecs)} states{known}")
-        return self._codecs[state_id]
+        if state_id < len(self._codecs):
+            return self._codecs[state_id]
+        if self.header.meta_complete or not 0 <= state_id < self.header.state_count:
+            raise inp.error(f"state id {state_id}: the stream names {max(self.header.state_count, 0)} states")
+        return state_id
 
     def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[KeyedStateEntry]:
         codec = self._codec(window.need(2), -1)
         prefix_bytes = self.prefix_bytes
         two_byte_prefix = prefix_bytes == 2
+        unnamed = 0  # entries of the current state when the meta info could not name it
         while True:
             # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
             key = window.data.sub_length_prefixed("composite key", "composite key length")
@@ -232,14 +352,25 @@ class KeyGroupsReader:
                 prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
             if prefix != key_group:
                 raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
-            yield codec.canonical_entry(key_group, key, value)
+            if isinstance(codec, StateCodec):
+                yield codec.canonical_entry(key_group, key, value)
+            else:
+                unnamed += 1
             if first & FIRST_BIT_IN_BYTE_MASK:
+                if unnamed:
+                    yield self._unnamed(codec, key_group, unnamed)
+                    unnamed = 0
                 next_id = window.need(2).read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
                     break
                 codec = self._codec(window.data, next_id)
         if window.left():
             raise window.data.error(f"{window.left()} unexpected trailing bytes after key group {key_group}")
+
+    def _unnamed(self, codec: StateCodec | int, key_group: int, entries: int) -> KeyedStateEntry:
+        """What stands for the entries of a state the meta info could not name, in one key group."""
+        why = f"{entries} entries of state id {codec} in key group {key_group}: {self.header.unread}"
+        return KeyedStateEntry(f"#{codec}", key_group, None, None, None, None, f"{UNREAD}: {why}")
 
     def _heap_key_group(self, offset: int, end: int, key_group: int, what: str) -> Iterator[KeyedStateEntry]:
         number = self.stream.read(offset, min(4, end - offset), what)
@@ -248,7 +379,14 @@ class KeyGroupsReader:
         window = self._window(offset + 4, end, key_group, what)
         while window.left():
             codec = self._codec(window.need(2), -1)
-            yield from codec.heap_entries(key_group, window)
+            if not isinstance(codec, StateCodec):  # heap entries have no lengths: nothing after them can be found
+                why = f"state id {codec} and the rest of key group {key_group}: {self.header.unread}"
+                yield KeyedStateEntry(f"#{codec}", key_group, None, None, None, None, f"{UNREAD}: {why}")
+                return
+            for entry in codec.heap_entries(key_group, window):
+                yield entry
+                if entry.status.startswith(UNREAD):
+                    return
 
 
 class _ByteSource(Protocol):
@@ -431,7 +569,26 @@ class StateCodec:
         return "unknown" if snapshot is None else snapshot.snapshot_class
 
     def canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
-        """One entry from its composite key (past the key-group prefix) and its value."""
+        """One entry from its composite key (past the key-group prefix) and its value; its status says which part,
+        if any, is kept as bytes."""
+        entry = self._canonical_entry(key_group, key, value)
+        for part in (entry.key, entry.namespace, entry.user_key, entry.value):
+            if isinstance(part, Undecoded):
+                return replace(entry, status=raw_status(part.serializer))
+        return entry
+
+    def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
+        """What stands for a heap state's entries whose serializer is unknown: they have no lengths, so neither
+        they nor the rest of the key group can be read."""
+        reason = None if serializer is None else raw_reason(serializer)
+        known = "is unknown" if reason is None else f"is not decoded ({reason})"
+        why = (
+            f"{count} entries of state {self.name!r} and the rest of key group {key_group}: serializer "
+            f"{self._serializer_class(serializer)} {known}, and heap snapshot entries have no lengths"
+        )
+        return KeyedStateEntry(self.name, key_group, None, None, None, None, f"{UNREAD}: {why}")
+
+    def _canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
         name = self.name
         if self.is_timer:
             if value.remaining():
@@ -513,20 +670,27 @@ class StateCodec:
         if self.state.backend_state_type == "PRIORITY_QUEUE":
             read_timer = self.value
             if read_timer is None:
-                raise window.data.error(
-                    f"timers of state {name!r}: serializer {self._serializer_class(self.value_serializer)} unknown"
-                )
+                if count:
+                    yield self._unread_heap(key_group, count, self.value_serializer)
+                return
             for _ in range(count):
                 timer = window.decode(read_timer)
                 yield KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])
             return
         read_key, read_namespace, read_value = self.key, self.namespace, self.value
         if read_key is None or read_namespace is None or read_value is None:
-            if not count:
-                return
-            raise window.data.error(
-                f"state {name!r}: a serializer is unknown, and heap snapshot entries have no lengths"
-            )
+            if count:
+                unknown = next(
+                    serializer
+                    for serializer, read in (
+                        (self.key_serializer, read_key),
+                        (self.namespace_serializer, read_namespace),
+                        (self.value_serializer, read_value),
+                    )
+                    if read is None
+                )
+                yield self._unread_heap(key_group, count, unknown)
+            return
 
         def read_entry(data: DataInput) -> tuple[Any, Any, Any]:
             namespace = read_namespace(data)
@@ -540,6 +704,11 @@ class StateCodec:
                     yield KeyedStateEntry(name, key_group, key, namespace, user_key, user_value)
             else:
                 yield KeyedStateEntry(name, key_group, key, namespace, None, value)
+
+
+def raw_status(serializer: str) -> str:
+    """`KeyedStateEntry.status` of an entry with a part kept as bytes, and why."""
+    return f"{RAW}: {serializer}: {RAW_REASONS.get(serializer, 'a serializer this reader does not know')}"
 
 
 def _expect_variable_int(key: DataInput, value: int, what: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.savepoint.typeserializers import SerializerSnapshot, read_serializer_snapshot
+from splitaudit.savepoint.typeserializers import NO_SKIPS, SerializerSnapshot, Skips, read_serializer_snapshot
 
 BACKEND_STATE_TYPES = ("KEY_VALUE", "OPERATOR", "BROADCAST", "PRIORITY_QUEUE")
 
@@ -32,9 +32,9 @@ class StateMetaInfoSnapshot:
         return next((s for s in self.serializers if s.key == key), None)
 
 
-def read_state_meta_info(stream: DataInput) -> tuple[StateMetaInfoSnapshot, bool]:
+def read_state_meta_info(stream: DataInput, skips: Skips = NO_SKIPS) -> tuple[StateMetaInfoSnapshot, bool]:
     """`StateMetaInfoSnapshotReadersWriters.CurrentReaderImpl`; False when a serializer snapshot's body is one
-    this reader cannot step over (the meta-info section cannot be read on past it)."""
+    this reader cannot step over and `skips` does not say where it ends (the section cannot be read on past it)."""
     name = stream.read_utf("state name")
     type_at = stream.tell()
     backend_type = stream.read_int("backend state type")
@@ -47,7 +47,7 @@ def read_state_meta_info(stream: DataInput) -> tuple[StateMetaInfoSnapshot, bool
     serializers: list[SerializerSnapshot] = []
     complete = True
     for _ in range(stream.read_length("number of state serializers", 10)):
-        snapshot, complete = read_serializer_snapshot(stream, stream.read_utf("serializer key"))
+        snapshot, complete = read_serializer_snapshot(stream, stream.read_utf("serializer key"), skips)
         serializers.append(snapshot)
         if not complete:
             break

@@ -6,7 +6,10 @@ snapshotVersion` and a body that is *not* length-prefixed. Bodies read here: the
 `SimpleTypeSerializerSnapshot` (Flink's basic types, `VoidNamespaceSerializer`, `TimeWindow.Serializer`), and
 `CompositeTypeSerializerSnapshot`'s (`ListSerializerSnapshot`, `MapSerializerSnapshot`, `TimerSerializerSnapshot`:
 `int 911108, int outerVersion, outer snapshot, NestedSerializersSnapshotDelegate` = `int 1333245, int 1, int n, n
-x writeVersionedSnapshot`). Any other body stops the walk: nothing after it is guessed at.
+x writeVersionedSnapshot`). Any other body stops the walk: nothing after it is guessed at here. Where the body of
+such a snapshot ends is only known when the whole section around it parses to its end with no other choice of that
+end (`keyed.read_keyed_backend_header` searches for it); the walk is then given that end (`Skips`) and steps over
+the body, kept as the snapshot's payload.
 
 Values: `decoder(snapshot)` gives the function that reads one value the way the snapshot's serializer writes it
 (`StringValue.writeString`, `DataOutput.writeLong`, `ListSerializer`, `MapSerializer`, `TimerSerializer`, ...), or
@@ -18,13 +21,18 @@ from __future__ import annotations
 
 import decimal
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
+from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import STRING_VALUE_VARINT_BYTES, DataInput
 
 SERIALIZER_SNAPSHOT_PROXY_VERSION = 2
+# Where the body of an unknown serializer snapshot ends, by where it starts (positions of the section's DataInput)
+Skips = Mapping[int, int]
+NO_SKIPS: Skips = MappingProxyType({})
 COMPOSITE_SNAPSHOT_MAGIC = 911108  # CompositeTypeSerializerSnapshot.MAGIC_NUMBER
 NESTED_SNAPSHOTS_MAGIC = 1333245  # NestedSerializersSnapshotDelegate.MAGIC_NUMBER
 NESTED_SNAPSHOTS_VERSION = 1
@@ -52,6 +60,8 @@ STRING_VALUE = _BASE + "StringValueSerializer$StringValueSerializerSnapshot"
 NULL_VALUE = _BASE + "NullValueSerializer$NullValueSerializerSnapshot"
 STRING_ARRAY = _BASE + "array.StringArraySerializer$StringArraySerializerSnapshot"
 ENUM = _BASE + "EnumSerializer$EnumSerializerSnapshot"
+# flink-scala's `Enumeration` values (`EnumValueSerializer`: `int id`)
+SCALA_ENUM = "org.apache.flink.api.scala.typeutils.ScalaEnumSerializerSnapshot"
 LIST = _BASE + "ListSerializerSnapshot"
 MAP = _BASE + "MapSerializerSnapshot"
 _RUNTIME = "org.apache.flink.api.java.typeutils.runtime."
@@ -172,17 +182,20 @@ class SerializerSnapshot:
     parameter: int = 0
 
 
-def read_serializer_snapshot(stream: DataInput, key: str) -> tuple[SerializerSnapshot, bool]:
+def read_serializer_snapshot(stream: DataInput, key: str, skips: Skips = NO_SKIPS) -> tuple[SerializerSnapshot, bool]:
     """`writeSerializerSnapshot`'s bytes; False when the body is one this reader cannot step over (the stream
-    is then left right after the snapshot's version, where the unknown body starts)."""
+    is then left right after the snapshot's version, where the unknown body starts) and `skips` does not say
+    where it ends."""
     at = stream.tell()
     proxy_version = stream.read_int("serializer snapshot proxy version")
     if proxy_version != SERIALIZER_SNAPSHOT_PROXY_VERSION:
         raise stream.error(f"serializer snapshot proxy version {proxy_version} (expected 2)", at)
-    return _read_versioned_snapshot(stream, key, 0)
+    return _read_versioned_snapshot(stream, key, 0, skips)
 
 
-def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[SerializerSnapshot, bool]:
+def _read_versioned_snapshot(
+    stream: DataInput, key: str, depth: int, skips: Skips = NO_SKIPS
+) -> tuple[SerializerSnapshot, bool]:
     """`TypeSerializerSnapshot.writeVersionedSnapshot`: `UTF class, int version, body`."""
     if depth > MAX_NESTED:
         raise stream.error(f"serializer snapshots nested more than {MAX_NESTED} deep")
@@ -192,6 +205,8 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
         return SerializerSnapshot(key, snapshot_class, version), True
     if snapshot_class == ENUM:
         return _read_enum_snapshot(stream, key, version), True
+    if snapshot_class == SCALA_ENUM and version == 3:
+        return _read_scala_enum_snapshot(stream, key, version), True
     if snapshot_class in (VALUE, COPYABLE_VALUE) and version == 2:
         # GenericTypeSerializerSnapshot: `UTF typeClass`.
         return SerializerSnapshot(key, snapshot_class, version, type_class=stream.read_utf("value class")), True
@@ -204,12 +219,32 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
         payload = stream.read_length_prefixed("Beam CoderTypeSerializer snapshot")
         return SerializerSnapshot(key, snapshot_class, version, (), payload, stream.path, at), True
     if snapshot_class not in COMPOSITE_SNAPSHOTS:
+        start = stream.tell()
+        end = skips.get(start)
+        if end is not None:
+            at = stream.offset()
+            body = stream.read_bytes(end - start, f"body of serializer snapshot {snapshot_class}")
+            return SerializerSnapshot(key, snapshot_class, version, (), body, stream.path, at), True
+        framed = _unknown_composite(stream, key, snapshot_class, version, depth, skips)
+        if framed is not None:
+            return framed
+        stream.seek(start)
         return SerializerSnapshot(key, snapshot_class, version), False
     at = stream.tell()
     if stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
         raise stream.error(f"{snapshot_class}: bad CompositeTypeSerializerSnapshot magic number", at)
     outer_version = stream.read_int("outer snapshot version")
     type_class, parameter = _read_outer_snapshot(stream, snapshot_class, outer_version)
+    nested, complete = _read_nested(stream, snapshot_class, depth, skips)
+    found = SerializerSnapshot(key, snapshot_class, version, nested, type_class=type_class, parameter=parameter)
+    return found, complete
+
+
+def _read_nested(
+    stream: DataInput, snapshot_class: str, depth: int, skips: Skips
+) -> tuple[tuple[SerializerSnapshot, ...], bool]:
+    """`NestedSerializersSnapshotDelegate.writeNestedSerializerSnapshots`: `int 1333245, int 1, int n, n x
+    writeVersionedSnapshot`; False when a nested body stopped the walk."""
     at = stream.tell()
     if stream.read_int("nested serializer snapshots magic") != NESTED_SNAPSHOTS_MAGIC:
         raise stream.error(f"{snapshot_class}: bad NestedSerializersSnapshotDelegate magic number", at)
@@ -217,13 +252,50 @@ def _read_versioned_snapshot(stream: DataInput, key: str, depth: int) -> tuple[S
     if (version_read := stream.read_int("nested serializer snapshots version")) != NESTED_SNAPSHOTS_VERSION:
         raise stream.error(f"{snapshot_class}: nested serializer snapshots version {version_read} (expected 1)", at)
     nested = []
+    complete = True
     for _ in range(stream.read_length("number of nested serializer snapshots", 6)):
-        child, complete = _read_versioned_snapshot(stream, "", depth + 1)
+        child, complete = _read_versioned_snapshot(stream, "", depth + 1, skips)
         nested.append(child)
         if not complete:
             break
-    found = SerializerSnapshot(key, snapshot_class, version, tuple(nested), type_class=type_class, parameter=parameter)
-    return found, complete
+    return tuple(nested), complete
+
+
+# An outer snapshot of an unknown composite snapshot is looked for this far ahead (a class name or a few fields)
+MAX_OUTER_SNAPSHOT_BYTES = 4096
+NESTED_DELEGATE_START = struct.pack(">ii", NESTED_SNAPSHOTS_MAGIC, NESTED_SNAPSHOTS_VERSION)
+
+
+def _unknown_composite(
+    stream: DataInput, key: str, snapshot_class: str, version: int, depth: int, skips: Skips
+) -> tuple[SerializerSnapshot, bool] | None:
+    """A snapshot of a class this reader does not know whose body is a `CompositeTypeSerializerSnapshot`'s (the
+    Scala API's case class, Option, Either, Try serializers; many of a job's own): `int 911108, int
+    outerVersion`, an outer snapshot only its class knows, then the nested snapshots' delegate, found by its
+    magic number and version right after the outer snapshot, and read as every other. None (the stream where
+    it was) when the body is not that, or the delegate is not found or does not read."""
+    start = stream.tell()
+    if stream.remaining() < 12 or stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
+        stream.seek(start)
+        return None
+    stream.read_int("outer snapshot version")
+    outer_at = stream.tell()
+    ahead = stream.read_bytes(min(stream.remaining(), MAX_OUTER_SNAPSHOT_BYTES + 8), "outer snapshot")
+    outer_length = ahead.find(NESTED_DELEGATE_START)
+    if outer_length < 0:
+        stream.seek(start)
+        return None
+    outer = ahead[:outer_length]
+    stream.seek(outer_at + outer_length)
+    try:
+        nested, complete = _read_nested(stream, snapshot_class, depth, skips)
+    except InputError:
+        stream.seek(start)
+        return None
+    # an outer snapshot that is one class name (the case class's): kept as the type
+    one_name = len(outer) >= 2 and int.from_bytes(outer[:2], "big") == len(outer) - 2
+    name = outer[2:].decode("utf-8", "replace") if one_name else ""
+    return SerializerSnapshot(key, snapshot_class, version, nested, type_class=name), complete
 
 
 def _read_outer_snapshot(stream: DataInput, snapshot_class: str, outer_version: int) -> tuple[str, int]:
@@ -319,6 +391,20 @@ def _read_enum_snapshot(stream: DataInput, key: str, version: int) -> Serializer
     return SerializerSnapshot(key, ENUM, version, type_class=enum_class, names=names)
 
 
+def _read_scala_enum_snapshot(stream: DataInput, key: str, version: int) -> SerializerSnapshot:
+    """`ScalaEnumSerializerSnapshot` (version 3): `UTF enumClass, int n, n x (UTF name, int id)`. The values
+    (`int id`) are named when the ids are 0..n-1 in order, as Scala numbers an `Enumeration`'s values by default;
+    otherwise `names` stays empty and they are kept as bytes."""
+    enum_class = stream.read_utf("Scala enumeration class")
+    constants = [
+        (stream.read_utf("enumeration value name"), stream.read_int("enumeration value id"))
+        for _ in range(stream.read_length("number of enumeration values", 6))
+    ]
+    dense = [ident for _, ident in constants] == list(range(len(constants)))
+    names = tuple(name for name, _ in constants) if dense else ()
+    return SerializerSnapshot(key, SCALA_ENUM, version, type_class=enum_class, names=names)
+
+
 Decoder = Callable[[DataInput], Any]
 # Decoders a layer above supplies for snapshots Flink does not define (Beam's coders): None when it has none.
 Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
@@ -350,7 +436,7 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     simple = _SIMPLE.get(snapshot.snapshot_class)
     if simple is not None:
         return simple
-    if snapshot.snapshot_class == ENUM:
+    if snapshot.snapshot_class == ENUM or (snapshot.snapshot_class == SCALA_ENUM and snapshot.names):
         return lambda inp: _read_enum(inp, snapshot.names)
     if snapshot.snapshot_class == POJO:
         return _pojo_decoder(snapshot, resolve)

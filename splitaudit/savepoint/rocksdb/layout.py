@@ -22,7 +22,7 @@ from itertools import groupby
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle
-from splitaudit.savepoint.keyed import KeyedStateEntry, StateCodec, Undecoded, read_keyed_backend_header
+from splitaudit.savepoint.keyed import RAW, KeyedStateEntry, StateCodec, Undecoded, read_keyed_backend_header
 from splitaudit.savepoint.rocksdb.manifest import DEFAULT_COLUMN_FAMILY
 from splitaudit.savepoint.rocksdb.merge import merged
 from splitaudit.savepoint.rocksdb.snapshot import NativeSnapshot
@@ -83,11 +83,11 @@ class NativeSnapshotReader:
         """A column family the meta data names no serializers for (its meta info lies past a serializer snapshot
         this reader cannot step over): its keys and values as bytes, the key serializer's class named."""
         key_class = self.header.key_serializer.snapshot_class
+        status = f"{RAW}: unknown: the meta data does not name column family {name!r}: {self.header.unread}"
         for key_group, key, value in self.column_family_entries(name):
             raw_key = Undecoded(key_class, key.read_bytes(key.remaining()))
-            yield KeyedStateEntry(
-                name, key_group, raw_key, None, None, Undecoded("unknown", value.read_bytes(len(value)))
-            )
+            raw_value = Undecoded("unknown", value.read_bytes(len(value)))
+            yield KeyedStateEntry(name, key_group, raw_key, None, None, raw_value, status)
 
     def entries(self) -> Iterator[KeyedStateEntry]:
         """Every entry, key group by key group, each column family merged lazily (a block per table in memory).

@@ -1,0 +1,164 @@
+"""Flink's own savepoints and checkpoints (`flink-tests-<v>-tests.jar`), read whole with `read_keyed_state`: the
+keyed state each migration ITCase checks after restoring, decoded, in the canonical and heap layouts (the RocksDB
+native ones: rocksdb/test_flink_corpus.py); a job's own serializer stepped over in the meta info and its values
+kept as bytes (canonical) or reported unread (heap); and no snapshot of the jars stops the read but the changelog
+backend's. Taken from the jars at test time, never committed."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.home import flink_test_corpus
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.keyed import KeyGroupsReader, Undecoded
+from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
+from splitaudit.savepoint_view import keyed_reader, read_keyed_state
+from tests.unit.savepoint.rocksdb import flink_itcases as itcases
+
+pytestmark = pytest.mark.needs_build
+
+JARS = ("flink-tests-1.19.1-tests.jar", "flink-tests-1.20.1-tests.jar", "flink-tests-2.0.0-tests.jar")
+TEST_SERIALIZER = "org.apache.flink.test.migration.TypeSerializerSnapshotMigrationITCase$TestSerializerSnapshot"
+# The snapshots the changelog backend wrote (`StatefulJobSnapshotMigrationITCase` and its Scala twin on 1.16/1.17):
+# their keyed state is refused by name, the one real limit left
+CHANGELOG = {
+    "flink-tests-1.19.1-tests.jar": 5,
+    "flink-tests-1.20.1-tests.jar": 5,
+    "flink-tests-2.0.0-tests.jar": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
+    """Every snapshot folder (a folder holding `_metadata`) of each jar, extracted."""
+    found: dict[str, list[Path]] = {}
+    for jar_name in JARS:
+        target = tmp_path_factory.mktemp(jar_name.removesuffix(".jar"))
+        with zipfile.ZipFile(flink_test_corpus() / jar_name) as archive:
+            folders = sorted({n.rsplit("/", 1)[0] for n in archive.namelist() if n.endswith("/_metadata")})
+            wanted = tuple(f"{folder}/" for folder in folders)
+            archive.extractall(target, [n for n in archive.namelist() if n.startswith(wanted)])
+        found[jar_name] = [target / folder for folder in folders]
+    return found
+
+
+@pytest.mark.parametrize("jar", JARS)
+def test_stateful_job_snapshot_migration_itcase(corpus: dict[str, list[Path]], jar: str) -> None:
+    """`StatefulJobSnapshotMigrationITCase` (flink_itcases.py), decoded: `keyBy(0)` keys `Tuple1<Long>` {f0: i},
+    value state `state-name` = i (VoidNamespace in the flat maps, namespace i in the timely operators), event-time
+    timers at Long.MIN_VALUE + 10 and processing-time timers in namespace i; every entry read whole, in every
+    canonical or heap snapshot of Flink 1.8 to 1.20 (heap and RocksDB savepoints, heap checkpoints; the RocksDB
+    native ones are rocksdb/test_flink_corpus.py's)."""
+    folders = [f for f in corpus[jar] if f.name.startswith("new-stateful-udf-migration-itcase-")]
+    readable = [f for f in folders if "native" not in f.name and "rocksdb-checkpoint" not in f.name]
+    uids = {operator_id_from_uid(uid): uid for uid in itcases.STATEFUL_JOB_UIDS}
+    read = 0
+    refused = []
+    for folder in readable:
+        found: dict[tuple[str, str], set[tuple[object, object, object]]] = {}
+        try:
+            rows = list(read_keyed_state(str(folder)))
+        except InputError as error:
+            refused.append(str(error))
+            continue
+        for row in rows:
+            entry = row.entry
+            assert entry.status == "read", (folder.name, entry)
+            value = "timer" if entry.state == "_timer_state/processing_timer" else entry.value
+            found.setdefault((uids[row.operator_id], entry.state), set()).add((entry.key["f0"], entry.namespace, value))
+        flat = {(i, None, i) for i in itcases.ELEMENTS}
+        timely = {(i, i, i) for i in itcases.ELEMENTS}
+        event = {(i, i, -(2**63) + 10) for i in itcases.ELEMENTS}
+        processing = {(i, i, "timer") for i in itcases.ELEMENTS}
+        # Flink 1.8 and 1.9's RocksDB backend kept timers on the heap (HEAP timer service, its default until 1.10)
+        # and wrote them into the raw keyed state stream, which this reader does not read
+        timers = not (re.search(r"-flink1\.[89]-", folder.name) and "rocksdb" in folder.name)
+        assert found == {
+            ("CheckpointingKeyedStateFlatMap1", "state-name"): flat,
+            ("CheckpointingKeyedStateFlatMap2", "state-name"): flat,
+            **{
+                (uid, state): expected
+                for uid in ("CheckpointingTimelyStatefulOperator1", "CheckpointingTimelyStatefulOperator2")
+                for state, expected in (
+                    ("state-name", timely),
+                    ("_timer_state/event_timer", event),
+                    ("_timer_state/processing_timer", processing),
+                )
+                if timers or state == "state-name"
+            },
+        }, folder.name
+        read += 1
+    # 1.19.1/1.20.1: 44 folders (Flink 1.8-1.19), 29 of them canonical or heap; 2.0.0: 50 (1.8-1.20), 32. In each,
+    # the 1.17 heap checkpoint is the changelog backend's, refused by name
+    assert (len(readable), read) == ((32, 31) if jar.startswith("flink-tests-2.0") else (29, 28))
+    assert len(refused) == 1
+    assert "changelog state backend" in refused[0]
+
+
+@pytest.mark.parametrize("jar", JARS)
+def test_a_jobs_own_serializer_is_stepped_over(corpus: dict[str, list[Path]], jar: str) -> None:
+    """`TypeSerializerSnapshotMigrationITCase`'s `testState` is written by the test's own `TestSerializer` (a Long
+    in 8 bytes), whose snapshot body the meta info does not delimit: its end is found (the only one that lets the
+    rest of the meta info parse to the first key group), the canonical layouts keep each value as its 8 bytes,
+    status `raw`, and a heap checkpoint, whose entries have no lengths, reports the state unread."""
+    folders = [f for f in corpus[jar] if f.name.startswith("type-serializer-snapshot-migration-itcase-")]
+    assert len(folders) == 6
+    for folder in folders:
+        rows = [row.entry for row in read_keyed_state(str(folder))]
+        if folder.name.endswith(("hashmap-checkpoint", "hashmap-savepoint-native")):
+            [unread] = rows
+            assert (unread.state, unread.key_group, unread.key, unread.value) == ("testState", 0, None, None)
+            assert unread.status == (
+                "unread: 4 entries of state 'testState' and the rest of key group 0: serializer "
+                f"{TEST_SERIALIZER} is unknown, and heap snapshot entries have no lengths"
+            )
+            continue
+        assert {(e.key["f0"], e.value) for e in rows} == {
+            (i, Undecoded(TEST_SERIALIZER, itcases.long_bytes(i))) for i in itcases.ELEMENTS
+        }, folder.name
+        assert {e.status for e in rows} == {f"raw: {TEST_SERIALIZER}: a serializer this reader does not know"}
+    files = SavepointFiles(str(next(f for f in folders if f.name.endswith("hashmap-savepoint"))))
+    metadata = read_metadata(files.read_metadata(), files.metadata_path)
+    [reader] = [
+        keyed_reader(s.managed_keyed_state, files, o.max_parallelism)
+        for o in metadata.operators
+        for s in o.subtask_states
+        if s.managed_keyed_state is not None
+    ]
+    assert isinstance(reader, KeyGroupsReader)
+    assert (reader.header.meta_complete, reader.header.stepped_over) == (True, (TEST_SERIALIZER,))
+
+
+# The snapshots of each jar by what their keyed state gave (docs/inspect.md's table): none, every entry read, some
+# kept as bytes (Kryo, a job's own serializer), some unread (a heap state of such a serializer), refused
+SURVEY = {
+    "flink-tests-1.19.1-tests.jar": {"none": 57, "read": 56, "raw": 47, "unread": 29, "refused": 5},
+    "flink-tests-1.20.1-tests.jar": {"none": 57, "read": 56, "raw": 47, "unread": 29, "refused": 5},
+    "flink-tests-2.0.0-tests.jar": {"none": 64, "read": 63, "raw": 4, "unread": 2, "refused": 1},
+}
+
+
+@pytest.mark.parametrize("jar", JARS)
+def test_nothing_stops_the_read_but_the_changelog_backend(corpus: dict[str, list[Path]], jar: str) -> None:
+    """Every `_metadata` of the jar reads its keyed state to the end; what cannot be decoded is in the entries'
+    status, and only the changelog backend's handles are refused."""
+    refused: Counter[str] = Counter()
+    survey: Counter[str] = Counter()
+    for folder in corpus[jar]:
+        statuses = set()
+        try:
+            for row in read_keyed_state(str(folder)):
+                statuses.add(row.entry.status.split(":")[0])
+        except InputError as error:
+            refused["changelog" if "changelog state backend" in str(error) else str(error)] += 1
+            statuses.add("refused")
+        worst = next((s for s in ("refused", "unread", "raw", "read") if s in statuses), "none")
+        survey[worst] += 1
+    assert refused == {"changelog": CHANGELOG[jar]}
+    assert survey == SURVEY[jar]
