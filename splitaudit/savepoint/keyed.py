@@ -18,8 +18,11 @@ With compression (`execution.checkpointing.snapshot-compression`) what follows t
 larger entry), compressed or not, canonical or heap, so memory is bounded by the window and the largest entry,
 never by the key group or the state. A compressed key group is decompressed a chunk (at most 64 KiB) at a time
 as its entries are read, each chunk's lengths and checksum checked. A value whose serializer is unknown is kept
-as its bytes and the serializer snapshot's class; a heap key group, whose entries have no lengths, cannot be read
-past such a value and is refused.
+as its bytes and the serializer snapshot's class (status `raw`); a heap key group, whose entries have no lengths,
+cannot be read past such a state: one `unread` entry stands for the rest of it, and the other key groups are read.
+A serializer snapshot whose body is unknown is stepped over when exactly one end of it lets the meta info parse
+to its end (`read_keyed_backend_header`); else the states after it are unnamed, their canonical entries stepped
+over and counted in `unread` entries.
 """
 
 from __future__ import annotations
