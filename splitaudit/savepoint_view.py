@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -114,15 +115,48 @@ class SavepointView:
     kind: str | None  # V3 metadata has no properties trailer: then from the folder name, or None
     savepoint_format: str | None
     operators: tuple[OperatorView, ...]
+    keyed: tuple[KeyedStateSummary, ...] | None = None  # `inspect --keyed`: what each keyed state gave
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "path": self.path,
             "format_version": self.format_version,
             "checkpoint_id": self.checkpoint_id,
             "kind": self.kind,
             "savepoint_format": self.savepoint_format,
             "operators": [operator.to_json() for operator in self.operators],
+        }
+        if self.keyed is not None:
+            document["keyed"] = [summary.to_json() for summary in self.keyed]
+        return document
+
+
+MAX_REASONS = 3  # distinct reasons kept per keyed state in a summary
+
+
+@dataclass(frozen=True)
+class KeyedStateSummary:
+    """What one keyed state of one operator gave, over every subtask: its entries read whole, kept partly as
+    bytes (`raw`), and the rows standing for entries that could not be read (`unread`), with the first distinct
+    reasons. A subtask whose keyed state could not be read at all is a summary of state "" naming the error."""
+
+    operator_id: str
+    uid: str | None
+    state: str
+    read: int
+    raw: int
+    unread: int
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operator_id": self.operator_id,
+            "uid": self.uid,
+            "state": self.state,
+            "read": self.read,
+            "raw": self.raw,
+            "unread": self.unread,
+            "reasons": list(self.reasons),
         }
 
 
@@ -131,10 +165,12 @@ def inspect_savepoint(
     uids: Iterable[str] = (),
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    keyed: bool = False,
 ) -> SavepointView:
     """Read a savepoint/checkpoint directory (or its `_metadata`). `uids` name operators of 1.x files, which
     store only ids; when given, only the operators with those uids are shown. No file larger than
-    `max_file_size` bytes is read."""
+    `max_file_size` bytes is read. With `keyed`, every keyed state is read too and summarised
+    (`keyed_summaries`)."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}
@@ -162,7 +198,48 @@ def inspect_savepoint(
         kind=_kind_from_directory(files.directory) if properties is None else properties.kind,
         savepoint_format=None if properties is None else properties.savepoint_format,
         operators=tuple(operators),
+        keyed=keyed_summaries(files, metadata.operators, wanted) if keyed else None,
     )
+
+
+def keyed_summaries(
+    files: SavepointFiles, operators: Iterable[OperatorState], wanted: dict[str, str]
+) -> tuple[KeyedStateSummary, ...]:
+    """Every keyed state of these operators (those in `wanted` when it names any) read to its end and counted
+    per state: one subtask whose keyed state cannot be read is counted as such, and the others are still read."""
+    summaries: list[KeyedStateSummary] = []
+    for operator in operators:
+        if not wanted or operator.operator_id in wanted:
+            summaries += _keyed_summary(operator, operator.uid or wanted.get(operator.operator_id), files)
+    return tuple(summaries)
+
+
+def _keyed_summary(operator: OperatorState, uid: str | None, files: SavepointFiles) -> list[KeyedStateSummary]:
+    counts: dict[str, Counter[str]] = {}
+    reasons: dict[str, list[str]] = {}
+    for subtask in operator.subtask_states:
+        handle = subtask.managed_keyed_state
+        if handle is None:
+            continue
+        try:
+            for entry in keyed_reader(handle, files, operator.max_parallelism).entries():
+                status, _, reason = entry.status.partition(": ")
+                _count(counts, reasons, entry.state, status, reason)
+        except InputError as error:
+            _count(counts, reasons, "", "unread", f"subtask {subtask.subtask}: {error}")
+    return [
+        KeyedStateSummary(operator.operator_id, uid, state, c["read"], c["raw"], c["unread"], tuple(reasons[state]))
+        for state, c in sorted(counts.items())
+    ]
+
+
+def _count(
+    counts: dict[str, Counter[str]], reasons: dict[str, list[str]], state: str, status: str, reason: str
+) -> None:
+    counts.setdefault(state, Counter())[status] += 1
+    kept = reasons.setdefault(state, [])
+    if reason and reason not in kept and len(kept) < MAX_REASONS:
+        kept.append(reason)
 
 
 def _operator_state_names(operator: OperatorState) -> tuple[str, ...]:

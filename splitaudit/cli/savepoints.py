@@ -50,6 +50,14 @@ def diff(
 @click.argument("path")
 @UIDS
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (same as the global --json).")
+@click.option(
+    "--keyed",
+    is_flag=True,
+    help="Also read every keyed state to its end and count, per operator and state, the entries read whole, those "
+    "kept partly as bytes (raw: a Kryo or unknown serializer) and the rows standing for entries that could not be "
+    "read (unread: a heap state of an unknown serializer), with why. Reads all of the keyed state; the data "
+    "source's keyed table lists each entry.",
+)
 @ALLOW_EXTERNAL_STATE
 @MAX_FILE_SIZE
 @click.pass_context
@@ -58,6 +66,7 @@ def inspect(
     path: str,
     uids: tuple[str, ...],
     as_json: bool,
+    keyed: bool,
     allow_external_state: bool,
     max_file_size: int,
 ) -> NoReturn:
@@ -75,7 +84,8 @@ def inspect(
     enumerator's splits the same way; every split's full state is in --json.
 
     With the global --json, prints one document: {path, format_version, checkpoint_id, kind,
-    savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}.
+    savepoint_format, operators: [{id, uid, name, parallelism, max_parallelism, source}]}, and with --keyed
+    keyed: [{operator_id, uid, state, read, raw, unread, reasons}].
     Only regular files are read, each at most --max-file-size and, for a state file, exactly as large as its
     state handle says. Exit code 2 (with the file and byte offset) when the input is corrupt or unreadable.
     """
@@ -86,6 +96,7 @@ def inspect(
     def action(context: Context) -> None:
         from splitaudit.savepoint_view import inspect_savepoint
 
-        context.output.savepoint_view(inspect_savepoint(path, uids, allow_external_state, max_file_size))
+        view = inspect_savepoint(path, uids, allow_external_state, max_file_size, keyed)
+        context.output.savepoint_view(view)
 
     run(ctx, action)

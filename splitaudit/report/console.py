@@ -468,7 +468,31 @@ class ConsoleOutput(Output):
                     self.console.print(_split_table(title, pending, status=True))
                 else:
                     self.console.print(Text(printable(f"{title}: nothing pending")))
+        if view.keyed is not None:
+            self.console.print(_keyed_table(view))
         self.console.print(Text("every split's full state: splitaudit --json inspect", "dim"))
+
+
+def _keyed_table(view: SavepointView) -> Table | Text:
+    """`inspect --keyed`: per operator and state, what its entries gave."""
+    if not view.keyed:
+        return Text("keyed state: none")
+    table = Table(title="keyed state", caption="raw: kept partly as bytes; unread: rows for entries not read")
+    table.add_column("operator", overflow="fold")
+    table.add_column("state", overflow="fold")
+    for column in ("read", "raw", "unread"):
+        table.add_column(column, justify="right")
+    table.add_column("why", overflow="fold")
+    for state in view.keyed:
+        table.add_row(
+            _cell(state.uid or state.operator_id),
+            _cell(state.state or "(subtask)"),
+            str(state.read),
+            str(state.raw),
+            str(state.unread),
+            _cell("; ".join(state.reasons) or "-"),
+        )
+    return table
 
 
 def _split_table(title: str, rows: Sequence[dict[str, Any]], status: bool = False) -> Table:

@@ -6,13 +6,16 @@ backend's. Taken from the jars at test time, never committed."""
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from splitaudit.cli import main
 from splitaudit.errors import InputError
 from splitaudit.home import flink_test_corpus
 from splitaudit.savepoint.fileio import SavepointFiles
@@ -162,3 +165,41 @@ def test_nothing_stops_the_read_but_the_changelog_backend(corpus: dict[str, list
         survey[worst] += 1
     assert refused == {"changelog": CHANGELOG[jar]}
     assert survey == SURVEY[jar]
+
+
+def test_inspect_keyed_counts_each_state(corpus: dict[str, list[Path]]) -> None:
+    """`inspect --keyed`: per operator and state, the entries read, kept as bytes and unread, with why; a subtask
+    the changelog backend wrote is counted as unread with its error, not a failure of the command."""
+    folders = {f.name: f for f in corpus["flink-tests-2.0.0-tests.jar"]}
+    heap = folders["type-serializer-snapshot-migration-itcase-flink1.16-hashmap-checkpoint"]
+    result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(heap)])
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.output)["keyed"]
+    assert {k: summary[k] for k in ("state", "read", "raw", "unread")} == {
+        "state": "testState",
+        "read": 0,
+        "raw": 0,
+        "unread": 1,
+    }
+    assert summary["reasons"] == [
+        "4 entries of state 'testState' and the rest of key group 0: serializer "
+        f"{TEST_SERIALIZER} is unknown, and heap snapshot entries have no lengths"
+    ]
+    stateful = folders["new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint"]
+    result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(stateful)])
+    keyed = json.loads(result.output)["keyed"]
+    counted = {(s["operator_id"], s["state"]): (s["read"], s["raw"], s["unread"]) for s in keyed}
+    assert counted == {
+        **{(operator_id_from_uid(uid), "state-name"): (4, 0, 0) for uid in itcases.STATEFUL_JOB_UIDS},
+        **{
+            (operator_id_from_uid(uid), timers): (4, 0, 0)
+            for uid in ("CheckpointingTimelyStatefulOperator1", "CheckpointingTimelyStatefulOperator2")
+            for timers in ("_timer_state/event_timer", "_timer_state/processing_timer")
+        },
+    }
+    changelog = folders["new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint"]
+    result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(changelog)])
+    assert result.exit_code == 0, result.output
+    refused = json.loads(result.output)["keyed"]
+    assert {(s["state"], s["read"], s["raw"]) for s in refused} == {("", 0, 0)}
+    assert all("changelog state backend" in reason for s in refused for reason in s["reasons"])
