@@ -51,6 +51,8 @@ from splitaudit.stack import process
 from splitaudit.stack.stack import Stack
 
 SUBMIT_TIMEOUT = 300.0  # the job server uploads a 200 MB jar to the cluster on every submission
+RETAINED_CHECKPOINT = "retained-checkpoint"
+RESTORE_POINTS = (SAVEPOINT, RETAINED_CHECKPOINT)
 
 
 @dataclass(frozen=True)
@@ -126,14 +128,19 @@ class PortableServices:
 
 @dataclass(frozen=True)
 class PortableSettings:
-    """The Python scenario's knob beyond the Java scenario's: KafkaIO's read (one of READS), refused when made if
-    it is none of them (a UsageError, exit 2), before any stack starts."""
+    """The Python scenario's knobs beyond the Java scenario's: KafkaIO's read (one of READS) and what the job is
+    restored from (one of RESTORE_POINTS: a savepoint the first job stops with, or the latest checkpoint the
+    cluster retained of it when it is cancelled, as a restore after a failure does), refused when made if they
+    are none of them (a UsageError, exit 2), before any stack starts."""
 
     read: str = "deprecated"
+    restore_from: str = SAVEPOINT
 
     def __post_init__(self) -> None:
         if self.read not in READS:
             raise UsageError(f"--read must be one of {', '.join(READS)}, not {self.read!r}")
+        if self.restore_from not in RESTORE_POINTS:
+            raise UsageError(f"the restore point must be one of {', '.join(RESTORE_POINTS)}, not {self.restore_from!r}")
 
 
 def run_portable_scenario(
@@ -154,7 +161,10 @@ def run_portable_scenario(
         run.produce(settings.records)
         first = _submit(run, services, portable, "first", settings.parallelism, None)
         run.wait_for_first_batch(first)
-        savepoint_before = _stop_with_savepoint(run, first)
+        if portable.restore_from == RETAINED_CHECKPOINT:
+            savepoint_before = _cancel_keeping_checkpoint(run, first)
+        else:
+            savepoint_before = _stop_with_savepoint(run, first)
         if settings.added_partitions:
             run.grow_topics(settings.added_partitions)
         run.produce(settings.records)
@@ -168,7 +178,7 @@ def run_portable_scenario(
         services.stop()
     return run.report(
         f"python-{portable.read}",
-        f"{SAVEPOINT} p{settings.parallelism}->p{settings.parallelism_after}",
+        f"{portable.restore_from} p{settings.parallelism}->p{settings.parallelism_after}",
         portable_jars()["job-server"],
         (first, after),
         (savepoint_before, savepoint_after),
@@ -200,6 +210,10 @@ def _submit(
         ]  # fmt: skip
         if savepoint is not None:
             argv.append(f"--savepoint_path={savepoint}")
+        if portable.restore_from == RETAINED_CHECKPOINT:
+            # Beam's Flink runner sets the job's checkpoint retention itself (FlinkPipelineOptions): the cluster's
+            # RETAIN_ON_CANCELLATION does not reach a job the job server submits
+            argv += ["--externalized_checkpoints_enabled", "--retain_externalized_checkpoints_on_cancellation"]
         log = services.workdir / f"submit-{label}.log"
         with log.open("w") as handle:
             result = subprocess.run(
@@ -264,6 +278,19 @@ def _stop_with_savepoint(run: ScenarioRun, job: str) -> str:
         savepoint = client.wait_for_savepoint(job, trigger)
         out.append(savepoint)
     return savepoint
+
+
+def _cancel_keeping_checkpoint(run: ScenarioRun, job: str) -> str:
+    """Cancel the job (its latest checkpoint is retained on cancellation); Flink's pointer to that checkpoint,
+    from the job's checkpoint statistics: the directory listing can still hold the one before, which the
+    JobManager deletes after the next completes."""
+    with run.steps.step("cancel, keeping the latest checkpoint") as out:
+        run.flink.cancel(job)
+        latest = run.flink.checkpoints(job).latest_completed
+        if latest is None or latest.external_path is None:
+            raise ExternalError(f"job {job} has no completed checkpoint to restore from")
+        out.append(f"checkpoint {latest.id}: {latest.external_path}")
+    return latest.external_path
 
 
 def run_portable_with_own_stack(

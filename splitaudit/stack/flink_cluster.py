@@ -316,6 +316,10 @@ class FlinkCluster:
             # minutes after a TaskManager was killed (`watch` then sees none of the restart's reads).
             "web.timeout": "60000",
         }
+        if self.state_backend == "rocksdb":
+            # incremental checkpoints, as production jobs with large state take them: each retained checkpoint
+            # names the SST files of earlier ones in the job's shared/ folder
+            settings["state.backend.incremental"] = "true"
         if self.zookeeper_port is not None:
             settings.update(
                 {

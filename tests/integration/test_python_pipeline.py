@@ -26,9 +26,17 @@ from splitaudit.guard.predict import RESCALE, RESTORE_REFUSED_IMPULSE, run_guard
 from splitaudit.guard.results import GuardReport
 from splitaudit.home import portable_jars
 from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle
+from splitaudit.savepoint.metadata import read_metadata
 from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.scenario import portable
-from splitaudit.scenario.portable import PortableServices, PortableSettings, run_portable_scenario
+from splitaudit.scenario.portable import (
+    RETAINED_CHECKPOINT,
+    PortableServices,
+    PortableSettings,
+    run_portable_scenario,
+)
 from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
 from splitaudit.scenario.results import ScenarioReport
 from splitaudit.scenario.sink import read_sink
@@ -199,3 +207,64 @@ def test_sdf_read_restored_at_higher_parallelism_as_the_guard_predicted(
     assert restored == {partition: (predicted[partition], 500, 500) for partition in range(4)}
     assert _counts(report) == CLEAN
     assert _sdf_restrictions(report.savepoint_after) == [(partition, 1_000, LONG_MAX) for partition in range(4)]
+
+
+@pytest.mark.python_portable
+def test_sdf_read_restored_from_a_retained_incremental_rocksdb_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After a failure users restore from the latest retained checkpoint, and a job with large state runs RocksDB
+    # with incremental checkpoints: the splittable DoFn's positions are then in RocksDB's own files (SST tables
+    # under the job's shared/ folder, read by splitaudit/savepoint/rocksdb/). The first job (parallelism 2) is
+    # cancelled once its 2,000 records are in the sink and a checkpoint covers them; the guard and inspect read
+    # that retained chk-N just before the restore at the same parallelism; the restored job's rows then say what
+    # it did.
+    predictions: list[GuardReport] = []
+    held: list[list[tuple[int, int, int]]] = []
+    checkpoints: list[str] = []
+    submit = portable._submit
+
+    def guarded_submit(
+        run: ScenarioRun, services: PortableServices, settings: PortableSettings, label: str, parallelism: int,
+        savepoint: str | None,
+    ) -> str:  # fmt: skip
+        if savepoint is not None:
+            checkpoints.append(savepoint)
+            predictions.append(run_guard(savepoint, portable_jars()["job-server"], None, parallelism, Progress()))
+            held.append(_sdf_restrictions(savepoint))
+        return submit(run, services, settings, label, parallelism, savepoint)
+
+    monkeypatch.setattr(portable, "_submit", guarded_submit)
+    settings = ScenarioSettings(partitions=4, records=SETTINGS_RECORDS, parallelism=2, restore_parallelism=2)
+    with Stack(tmp_path / "stack", state_backend="rocksdb").running(Progress()) as stack:
+        report = run_portable_scenario(
+            stack,
+            tmp_path / "run",
+            Progress(),
+            settings,
+            PortableSettings(read="sdf", restore_from=RETAINED_CHECKPOINT),
+        )
+    [checkpoint] = checkpoints
+    assert Path(checkpoint.removeprefix("file:")).name.startswith("chk-")
+    files = SavepointFiles(checkpoint)
+    keyed = [
+        subtask.managed_keyed_state
+        for operator in read_metadata(files.read_metadata(), files.metadata_path).operators
+        for subtask in operator.subtask_states
+        if subtask.managed_keyed_state is not None
+    ]
+    assert keyed
+    assert all(isinstance(handle, IncrementalRemoteKeyedStateHandle) for handle in keyed)
+    # inspect: every partition's residual, from the 500 offsets each partition held of the first 2,000
+    assert held == [[(partition, 500, LONG_MAX) for partition in range(4)]]
+    [guard] = predictions
+    assert guard.safe
+    predicted = {p.partition: p.next_offset for source in guard.sources for p in source.partitions}
+    assert predicted == {partition: 500 for partition in range(4)}
+    rows = read_sink(Path(report.sink_path)).filter(pc.equal(pc.field("job_id"), "restored"))
+    restored = {}
+    for partition in range(4):
+        offsets = rows.filter(pc.equal(pc.field("partition"), partition)).column("offset").to_pylist()
+        restored[partition] = (min(offsets), len(offsets), len(set(offsets)))
+    assert restored == {partition: (predicted[partition], 500, 500) for partition in range(4)}
+    assert _counts(report) == CLEAN
