@@ -298,7 +298,7 @@ def _aggregate_match(
     if aggregate is None:
         others = [*(name for name, v in given.items() if v), *(["--event-time"] if event_time else [])]
         if others:
-            raise UsageError(f"{', '.join(others)} need --aggregate: they describe an aggregating sink")
+            raise UsageError(f"{', '.join(others)}: only with --aggregate (they describe an aggregating sink)")
         return None
     absent = [name for name, v in given.items() if not v]
     if absent or not (group_key and sink_group_key and sink_value):
