@@ -173,7 +173,8 @@ def _source_side(
     if match.event_windows:
         columns.append(_window_start(F.expr(str(match.event_time)), match).alias(_WINDOW))
     starts = [_per_partition(dict(h.starts)).alias(f"_start{i}") for i, h in enumerate(hypotheses)]
-    rows = read.select(*columns, *starts)
+    # A generator (explode) cannot be nested in a cast: the key is made text (as the sink's is) after the select.
+    rows = read.select(*columns, *starts).withColumn(_KEY, F.col(_KEY).cast("string"))
     keys = [_WINDOW, _KEY] if match.event_windows else [_KEY]
     return rows.groupBy(*keys).agg(
         F.sum(F.when(F.col("offset") >= F.col("_span_start"), F.col(_VALUE))).alias("expected"),

@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit.aggregate import ORDER, Reconciliation, Span, reconcile, unauditable
-from splitaudit.audit.findings import AggregateTotals
+from splitaudit.audit.aggregate import ORDER, Reconciliation, Span, reconcile
 from splitaudit.audit.hypotheses import hypotheses_of
 from splitaudit.audit.kafka_topic import read_topics
 from splitaudit.audit.request import AuditRequest
@@ -32,15 +31,12 @@ def reconcile_sink(
     savepoint: SavepointTables,
     topics: tuple[str, ...],
 ) -> Reconciliation:
-    """Reconcile the request's aggregating sink with the source `topics` from `before`'s offsets to
-    `savepoint`'s; an idempotent aggregate is reported unauditable without reading anything."""
+    """Reconcile the request's aggregating sink (a count or a sum) with the source `topics` from `before`'s
+    offsets to `savepoint`'s."""
     match, bootstrap, sink = request.aggregate, request.bootstrap, request.sink
     if match is None or bootstrap is None or sink is None:  # AuditRequest: --aggregate needs them
         raise UsageError("--aggregate needs --sink and --bootstrap")
     span = Span(resume_offsets(before), resume_offsets(savepoint))
-    if not match.auditable:
-        totals = AggregateTotals(match.function, "", "", 0, 0, 0, 0, 0, 0, 0)
-        return Reconciliation((unauditable(match),), totals, ())
     offsets: dict[tuple[str, int], PartitionOffsets] = {}
     for topic in topics:
         offsets |= partition_offsets(bootstrap, topic, request.group)

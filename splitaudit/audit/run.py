@@ -72,7 +72,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             ledger = ledger_of(list_tree(request.sink), request.naming)
             findings += check_ledger(ledger)
     aggregate = None
-    if request.aggregate is not None and before is not None and savepoint is not None and kafka is not None:
+    if request.aggregate is not None and not request.aggregate.auditable:
+        from splitaudit.audit.aggregate import unauditable  # an idempotent aggregate: nothing to read, no Spark
+
+        findings.append(unauditable(request.aggregate))
+    elif request.aggregate is not None and before is not None and savepoint is not None and kafka is not None:
         from splitaudit.audit.aggregate_sink import reconcile_sink
 
         with progress.step(f"reconcile the aggregates of {request.sink} with {kafka.named}"):
