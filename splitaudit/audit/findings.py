@@ -4,7 +4,9 @@ JSON shape (the `audit` contract in docs/audit.md): `{"summary": {duplicate_reco
 double_assigned_partitions, missing_partitions, rewound_partitions}, "findings": [{kind, severity, topic,
 partition, …}], "coverage": […], "notes": […], "assignment": [{operator, subtasks, partitions_from,
 partitions: [{topic, partition, status, holders}]}], "ledger": [{path, family, window_start, window_end, pane,
-pane_last, shard, shards, size, modified, rows, rewritten}]}`.
+pane_last, shard, shards, size, modified, rows, rewritten}], and with --aggregate only "aggregate": {function, windows,
+boundary, keys, expected_total, emitted_total, excess_total, excess_keys, deficit_total, deficit_keys,
+hypotheses: [{start_is, starts, keys_wrong, chosen}]}}`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ MASKED_DUPLICATES = "masked_duplicates"  # records read twice (before the savepo
 UNMATCHED = "unmatched_sink_rows"  # sink rows whose identity no source record holds
 AMBIGUOUS_IDENTITY = "ambiguous_source_identity"  # one identity held by several source records: not judged
 NO_IDENTITY = "source_records_without_identity"  # source records whose identity expression is null: not judged
+
+# Finding kinds of an aggregating sink reconciled against its source (--aggregate, `aggregate`).
+AGGREGATE_EXCESS = "aggregate_excess"  # keys emitted above the source's aggregate: records counted twice
+AGGREGATE_DEFICIT = "aggregate_deficit"  # keys emitted below the source's aggregate: records not counted
+AGGREGATE_UNAUDITABLE = "aggregate_unauditable"  # max, min, latest, distinct: a double read leaves them unchanged
 
 # How a duplicate's class was decided: from the sink's lineage columns, or inferred from evidence without them.
 BY_LINEAGE = "lineage"
@@ -256,6 +263,40 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class AggregateTotals:
+    """An aggregating sink's reconciliation in figures (the JSON's `aggregate`): keys compared, the source's and
+    the sink's totals, the excess and deficit over the keys above and below, how the sink's records after SP0
+    were chosen, and each twin-start hypothesis tested with the keys it got wrong."""
+
+    function: str  # count or sum
+    windows: str  # event_time (per window and key) or processing_time (per key over the span)
+    boundary: str
+    keys: int
+    expected_total: int | float
+    emitted_total: int | float
+    excess_total: int | float
+    excess_keys: int
+    deficit_total: int | float
+    deficit_keys: int
+    hypotheses: tuple[dict[str, Any], ...] = ()  # {start_is, starts: [[topic, partition, offset]], keys_wrong, chosen}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "windows": self.windows,
+            "boundary": self.boundary,
+            "keys": self.keys,
+            "expected_total": self.expected_total,
+            "emitted_total": self.emitted_total,
+            "excess_total": self.excess_total,
+            "excess_keys": self.excess_keys,
+            "deficit_total": self.deficit_total,
+            "deficit_keys": self.deficit_keys,
+            "hypotheses": list(self.hypotheses),
+        }
+
+
+@dataclass(frozen=True)
 class Findings:
     """Everything one audit found, with the coverage it was judged on and notes on how it was judged."""
 
@@ -265,6 +306,7 @@ class Findings:
     notes: tuple[str, ...] = field(default=())
     assignment: tuple[AssignmentMatrix, ...] = ()
     ledger: tuple[SinkFile, ...] = ()  # a file sink's files as Beam named them (empty: no windowed names)
+    aggregate: AggregateTotals | None = None  # an aggregating sink's reconciliation (--aggregate)
 
     @property
     def exit_code(self) -> int:
@@ -272,7 +314,8 @@ class Findings:
         return EXIT_FINDINGS if any(f.severity == ERROR for f in self.findings) else EXIT_CLEAN
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The contract's document; `aggregate` only for a reconciliation of an aggregating sink."""
+        document = {
             "summary": self.summary.to_json(),
             "findings": [f.to_json() for f in self.findings],
             "coverage": [c.to_json() for c in self.coverage],
@@ -280,3 +323,4 @@ class Findings:
             "assignment": [a.to_json() for a in self.assignment],
             "ledger": [f.to_json() for f in self.ledger],
         }
+        return document if self.aggregate is None else document | {"aggregate": self.aggregate.to_json()}

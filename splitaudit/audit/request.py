@@ -60,6 +60,64 @@ class IdentityMatch:
         return f"sink {self.sink_key} = source {self.source_key}"
 
 
+COUNTING = ("count", "sum")  # aggregates a double read inflates: reconciled against the source
+IDEMPOTENT = ("max", "min", "latest", "distinct")  # aggregates a double read leaves as they were: unauditable
+PANES = ("accumulating", "discarding")
+
+
+@dataclass(frozen=True)
+class AggregateMatch:
+    """An aggregating sink reconciled against its source (`audit.aggregate`): the aggregate (`count`, or
+    `sum:EXPR` over the source record; `max|min|latest|distinct:EXPR` are taken only to be reported
+    unauditable), the key of each source record (`group_key`, a Spark SQL expression over Spark's Kafka columns,
+    or an array of keys) and the sink's key and aggregate. With `event_time` (an expression giving each source
+    record's event time in epoch ms) and `window_size` (seconds), the job windows on event time: keys are
+    compared per (window, key), the sink's window start (epoch ms) given by `sink_window`, its panes reduced
+    as `panes` says. Without, windows are processing-time ones and keys are compared over the whole span."""
+
+    aggregate: str
+    group_key: str
+    sink_group_key: str
+    sink_value: str
+    event_time: str | None = None
+    window_size: float | None = None
+    window_offset: float = 0.0
+    sink_window: str | None = None
+    panes: str = "discarding"
+
+    @property
+    def function(self) -> str:
+        return self.aggregate.split(":", 1)[0].strip().lower()
+
+    @property
+    def expression(self) -> str | None:
+        """The EXPR of `sum:EXPR` (and of the idempotent ones); None for count."""
+        parts = self.aggregate.split(":", 1)
+        return parts[1].strip() if len(parts) == 2 and parts[1].strip() else None
+
+    @property
+    def auditable(self) -> bool:
+        return self.function in COUNTING
+
+    @property
+    def event_windows(self) -> bool:
+        return self.event_time is not None
+
+    def __post_init__(self) -> None:
+        if self.function not in COUNTING + IDEMPOTENT:
+            raise UsageError(f"--aggregate {self.aggregate!r}: give count, or sum|max|min|latest|distinct:EXPR")
+        if self.function != "count" and self.expression is None:
+            raise UsageError(f"--aggregate {self.function}:EXPR needs the expression it aggregates")
+        if self.function == "count" and self.expression is not None:
+            raise UsageError("--aggregate count takes no expression: it counts each key's records")
+        if (self.event_time is None) != (self.window_size is None) or (self.event_time and not self.sink_window):
+            raise UsageError("event-time windows need --event-time, --window-size and --sink-window together")
+        if self.window_size is not None and self.window_size <= 0:
+            raise UsageError(f"--window-size must be positive, not {self.window_size:g}")
+        if self.panes not in PANES:
+            raise UsageError(f"--panes {self.panes!r}: one of {', '.join(PANES)}")
+
+
 @dataclass(frozen=True)
 class SavepointOptions:
     """How to read savepoints: which operators (uids of 1.x files) and whether state outside the dir is read."""
@@ -92,6 +150,7 @@ class AuditRequest:
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
     watermark_delay: float = WATERMARK_DELAY  # seconds a job's watermark may trail its records' Kafka time
+    aggregate: AggregateMatch | None = None  # an aggregating sink, reconciled against the source (--aggregate)
 
     @classmethod
     def from_options(
@@ -119,6 +178,15 @@ class AuditRequest:
         max_file_size: int,
         exactly_once: bool,
         master: str,
+        aggregate: str | None = None,
+        group_key: str | None = None,
+        sink_group_key: str | None = None,
+        sink_value: str | None = None,
+        event_time: str | None = None,
+        window_size: float | None = None,
+        window_offset: float = 0.0,
+        sink_window: str | None = None,
+        panes: str = "discarding",
     ) -> AuditRequest:
         """The request `audit`'s options (as the CLI parsed them) ask for; UsageError when they do not combine."""
         return cls(
@@ -138,6 +206,17 @@ class AuditRequest:
             jar=jar,
             sink_naming=sink_naming,
             watermark_delay=watermark_delay,
+            aggregate=_aggregate_match(
+                aggregate,
+                group_key,
+                sink_group_key,
+                sink_value,
+                event_time,
+                window_size,
+                window_offset,
+                sink_window,
+                panes,
+            ),
         )
 
     def __post_init__(self) -> None:
@@ -168,6 +247,13 @@ class AuditRequest:
             if not self.sink or self.sink_format == "kafka":
                 raise UsageError("--sink-naming needs --sink naming a directory of files: it reads their names")
             NamingTemplate.custom(self.sink_naming)  # a template it cannot read is refused now, not after Spark
+        if self.aggregate is not None and not (self.sink and self.bootstrap and self.before and self.savepoint):
+            raise UsageError(
+                "--aggregate needs --sink, --bootstrap, --before SP0 and --savepoint SP1: the sink's aggregates are "
+                "reconciled with the source records from SP0's offsets to SP1's, read from that cluster"
+            )
+        if self.aggregate is not None and self.identity is not None:
+            raise UsageError("--aggregate reconciles aggregates, not records: give no --sink-key/--match-payload")
         if self.jar and not self.before:
             raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
         for path, option in ((self.savepoint, "--savepoint"), (self.before, "--before")):
@@ -194,6 +280,32 @@ class DiffRequest:
     def __post_init__(self) -> None:
         for path, argument in ((self.before, "SP0"), (self.after, "SP1")):
             _check_exists(path, argument)
+
+
+def _aggregate_match(
+    aggregate: str | None,
+    group_key: str | None,
+    sink_group_key: str | None,
+    sink_value: str | None,
+    event_time: str | None,
+    window_size: float | None,
+    window_offset: float,
+    sink_window: str | None,
+    panes: str,
+) -> AggregateMatch | None:
+    """What --aggregate and its options ask for; None without --aggregate. UsageError when they do not combine."""
+    given = {"--group-key": group_key, "--sink-group-key": sink_group_key, "--sink-value": sink_value}
+    if aggregate is None:
+        others = [*(name for name, v in given.items() if v), *(["--event-time"] if event_time else [])]
+        if others:
+            raise UsageError(f"{', '.join(others)}: only with --aggregate (they describe an aggregating sink)")
+        return None
+    absent = [name for name, v in given.items() if not v]
+    if absent or not (group_key and sink_group_key and sink_value):
+        raise UsageError(f"--aggregate needs {', '.join(absent)}")
+    return AggregateMatch(
+        aggregate, group_key, sink_group_key, sink_value, event_time, window_size, window_offset, sink_window, panes
+    )
 
 
 def _check_exists(path: str, named: str) -> None:

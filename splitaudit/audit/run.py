@@ -19,6 +19,7 @@ from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
     REWIND,
+    AggregateTotals,
     Finding,
     Findings,
     SinkFile,
@@ -66,11 +67,24 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     findings: list[Finding] = []
     notes: list[str] = []
     ledger = None
-    if request.sink and request.sink_format != "kafka" and not _is_local_file(request.sink):
+    if request.sink and request.sink_format != "kafka" and not _is_local_file(request.sink) and not request.aggregate:
         with progress.step(f"read the file names of {request.sink}"):
             ledger = ledger_of(list_tree(request.sink), request.naming)
             findings += check_ledger(ledger)
-    if request.sink:
+    aggregate = None
+    if request.aggregate is not None and not request.aggregate.auditable:
+        from splitaudit.audit.aggregate import unauditable  # an idempotent aggregate: nothing to read, no Spark
+
+        findings.append(unauditable(request.aggregate))
+    elif request.aggregate is not None and before is not None and savepoint is not None and kafka is not None:
+        from splitaudit.audit.aggregate_sink import reconcile_sink
+
+        with progress.step(f"reconcile the aggregates of {request.sink} with {kafka.named}"):
+            reconciled = reconcile_sink(_spark(request, progress), request, before, savepoint, kafka.topics)
+        findings += reconciled.findings
+        notes += reconciled.notes
+        aggregate = reconciled.totals
+    elif request.sink:
         spark = _spark(request, progress)
         with (
             progress.step(f"audit the {request.sink_format} sink {request.sink}"),
@@ -107,7 +121,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             resume = {} if savepoint is None else resume_offsets(savepoint)
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)
-    return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files)
+    return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files, aggregate)
 
 
 def _is_local_file(path: str) -> bool:
@@ -409,6 +423,7 @@ def _findings(
     assignment: AssignmentCheck | None,
     notes: list[str],
     ledger: tuple[SinkFile, ...] = (),
+    aggregate: AggregateTotals | None = None,
 ) -> Findings:
     """One `Findings`, with the contract's summary counted from the findings."""
 
@@ -426,4 +441,4 @@ def _findings(
     if assignment is not None:
         notes += [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
     matrices = () if assignment is None else assignment.matrices
-    return Findings(summary, tuple(findings), coverage, tuple(notes), matrices, ledger)
+    return Findings(summary, tuple(findings), coverage, tuple(notes), matrices, ledger, aggregate)

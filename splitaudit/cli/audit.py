@@ -117,6 +117,40 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
     help="The jar the job was restored with (needs --before): evidence for classifying duplicates of a sink "
     "without lineage (an unfixed FlinkSource re-reads restored splits).",
 )
+# An aggregating sink reconciled against its source (`audit.aggregate`): one contiguous block of options.
+@click.option(
+    "--aggregate",
+    metavar="count|sum:EXPR",
+    help="The sink holds aggregates, not records: reconcile them with the source from --before's offsets to "
+    "--savepoint's (needs --bootstrap). count, or sum:EXPR over the source record; max, min, latest and distinct "
+    "are reported unauditable (a double read leaves them unchanged).",
+)
+@click.option(
+    "--group-key",
+    metavar="EXPR",
+    help="The key each source record is aggregated under: a Spark SQL expression over Spark's Kafka columns, or an "
+    "array of keys (e.g. `split(CAST(value AS STRING), ' ')` for words).",
+)
+@click.option("--sink-group-key", metavar="EXPR", help="The key of each sink record (a Spark SQL expression).")
+@click.option("--sink-value", metavar="EXPR", help="The aggregate of each sink record (a Spark SQL expression).")
+@click.option(
+    "--event-time",
+    metavar="EXPR",
+    help="The job windows on event time: each source record's time in epoch ms (e.g. `timestamp` as ms, or a value "
+    "field); keys are then compared per (window, key). Needs --window-size and --sink-window.",
+)
+@click.option("--window-size", type=float, metavar="SECONDS", help="The fixed windows' size (event time).")
+@click.option("--window-offset", type=float, default=0.0, show_default=True, metavar="SECONDS",
+              help="The fixed windows' offset.")  # fmt: skip
+@click.option("--sink-window", metavar="EXPR", help="The window start (epoch ms) of each sink record.")
+@click.option(
+    "--panes",
+    type=click.Choice(("accumulating", "discarding")),
+    default="discarding",
+    show_default=True,
+    help="How the job's panes are emitted: accumulating (the last pane of a window and key holds its aggregate) "
+    "or discarding (its panes add up).",
+)
 @UIDS
 @ALLOW_EXTERNAL_STATE
 @MAX_FILE_SIZE
@@ -170,6 +204,9 @@ def audit(ctx: click.Context, /, html_path: Path | None, log_path: Path | None, 
       the files written after that savepoint for windows that closed before it (rewritten_files: a restored job
       re-read those windows and replaced their files) and, with --bootstrap, their records held once though read
       twice (masked_duplicates) or lost with the replaced file (lost_by_rewrite).
+    Aggregating sinks (--aggregate, --before SP0 --savepoint SP1, --bootstrap): the aggregate per key the source
+      records from SP0's to SP1's offsets give, against what the sink emitted after SP0 (aggregate_excess,
+      aggregate_deficit); a twin-reader start that explains every key's excess is double_assignment, inferred.
 
     --html FILE also writes one page (no external resources) with the summary, the partition x subtask
     assignment matrix, per-partition offset-coverage bars and the findings; it never overwrites FILE.

@@ -22,6 +22,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from splitaudit.audit.findings import offset_range
+from splitaudit.audit.hypotheses import COMMITTED as COMMITTED  # re-exported: the guard names these starts
+from splitaudit.audit.hypotheses import LOG_END_AT_RESTORE as LOG_END_AT_RESTORE
+from splitaudit.audit.hypotheses import LOG_START as LOG_START
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets
@@ -36,10 +39,8 @@ AUTO_OFFSET_RESET = "auto_offset_reset"
 NO_SPEC = "no_spec"  # the savepoint's source is not a KafkaIO read: nothing says where a fresh reader starts
 
 # What the twin's start is (`start_is`); `twin_start` holds the offset when it is known now.
+# COMMITTED, LOG_START and LOG_END_AT_RESTORE are the audit's hypotheses too (`audit.hypotheses`, which holds them).
 OFFSET_FOR_TIME = "offset_for_start_read_time"
-COMMITTED = "committed_offset"
-LOG_START = "log_start"
-LOG_END_AT_RESTORE = "log_end_at_restore"  # never known before the restore: the end when the twin starts
 READER_FAILS = "reader_fails"  # the twin's consumer throws on start: the restored job fails
 UNKNOWN = "unknown"  # needs --bootstrap, or a value the guard does not know
 

@@ -173,3 +173,21 @@ def test_every_audit_usage_error_is_one_json_document(tmp_path: Path, args: list
     result = CliRunner().invoke(main, ["--json", "audit", *args, "--log", str(tmp_path / "libraries.log")])
     assert result.exit_code == 2
     assert json.loads(result.stdout) == {"error": {"type": "UsageError", "message": message}}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--aggregate", "count", "--group-key", "value", "--sink-group-key", "k", "--sink-value", "n"],
+            "--aggregate needs --sink, --bootstrap, --before SP0 and --savepoint SP1: the sink's aggregates are "
+            "reconciled with the source records from SP0's offsets to SP1's, read from that cluster",
+        ),
+        (["--aggregate", "count", "--group-key", "value"], "--aggregate needs --sink-group-key, --sink-value"),
+        (["--group-key", "value"], "--group-key: only with --aggregate (they describe an aggregating sink)"),
+    ],
+)
+def test_aggregate_options_are_refused_before_spark_starts(tmp_path: Path, args: list[str], message: str) -> None:
+    shown = CliRunner().invoke(main, ["--json", "audit", "--sink", str(tmp_path), *args])
+    assert shown.exit_code == 2
+    assert json.loads(shown.stdout) == {"error": {"type": "UsageError", "message": message}}

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.request import AuditRequest, DiffRequest, IdentityMatch, SavepointOptions, SinkColumns
+from splitaudit.audit.request import (
+    AggregateMatch,
+    AuditRequest,
+    DiffRequest,
+    IdentityMatch,
+    SavepointOptions,
+    SinkColumns,
+)
 from splitaudit.errors import UsageError
 
 # What `audit` passes when only the options a test names are given (click's defaults).
@@ -182,3 +189,18 @@ def test_a_diff_names_the_argument_whose_savepoint_does_not_exist(inputs: dict[s
     with pytest.raises(UsageError) as refused:
         DiffRequest(inputs["before"], absent)
     assert str(refused.value) == f"{absent}: no such file or directory (SP1)"
+
+
+def test_aggregate_options_are_checked_before_anything_is_read(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="give count, or sum"):
+        AggregateMatch("avg:x", "value", "k", "n")
+    with pytest.raises(UsageError, match="needs the expression"):
+        AggregateMatch("sum", "value", "k", "n")
+    with pytest.raises(UsageError, match="takes no expression"):
+        AggregateMatch("count:x", "value", "k", "n")
+    with pytest.raises(UsageError, match="--event-time, --window-size and --sink-window together"):
+        AggregateMatch("count", "value", "k", "n", event_time="timestamp")
+    match = AggregateMatch("latest:value", "key", "k", "n")
+    assert (match.function, match.expression, match.auditable) == ("latest", "value", False)
+    with pytest.raises(UsageError, match="--aggregate needs --sink, --bootstrap, --before SP0 and --savepoint SP1"):
+        AuditRequest(sink=str(tmp_path), aggregate=AggregateMatch("count", "value", "k", "n"))

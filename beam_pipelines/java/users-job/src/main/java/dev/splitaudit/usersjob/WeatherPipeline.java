@@ -151,11 +151,20 @@ public final class WeatherPipeline {
 
   /** The read's bootstrap servers, topic, keys and consumer configuration, as --consumer says. */
   private static <V> KafkaIO.Read<String, V> consumer(KafkaIO.Read<String, V> read, WeatherOptions options) {
+    return consumer(
+        read, options.getBootstrapServers(), options.getInputTopic(), options.getConsumer(), options.getGroupId());
+  }
+
+  /**
+   * The read's bootstrap servers, topic, keys (strings), log-append event time and consumer configuration:
+   * 'none', 'group' (groupId, committed in finalize) or 'earliest'. The word count reads the same way.
+   */
+  static <V> KafkaIO.Read<String, V> consumer(
+      KafkaIO.Read<String, V> read, String bootstrap, String topic, String consumer, String groupId) {
     Map<String, Object> config = new HashMap<>();
-    String consumer = options.getConsumer();
     KafkaIO.Read<String, V> configured =
-        read.withBootstrapServers(options.getBootstrapServers())
-            .withTopic(options.getInputTopic())
+        read.withBootstrapServers(bootstrap)
+            .withTopic(topic)
             .withKeyDeserializer(StringDeserializer.class)
             .withLogAppendTime();
     switch (consumer) {
@@ -163,7 +172,7 @@ public final class WeatherPipeline {
         // No group.id and no auto.offset.reset: Kafka's default, latest.
         return configured;
       case CONSUMER_GROUP:
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, options.getGroupId());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         return configured.withConsumerConfigUpdates(config).commitOffsetsInFinalize();
       case CONSUMER_EARLIEST:
