@@ -85,6 +85,9 @@ RAW_REASONS = {
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # RowKind.toByteValue order
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
 TIME_WINDOW = "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot"
+GLOBAL_WINDOW = (
+    "org.apache.flink.streaming.api.windowing.windows.GlobalWindow$Serializer$GlobalWindowSerializerSnapshot"
+)
 TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
 # Beam's CoderTypeSerializer snapshot (Flink 1.19 runner): `int len, byte[len]` = the serializer, Java-serialized
 # by Beam's SerializableUtils (Snappy-compressed), its Coder inside. Kept as bytes: the Beam layer reads the coder.
@@ -115,6 +118,7 @@ EMPTY_BODY_SNAPSHOTS = frozenset(
         BYTE_ARRAY,
         VOID_NAMESPACE,
         TIME_WINDOW,
+        GLOBAL_WINDOW,
         CHAR,
         DATE,
         SQL_DATE,
@@ -151,6 +155,7 @@ FIXED_LENGTHS = {
     FLOAT: 4,
     VOID_NAMESPACE: 0,
     TIME_WINDOW: 16,
+    GLOBAL_WINDOW: 0,  # getLength() 0 though it writes a byte: not variable-sized in a RocksDB composite key
 }
 
 FIXED_LENGTHS.update({twin: FIXED_LENGTHS[primitive] for twin, primitive in VALUE_TWINS.items()})
@@ -562,6 +567,12 @@ def _read_void_namespace(inp: DataInput) -> None:
         raise inp.error("VoidNamespace byte is not 0", inp.tell() - 1)
 
 
+def _read_global_window(inp: DataInput) -> str:
+    """`GlobalWindow.Serializer`: one byte (0), the one window there is."""
+    inp.read_unsigned_byte("GlobalWindow")
+    return "GlobalWindow"
+
+
 def _read_time_window(inp: DataInput) -> dict[str, int]:
     """`TimeWindow.Serializer`: `long start, long end`."""
     return {"start": inp.read_long("window start"), "end": inp.read_long("window end")}
@@ -652,6 +663,7 @@ _SIMPLE: dict[str, Decoder] = {
     BYTE_ARRAY: lambda inp: inp.read_length_prefixed("byte array value").hex(),
     VOID_NAMESPACE: _read_void_namespace,
     TIME_WINDOW: _read_time_window,
+    GLOBAL_WINDOW: _read_global_window,
     CHAR: _read_char,
     DATE: _nullable_millis,
     SQL_DATE: _nullable_millis,

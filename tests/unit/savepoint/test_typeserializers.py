@@ -7,7 +7,13 @@ import pytest
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint import typeserializers as ts
-from splitaudit.savepoint.typeserializers import read_string_value
+from splitaudit.savepoint.typeserializers import (
+    GLOBAL_WINDOW,
+    SerializerSnapshot,
+    decoder,
+    fixed_length,
+    read_string_value,
+)
 
 
 def _string_value(text: str | None) -> bytes:
@@ -57,3 +63,15 @@ def test_fixed_length_of_composites_follows_flink_get_length() -> None:
     assert ts.fixed_length(ts.SerializerSnapshot("", ts.TUPLE, 2, (long, void))) is None  # a 0-length field
     assert ts.fixed_length(ts.SerializerSnapshot("", ts.NULLABLE, 1, (long,), parameter=8)) == 9
     assert ts.fixed_length(ts.SerializerSnapshot("", ts.NULLABLE, 1, (long,), parameter=0)) is None
+
+
+def test_global_window_is_one_byte_of_length_zero() -> None:
+    """`GlobalWindow.Serializer` (flink-streaming-java): `writeByte(0)`, `getLength()` 0, so a RocksDB composite key
+    carries no length after a key when the namespace is the global window."""
+    snapshot = SerializerSnapshot("NAMESPACE_SERIALIZER", GLOBAL_WINDOW, 1)
+    read = decoder(snapshot)
+    assert read is not None
+    data = DataInput(b"\x00", "test")
+    assert read(data) == "GlobalWindow"
+    assert data.remaining() == 0
+    assert fixed_length(snapshot) == 0
