@@ -6,6 +6,7 @@ confines them to the savepoint directory. Ranges let keyed state be read a windo
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 from splitaudit.errors import InputError
@@ -38,10 +39,9 @@ class StateStream:
         """`length` bytes from `start` (relative to the stream's beginning), as a decoder."""
         handle, files, at = self.handle, self.files, self.handle_offset
         if start < 0 or length < 0 or start + length > self.size:
+            where, offset = self._location(start)
             raise InputError(
-                files.metadata_path,
-                at,
-                f"{what}: bytes [{start}, {start + length}) lie outside the {self.size}-byte stream",
+                where, offset, f"{what}: bytes [{start}, {start + length}) lie outside the {self.size}-byte stream"
             )
         if isinstance(handle, ByteStreamStateHandle):
             return DataInput(handle.data[start : start + length], files.metadata_path, handle.data_offset + start)
@@ -58,6 +58,18 @@ class StateStream:
         part = (handle.start_pos + start, length)
         path, data = files.read_absolute(handle.physical_path, span, files.metadata_path, at, whole=False, part=part)
         return DataInput(data, path, handle.start_pos + start)
+
+    def _location(self, start: int) -> tuple[str, int]:
+        """The file holding the stream's byte `start` and that byte's offset in it, for messages: a file handle's
+        own file (an SST or MANIFEST of a RocksDB snapshot is named, not the `_metadata` that lists it)."""
+        handle = self.handle
+        if isinstance(handle, ByteStreamStateHandle):
+            return self.files.metadata_path, handle.data_offset + max(start, 0)
+        if isinstance(handle, RelativeFileStateHandle):
+            return posixpath.join(self.files.directory, handle.relative_path), start
+        if isinstance(handle, FileStateHandle):
+            return handle.path, start
+        return handle.physical_path, handle.start_pos + start
 
 
 def open_state_stream(handle: StreamStateHandle, files: SavepointFiles, at: int, what: str) -> StateStream:

@@ -10,10 +10,13 @@ import pytest
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.handles import RelativeFileStateHandle
 from splitaudit.savepoint.rocksdb.compression import MAX_BLOCK_BYTES, ZSTD, decompress
 from splitaudit.savepoint.rocksdb.log import HEADER_BYTES
 from splitaudit.savepoint.rocksdb.manifest import read_manifest
 from splitaudit.savepoint.rocksdb.table import BlockBasedTable
+from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint_view import read_keyed_state
 from tests.unit.savepoint.rocksdb.local import LocalFile
 
@@ -115,3 +118,12 @@ def test_a_short_table_names_its_handle_in_the_metadata(tmp_path: Path) -> None:
         list(read_keyed_state(str(snapshot)))
     assert raised.value.path == str(tables[0])
     assert f"(referenced at byte {path_at - 1} of {snapshot / '_metadata'})" in str(raised.value)
+
+
+def test_a_read_past_a_native_file_names_that_file(tmp_path: Path) -> None:
+    """A range past a file handle's size names the file and the offset in it, not the `_metadata` listing it."""
+    (tmp_path / "_metadata").write_bytes(b"")
+    stream = StateStream(RelativeFileStateHandle("000009.sst", 10), SavepointFiles(str(tmp_path)), 123)
+    with pytest.raises(InputError, match=r"footer: bytes \[5, 15\) lie outside the 10-byte stream") as raised:
+        stream.read(5, 10, "footer")
+    assert (raised.value.path, raised.value.offset) == (str(tmp_path / "000009.sst"), 5)
