@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from spark_bench import timed
+from spark_bench import kept_topic_run, timed
 
 from splitaudit.audit.aggregate import Span, reconcile
 from splitaudit.audit.hypotheses import hypotheses_of
@@ -42,8 +41,6 @@ from splitaudit.audit.kafka_topic import read_topics
 from splitaudit.audit.request import AggregateMatch
 from splitaudit.clients import kafka
 from splitaudit.clients.spark import spark_session
-from splitaudit.stack import process
-from splitaudit.stack.kafka import KafkaBroker
 
 PARTITIONS = 4
 KEYS = 10_000
@@ -128,17 +125,13 @@ def main() -> None:
 
 def _run(args: argparse.Namespace, rows: int) -> dict[str, Any]:
     run = args.data / f"run-{rows}"
-    made = run / "made"  # written once the topic and the sink are complete
-    if not (args.keep and made.is_file()):
-        shutil.rmtree(run, ignore_errors=True)
-    broker = KafkaBroker(run / "kafka", process.free_port(), process.free_port())
-    broker.start()
-    try:
+
+    def make(bootstrap: str) -> None:
+        produce(bootstrap, rows)
+        write_sink(run / "sink", rows)
+
+    with kept_topic_run(run, args.keep, make) as broker:
         sink = str(run / "sink")
-        if not made.is_file():
-            produce(broker.bootstrap, rows)
-            write_sink(run / "sink", rows)
-            made.touch()
         expected, excess = expected_counts(rows)
         span, committed = span_of(rows)
         truth = (
@@ -168,10 +161,6 @@ def _run(args: argparse.Namespace, rows: int) -> dict[str, Any]:
             "all_reconciles_s": [round(s, 2) for s in audits],
             "excess_total": truth[1],
         }
-    finally:
-        broker.stop()
-        if not args.keep:
-            shutil.rmtree(run, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from spark_bench import UI_CONFIG, StageMetrics, add_master_options, spark_master, timed
+from spark_bench import UI_CONFIG, StageMetrics, add_master_options, kept_topic_run, spark_master, timed
 
 from splitaudit.audit.identity import map_to_source
 from splitaudit.audit.kafka_topic import read_topics, topic_records
@@ -47,8 +46,6 @@ from splitaudit.audit.request import IdentityMatch
 from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit.clients.spark import spark_session
-from splitaudit.stack import process
-from splitaudit.stack.kafka import KafkaBroker
 
 PARTITIONS = 4
 FILES = 40
@@ -178,17 +175,13 @@ def _run(args: argparse.Namespace, master: str, master_config: dict[str, str]) -
     for rows in args.rows or [1_000_000]:
         expected, sink_rows = expected_findings(rows, wide)
         run = args.data / f"run-{rows}{'-wide' if wide else ''}"
-        made = run / "made"  # written once the topic and the sink are complete
-        if not (args.keep and made.is_file()):
-            shutil.rmtree(run, ignore_errors=True)
-        broker = KafkaBroker(run / "kafka", process.free_port(), process.free_port())
-        broker.start()
-        try:
+
+        def make(bootstrap: str, run: Path = run, rows: int = rows) -> None:
+            produce(bootstrap, rows)
+            write_sink(run / "sink", rows, wide=wide)
+
+        with kept_topic_run(run, args.keep, make) as broker:
             sink = str(run / "sink")
-            if not made.is_file():
-                produce(broker.bootstrap, rows)
-                write_sink(run / "sink", rows, wide=wide)
-                made.touch()
             config = {"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "8", **master_config}
             spark = spark_session(
                 master, app_name="splitaudit-bench", config=config | UI_CONFIG if args.stages else config
@@ -216,10 +209,6 @@ def _run(args: argparse.Namespace, master: str, master_config: dict[str, str]) -
             if stage_metrics is not None:
                 report["sizes"][rows]["audit_stages"] = stage_metrics.since_mark()  # of the last run
             spark.stop()
-        finally:
-            broker.stop()
-            if not args.keep:
-                shutil.rmtree(run, ignore_errors=True)
     return report
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from splitaudit.stack.kafka import KafkaBroker
 from splitaudit.stack.process import free_port
 from splitaudit.stack.spark_cluster import SparkCluster
 
@@ -25,6 +27,27 @@ def timed(action: Callable[[], Any]) -> tuple[float, Any]:
     started = time.monotonic()
     result = action()
     return time.monotonic() - started, result
+
+
+@contextmanager
+def kept_topic_run(run: Path, keep: bool, make: Callable[[str], None]) -> Iterator[KafkaBroker]:
+    """A run folder with a Kafka broker of its own on 127.0.0.1: `make(bootstrap)` writes the run's topic and sink
+    once (with `keep`, a folder whose `made` marker is there is reused as it is); the broker is stopped after and,
+    without `keep`, the folder removed."""
+    made = run / "made"  # written once the topic and the sink are complete
+    if not (keep and made.is_file()):
+        shutil.rmtree(run, ignore_errors=True)
+    broker = KafkaBroker(run / "kafka", free_port(), free_port())
+    broker.start()
+    try:
+        if not made.is_file():
+            make(broker.bootstrap)
+            made.touch()
+        yield broker
+    finally:
+        broker.stop()
+        if not keep:
+            shutil.rmtree(run, ignore_errors=True)
 
 
 def add_master_options(parser: argparse.ArgumentParser) -> None:

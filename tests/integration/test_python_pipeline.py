@@ -11,6 +11,7 @@ its restore at a lower one (it cannot map the first job's Impulse to the restore
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,31 @@ def _sdf_restrictions(savepoint: str) -> list[tuple[int, int, int]]:
 LONG_MAX = (1 << 63) - 1  # ReadFromKafkaDoFn's restriction end without a stop
 
 
+def _before_each_restore(monkeypatch: pytest.MonkeyPatch, judge: Callable[[str, int], None]) -> None:
+    """Have `judge(restart point, parallelism)` run just before the scenario submits a restore from it."""
+    submit = portable._submit
+
+    def judged_submit(
+        run: ScenarioRun, services: PortableServices, settings: PortableSettings, label: str, parallelism: int,
+        savepoint: str | None,
+    ) -> str:  # fmt: skip
+        if savepoint is not None:
+            judge(savepoint, parallelism)
+        return submit(run, services, settings, label, parallelism, savepoint)
+
+    monkeypatch.setattr(portable, "_submit", judged_submit)
+
+
+def _restored_reads(report: ScenarioReport) -> dict[int, tuple[int, int, int]]:
+    """What the restored job wrote, per partition: (first offset, rows, distinct offsets)."""
+    rows = read_sink(Path(report.sink_path)).filter(pc.equal(pc.field("job_id"), "restored"))
+    restored = {}
+    for partition in range(4):
+        offsets = rows.filter(pc.equal(pc.field("partition"), partition)).column("offset").to_pylist()
+        restored[partition] = (min(offsets), len(offsets), len(set(offsets)))
+    return restored
+
+
 @pytest.mark.python_portable
 def test_sdf_read_restored_at_same_parallelism(stack: Stack, tmp_path: Path) -> None:
     report = _run(stack, tmp_path, "sdf", 2)
@@ -179,17 +205,11 @@ def test_sdf_read_restored_at_higher_parallelism_as_the_guard_predicted(
     # where the savepoint holds it. The guard judges the first job's savepoint just before the restore is
     # submitted; the restored job's own rows in the sink then say what it did.
     predictions: list[GuardReport] = []
-    submit = portable._submit
 
-    def guarded_submit(
-        run: ScenarioRun, services: PortableServices, settings: PortableSettings, label: str, parallelism: int,
-        savepoint: str | None,
-    ) -> str:  # fmt: skip
-        if savepoint is not None:
-            predictions.append(run_guard(savepoint, portable_jars()["job-server"], None, parallelism, Progress()))
-        return submit(run, services, settings, label, parallelism, savepoint)
+    def judge(savepoint: str, parallelism: int) -> None:
+        predictions.append(run_guard(savepoint, portable_jars()["job-server"], None, parallelism, Progress()))
 
-    monkeypatch.setattr(portable, "_submit", guarded_submit)
+    _before_each_restore(monkeypatch, judge)
     report = _run(stack, tmp_path, "sdf", 3)
     [guard] = predictions
     assert [(f.kind, f.severity, f.count) for f in guard.findings] == [(RESCALE, INFO, 4)]
@@ -197,14 +217,8 @@ def test_sdf_read_restored_at_higher_parallelism_as_the_guard_predicted(
     assert guard.safe
     predicted = {held.partition: held.next_offset for source in guard.sources for held in source.partitions}
     assert predicted == {partition: 500 for partition in range(4)}
-    # What the restored job read, per partition: (first offset, rows, distinct offsets). Predicted: from the held
-    # offset to the end of the 1,000, each offset once.
-    rows = read_sink(Path(report.sink_path)).filter(pc.equal(pc.field("job_id"), "restored"))
-    restored = {}
-    for partition in range(4):
-        offsets = rows.filter(pc.equal(pc.field("partition"), partition)).column("offset").to_pylist()
-        restored[partition] = (min(offsets), len(offsets), len(set(offsets)))
-    assert restored == {partition: (predicted[partition], 500, 500) for partition in range(4)}
+    # What the restored job read: from the held offset to the end of the 1,000, each offset once.
+    assert _restored_reads(report) == {partition: (predicted[partition], 500, 500) for partition in range(4)}
     assert _counts(report) == CLEAN
     assert _sdf_restrictions(report.savepoint_after) == [(partition, 1_000, LONG_MAX) for partition in range(4)]
 
@@ -222,19 +236,13 @@ def test_sdf_read_restored_from_a_retained_incremental_rocksdb_checkpoint(
     predictions: list[GuardReport] = []
     held: list[list[tuple[int, int, int]]] = []
     checkpoints: list[str] = []
-    submit = portable._submit
 
-    def guarded_submit(
-        run: ScenarioRun, services: PortableServices, settings: PortableSettings, label: str, parallelism: int,
-        savepoint: str | None,
-    ) -> str:  # fmt: skip
-        if savepoint is not None:
-            checkpoints.append(savepoint)
-            predictions.append(run_guard(savepoint, portable_jars()["job-server"], None, parallelism, Progress()))
-            held.append(_sdf_restrictions(savepoint))
-        return submit(run, services, settings, label, parallelism, savepoint)
+    def judge(checkpoint: str, parallelism: int) -> None:
+        checkpoints.append(checkpoint)
+        predictions.append(run_guard(checkpoint, portable_jars()["job-server"], None, parallelism, Progress()))
+        held.append(_sdf_restrictions(checkpoint))
 
-    monkeypatch.setattr(portable, "_submit", guarded_submit)
+    _before_each_restore(monkeypatch, judge)
     settings = ScenarioSettings(partitions=4, records=SETTINGS_RECORDS, parallelism=2, restore_parallelism=2)
     with Stack(tmp_path / "stack", state_backend="rocksdb").running(Progress()) as stack:
         report = run_portable_scenario(
@@ -261,10 +269,5 @@ def test_sdf_read_restored_from_a_retained_incremental_rocksdb_checkpoint(
     assert guard.safe
     predicted = {p.partition: p.next_offset for source in guard.sources for p in source.partitions}
     assert predicted == {partition: 500 for partition in range(4)}
-    rows = read_sink(Path(report.sink_path)).filter(pc.equal(pc.field("job_id"), "restored"))
-    restored = {}
-    for partition in range(4):
-        offsets = rows.filter(pc.equal(pc.field("partition"), partition)).column("offset").to_pylist()
-        restored[partition] = (min(offsets), len(offsets), len(set(offsets)))
-    assert restored == {partition: (predicted[partition], 500, 500) for partition in range(4)}
+    assert _restored_reads(report) == {partition: (predicted[partition], 500, 500) for partition in range(4)}
     assert _counts(report) == CLEAN
