@@ -19,7 +19,7 @@ from splitaudit.audit.request import AuditRequest
 from splitaudit.audit.rewind import resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables
 from splitaudit.audit.sink_files import read_files
-from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
+from splitaudit.clients.kafka import topics_offsets
 from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import metadata_written_at
 
@@ -37,9 +37,7 @@ def reconcile_sink(
     if match is None or bootstrap is None or sink is None:  # AuditRequest: --aggregate needs them
         raise UsageError("--aggregate needs --sink and --bootstrap")
     span = Span(resume_offsets(before), resume_offsets(savepoint))
-    offsets: dict[tuple[str, int], PartitionOffsets] = {}
-    for topic in topics:
-        offsets |= partition_offsets(bootstrap, topic, request.group)
+    offsets = topics_offsets(bootstrap, topics, request.group)
     hypotheses = hypotheses_of(
         {tp: o for tp, o in span.start.items() if tp in span.end},
         {tp: o.log_start for tp, o in offsets.items()},

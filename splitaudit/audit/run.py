@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     from splitaudit.audit.parquet_pass import ParquetFiles
     from splitaudit.audit.sink import SinkAudit
-    from splitaudit.clients.kafka import PartitionOffsets
 
 DENSE_NOTE = (
     "gaps are judged between each partition's lowest and highest sink offset, assuming dense offsets "
@@ -112,12 +111,10 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
         with progress.step("compare with the earlier savepoint"):
             findings = list(check_rewind(before, savepoint)) + findings
     if kafka is not None:
-        from splitaudit.clients.kafka import partition_offsets
+        from splitaudit.clients.kafka import topics_offsets
 
         with progress.step(f"compare with the offsets of {kafka.named} at {kafka.bootstrap}"):
-            offsets: dict[tuple[str, int], PartitionOffsets] = {}
-            for topic in kafka.topics:
-                offsets |= partition_offsets(kafka.bootstrap, topic, request.group)
+            offsets = topics_offsets(kafka.bootstrap, kafka.topics, request.group)
             resume = {} if savepoint is None else resume_offsets(savepoint)
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)

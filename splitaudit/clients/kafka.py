@@ -179,6 +179,16 @@ def partition_offsets(
     return {(topic, p): PartitionOffsets(starts[p], ends[p], committed.get(p)) for p in partitions}
 
 
+def topics_offsets(
+    bootstrap: str, topics: Iterable[str], group: str | None = None
+) -> dict[tuple[str, int], PartitionOffsets]:
+    """`partition_offsets` of every partition of these topics, keyed (topic, partition)."""
+    offsets: dict[tuple[str, int], PartitionOffsets] = {}
+    for topic in topics:
+        offsets |= partition_offsets(bootstrap, topic, group)
+    return offsets
+
+
 def offsets_for_time(
     bootstrap: str, topic: str, millis: int, timeout: float = ADMIN_TIMEOUT
 ) -> dict[tuple[str, int], int | None]:

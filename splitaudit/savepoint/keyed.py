@@ -135,14 +135,12 @@ def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
     if header.meta_complete:
         return header
     stream.seek(start)
-    section = stream.read_bytes(stream.remaining(), "keyed state meta info")
-    skips, reason = _resync(section)
-    stream.seek(start)
+    skips, reason = _resync(stream.read_bytes(stream.remaining(), "keyed state meta info"))
     if skips is None:
-        header, _ = _read_header(stream, NO_SKIPS)
         return replace(header, unread=reason)
-    header, _ = _read_header(stream, {start + at: start + end for at, end in skips.items()})
-    return replace(header, stepped_over=tuple(_stepped_over(header)))
+    stream.seek(start)
+    resynced, _ = _read_header(stream, {start + at: start + end for at, end in skips.items()})
+    return replace(resynced, stepped_over=tuple(_stepped_over(resynced)))
 
 
 def _read_header(stream: DataInput, skips: Skips) -> tuple[KeyedBackendHeader, int]:
@@ -181,9 +179,9 @@ class _TooManyTrialsError(Exception):
 
 @functools.lru_cache(maxsize=64)
 def _resync(section: bytes) -> tuple[dict[int, int] | None, str]:
-    """Where each unknown serializer snapshot's body ends in this meta-info section, when exactly one choice lets
-    the section parse to its end, with the snapshots' classes (one per line); else None and why. Cached: every
-    subtask of an operator writes the same section."""
+    """Where each unknown serializer snapshot's body ends in this meta-info section (by where it starts), when
+    exactly one choice lets the section parse to its end; else None and why. Cached: every subtask of an operator
+    writes the same section."""
     trials = 0
     most = min(MAX_RESYNC_TRIALS, MAX_RESYNC_BYTES // max(len(section), 1))
 
@@ -361,7 +359,9 @@ class KeyGroupsReader:
                 unnamed += 1
             if first & FIRST_BIT_IN_BYTE_MASK:
                 if unnamed:
-                    yield self._unnamed(codec, key_group, unnamed)
+                    yield self._unnamed(
+                        f"{unnamed} entries of state id {codec} in key group {key_group}", codec, key_group
+                    )
                     unnamed = 0
                 next_id = window.need(2).read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
@@ -370,10 +370,11 @@ class KeyGroupsReader:
         if window.left():
             raise window.data.error(f"{window.left()} unexpected trailing bytes after key group {key_group}")
 
-    def _unnamed(self, codec: StateCodec | int, key_group: int, entries: int) -> KeyedStateEntry:
-        """What stands for the entries of a state the meta info could not name, in one key group."""
-        why = f"{entries} entries of state id {codec} in key group {key_group}: {self.header.unread}"
-        return KeyedStateEntry(f"#{codec}", key_group, None, None, None, None, f"{UNREAD}: {why}")
+    def _unnamed(self, what: str, state_id: StateCodec | int, key_group: int) -> KeyedStateEntry:
+        """What stands for `what` (entries of a state the meta info could not name) in one key group."""
+        return KeyedStateEntry(
+            f"#{state_id}", key_group, None, None, None, None, f"{UNREAD}: {what}: {self.header.unread}"
+        )
 
     def _heap_key_group(self, offset: int, end: int, key_group: int, what: str) -> Iterator[KeyedStateEntry]:
         number = self.stream.read(offset, min(4, end - offset), what)
@@ -383,8 +384,7 @@ class KeyGroupsReader:
         while window.left():
             codec = self._codec(window.need(2), -1)
             if not isinstance(codec, StateCodec):  # heap entries have no lengths: nothing after them can be found
-                why = f"state id {codec} and the rest of key group {key_group}: {self.header.unread}"
-                yield KeyedStateEntry(f"#{codec}", key_group, None, None, None, None, f"{UNREAD}: {why}")
+                yield self._unnamed(f"state id {codec} and the rest of key group {key_group}", codec, key_group)
                 return
             for entry in codec.heap_entries(key_group, window):
                 yield entry

@@ -44,7 +44,7 @@ from splitaudit.clients.flink import (
     FlinkUnreachableError,
     error_line,
 )
-from splitaudit.clients.kafka import PartitionOffsets, partition_offsets
+from splitaudit.clients.kafka import PartitionOffsets, topics_offsets
 from splitaudit.errors import ExternalError, SplitauditError, UsageError, printable
 from splitaudit.guard.lifecycle import (
     CANCELLING,
@@ -433,11 +433,9 @@ class _Watch:
         return frozenset(topic for topic, _ in self.resume)
 
     def kafka_offsets(self) -> dict[Key, PartitionOffsets]:
-        offsets: dict[Key, PartitionOffsets] = {}
-        if self.settings.bootstrap is not None:
-            for topic in sorted(self.topics):
-                offsets |= partition_offsets(self.settings.bootstrap, topic)
-        return offsets
+        if self.settings.bootstrap is None:
+            return {}
+        return topics_offsets(self.settings.bootstrap, sorted(self.topics))
 
     def resumed_from(self, location: str) -> bool:
         """Take the offsets the job resumes from (`location`'s) and check them against the log start."""
