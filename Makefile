@@ -10,13 +10,14 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
-$(VENV)/.installed: pyproject.toml requirements.lock
+# The checkout installs both of its distributions editable: the product (.) and the lab (lab/).
+$(VENV)/.installed: pyproject.toml lab/pyproject.toml requirements.lock
 	@echo "==> python environment in $(VENV)/ (requirements.lock)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q uv==0.13.8
 	@$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -r requirements.lock
-	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
-	@$(BIN)/python -m compileall -q splitaudit > /dev/null
+	@$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e . -e lab
+	@$(BIN)/python -m compileall -q splitaudit lab/splitaudit_lab > /dev/null
 	@# pyspark comes as an sdist whose every fresh install is a new revision in uv's cache (0.5-1.4 GB built each
 	@# time): drop what no revision reaches any more, or each new checkout (every CI run) leaves a build behind.
 	@$(BIN)/uv cache prune -q
@@ -26,7 +27,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 setup: $(VENV)/.installed
 	@$(BIN)/splitaudit setup
 
-# The stack lock (splitaudit/stack/stack.lock.json), every file setup downloads, resolved anew from
+# The stack lock (lab/splitaudit_lab/stack/stack.lock.json), every file setup downloads, resolved anew from
 # beam_pipelines/java/stack/*/pom.xml by Maven and from PyPI's index: after changing a pom or a version.
 stack-lock: $(VENV)/.installed
 	$(BIN)/python tools/stack_lock.py

@@ -17,9 +17,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from splitaudit.stack.kafka import KafkaBroker
-from splitaudit.stack.process import free_port
-from splitaudit.stack.spark_cluster import SparkCluster
+from splitaudit_lab.stack.kafka import KafkaBroker
+from splitaudit_lab.stack.process import free_port
+from splitaudit_lab.stack.spark_cluster import SparkCluster
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:

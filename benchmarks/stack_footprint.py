@@ -20,9 +20,9 @@ from pathlib import Path
 import psutil
 
 from splitaudit.progress import ConsoleProgress
-from splitaudit.stack import install, process
-from splitaudit.stack.smoke import run_smoke
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack import install, process
+from splitaudit_lab.stack.smoke import run_smoke
+from splitaudit_lab.stack.stack import Stack
 
 
 class RssSampler(threading.Thread):

@@ -1,6 +1,6 @@
 """How fast `splitaudit watch` stops a restored stock Beam 2.62.0 job, and that it stays silent on a patched one.
 
-On one real stack, each run is `splitaudit.scenario.watched.run_watched_restore`: the restore scenario's first
+On one real stack, each run is `splitaudit_lab.scenario.watched.run_watched_restore`: the restore scenario's first
 half (N records, the reference pipeline, savepoint and cancel, N more records: the restored backlog), then the
 watch started, then the restore submitted with the job id the watch waits for; the watch acts with
 stop-with-savepoint or cancel (`--on-error`). Every run is repeated at each pace of `--rates` (records per second
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from splitaudit.guard.results import ACTIONS, STOP
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.watched import run_watched_restore
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
+from splitaudit_lab.scenario.watched import run_watched_restore
+from splitaudit_lab.stack.stack import Stack
 
 
 def main() -> None:

@@ -120,13 +120,6 @@ def built_pipeline_classes(beam_version: str = BEAM_VERSION) -> Path:
     return module / "target" / f"reference-pipeline-beam-{beam_version}-0.1.0.jar"
 
 
-def pipeline_classes_jar() -> Path:
-    """The reference pipeline's own jar for BEAM_VERSION as package data of `splitaudit.stack` (`jobs/`, filled
-    from the reactor's build by `splitaudit setup` in a checkout): an installed wheel assembles the demo's job
-    jars from it, the lineage kit and the pipeline's dependencies from Maven Central."""
-    return Path(str(importlib.resources.files("splitaudit.stack"))) / "jobs" / built_pipeline_classes().name
-
-
 def in_checkout() -> bool:
     """Whether splitaudit runs from a checkout of its repository (an editable install), which holds the sources
     `splitaudit setup` builds the job jars and the patch from; an installed wheel does not (its setup installs
@@ -147,7 +140,7 @@ def stack_home() -> Path:
 
 
 def downloads_dir() -> Path:
-    """The files of the stack lock as downloaded (`splitaudit.stack.downloads`), kept so a second setup downloads
+    """The files of the stack lock as downloaded (`splitaudit_lab.stack.downloads`), kept so a second setup downloads
     nothing."""
     return stack_home() / "downloads"
 

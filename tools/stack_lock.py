@@ -1,4 +1,4 @@
-"""Write the stack lock (splitaudit/stack/stack.lock.json): every file `splitaudit setup` downloads.
+"""Write the stack lock (lab/splitaudit_lab/stack/stack.lock.json): every file `splitaudit setup` downloads.
 
 The Flink distributions are the two sdists PyPI's index lists for each release (apache-flink-libraries, then
 apache-flink). The jar components are dependency-list poms under beam_pipelines/java/stack/, resolved by Maven
@@ -26,8 +26,8 @@ import requests
 from splitaudit.errors import ExternalError, SplitauditError
 from splitaudit.home import BEAM_VERSION, FLINK_VERSION, JAVA_ROOT, OLDER_FLINK_VERSIONS, maven_repo, patch_repo
 from splitaudit.progress import ConsoleProgress, Progress
-from splitaudit.stack.install import maven
-from splitaudit.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
+from splitaudit_lab.stack.install import maven
+from splitaudit_lab.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
 
 # Each Maven component: its poms' folders under beam_pipelines/java/stack/, and the options of their resolution.
 MAVEN_COMPONENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -31,6 +31,11 @@ COMMANDS: Mapping[str, str] = {
 }
 # The entry point group through which other installed packages add commands (name = "module:attribute").
 ENTRY_POINT_GROUP = "splitaudit.commands"
+# The lab's commands (the splitaudit-lab distribution), named here only to tell a user who runs one without the lab
+# which extra installs it.
+LAB_COMMANDS = frozenset(
+    {"demo", "matrix", "python-scenario", "scenario", "setup", "smoke", "stack", "users-job-scenario"}
+)
 
 
 def _load(target: str) -> click.Command:
@@ -67,6 +72,11 @@ class LazyGroup(click.Group):
             return self.commands[cmd_name]
         target = self.lazy.get(cmd_name) or self.plugins().get(cmd_name)
         if target is None:
+            if cmd_name in LAB_COMMANDS:
+                ctx.fail(
+                    f"`{cmd_name}` is a command of splitaudit's lab (the embedded stack and its scenarios), which "
+                    "the extra [stack] installs: pip install 'splitaudit[stack]'"
+                )
             return None
         command = _load(target)
         self.commands[cmd_name] = command

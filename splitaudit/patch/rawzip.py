@@ -4,7 +4,7 @@ Python's `zipfile` re-compresses whatever it writes, so a jar it rewrites differ
 no content changed. A `ZipWriter` instead copies each kept entry's local record (header, compressed data,
 data descriptor) and central-directory record byte for byte from a `ZipArchive`, fixing up only offsets, and
 writes new records for new content alone: `rewrite_entries` replaces a few entries of one jar this way, and
-a job jar is assembled from many (`splitaudit.stack.job_jar`). Layout per PKWARE APPNOTE 6.3 §4.3; ZIP64 end
+a job jar is assembled from many (`splitaudit_lab.stack.job_jar`). Layout per PKWARE APPNOTE 6.3 §4.3; ZIP64 end
 records are read and written (job jars pass 65,535 entries easily), ZIP64 per-entry sizes and offsets (files
 over 4 GiB) are not.
 """

@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from splitaudit.guard.results import GuardReport, WatchEvent, WatchReport
     from splitaudit.patch.results import LineageKitReport, PatchReport
     from splitaudit.savepoint_view import SavepointView
-    from splitaudit.scenario.results import DemoReport, GuardedRestore, MatrixReport, ScenarioReport
-    from splitaudit.scenario.users_job_results import UsersJobReport
-    from splitaudit.stack.results import SetupReport, SmokeReport, StackStatus
 
 
 class Output(ABC):
@@ -36,40 +33,12 @@ class Output(ABC):
         """Show an error: one line, or the traceback with --debug."""
 
     @abstractmethod
-    def setup_report(self, report: SetupReport) -> None:
-        """Show what `splitaudit setup` installed or found in place."""
-
-    @abstractmethod
-    def stack_status(self, status: StackStatus) -> None:
-        """Show the processes of a stack run directory and whether they are up."""
-
-    @abstractmethod
-    def smoke_report(self, report: SmokeReport) -> None:
-        """Show the steps of the smoke scenario and where its savepoint is."""
-
-    @abstractmethod
     def patch_report(self, report: PatchReport) -> None:
         """Show which classes `patch-jar` replaced and where the patched jar is."""
 
     @abstractmethod
     def lineage_kit_report(self, report: LineageKitReport) -> None:
         """Show where `lineage-kit` wrote the kit's jar and the lines that add it to a Maven or Gradle build."""
-
-    @abstractmethod
-    def scenario_report(self, report: ScenarioReport) -> None:
-        """Show the restore scenario's steps, per-partition sink counts and where its savepoints are."""
-
-    @abstractmethod
-    def users_job_report(self, report: UsersJobReport) -> None:
-        """Show the users'-job scenario: its steps and, per partition, what each output holds of each phase."""
-
-    @abstractmethod
-    def demo_report(self, report: DemoReport) -> None:
-        """Show the stock and the patched restore scenario side by side, per partition."""
-
-    @abstractmethod
-    def matrix_report(self, report: MatrixReport) -> None:
-        """Show every run of the real-cluster matrix per partition, with whether it is as expected."""
 
     @abstractmethod
     def savepoint_view(self, view: SavepointView) -> None:
@@ -89,10 +58,6 @@ class Output(ABC):
     def watch_report(self, report: WatchReport) -> None:
         """Show what `splitaudit watch` found and did, ending in its one CI line (each finding was already
         written as a JSON line when found)."""
-
-    @abstractmethod
-    def guarded_restore(self, result: GuardedRestore) -> None:
-        """Show `scenario --guard`: the guard's verdict and, when restored, what the watch found and did."""
 
     @abstractmethod
     def findings(self, findings: Findings) -> None:
@@ -118,31 +83,10 @@ class JsonOutput(Output):
             error["offset"] = getattr(ex, "offset", None)
         self._print({"error": error})
 
-    def setup_report(self, report: SetupReport) -> None:
-        self._print(report.to_json())
-
-    def stack_status(self, status: StackStatus) -> None:
-        self._print(status.to_json())
-
-    def smoke_report(self, report: SmokeReport) -> None:
-        self._print(report.to_json())
-
     def patch_report(self, report: PatchReport) -> None:
         self._print(report.to_json())
 
     def lineage_kit_report(self, report: LineageKitReport) -> None:
-        self._print(report.to_json())
-
-    def scenario_report(self, report: ScenarioReport) -> None:
-        self._print(report.to_json())
-
-    def users_job_report(self, report: UsersJobReport) -> None:
-        self._print(report.to_json())
-
-    def demo_report(self, report: DemoReport) -> None:
-        self._print(report.to_json())
-
-    def matrix_report(self, report: MatrixReport) -> None:
         self._print(report.to_json())
 
     def guard_report(self, report: GuardReport) -> None:
@@ -151,9 +95,6 @@ class JsonOutput(Output):
     def watch_report(self, report: WatchReport) -> None:
         # One line, so that stdout of `--json watch` is JSON lines: the findings as found, then this.
         sys.stdout.write(json.dumps(report.to_json(self.debug)) + "\n")
-
-    def guarded_restore(self, result: GuardedRestore) -> None:
-        self._print(result.to_json())
 
     def findings(self, findings: Findings) -> None:
         self._print(findings.to_json())

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from splitaudit.clients.spark import spark_session
 from splitaudit.home import PATCH_VARIANTS, patch_jar_path
 from splitaudit.progress import Progress
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.stack import Stack
 from tests.integration.wheel_install import build_wheel
 
 

@@ -32,7 +32,7 @@ from splitaudit.audit.kafka_topic import read_topics, topic_records
 from splitaudit.audit.request import IdentityMatch
 from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from confluent_kafka import Producer
 
 from splitaudit.audit.findings import LAG, MISSING, UNASSIGNED
 from splitaudit.clients import kafka
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.stack import Stack
 from tests.kafka_transactions import MARKED, produce_transactions
 
 pytestmark = pytest.mark.integration

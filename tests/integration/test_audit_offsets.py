@@ -8,7 +8,7 @@ from confluent_kafka import Consumer, TopicPartition
 from splitaudit.audit.findings import COMMITTED_OFFSET, ERROR, EXPIRED_UNREAD, INFO, LAG, WARNING
 from splitaudit.audit.offsets import check_offsets
 from splitaudit.clients import kafka
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -30,9 +30,9 @@ import pytest
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, NEW_PARTITION, UNASSIGNED
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
-from splitaudit.scenario.results import ScenarioReport
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

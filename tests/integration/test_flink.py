@@ -10,8 +10,8 @@ import pytest
 from splitaudit.clients import kafka
 from splitaudit.clients.flink import FlinkRestError
 from splitaudit.home import jobs_dir
-from splitaudit.stack.install import SMOKE_JOB
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.install import SMOKE_JOB
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

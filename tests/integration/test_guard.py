@@ -14,8 +14,8 @@ from splitaudit.cli import main
 from splitaudit.clients import kafka
 from splitaudit.errors import UsageError
 from splitaudit.home import PIPELINE_JARS
-from splitaudit.scenario.restore import pipeline_jar
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import pipeline_jar
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.home import PIPELINE_JARS, lineage_kit_jar, maven_repo, pipeline_classes_jar
-from splitaudit.stack.job_jar import write_pipeline_jars
-from splitaudit.stack.lock import read_lock
+from splitaudit.home import PIPELINE_JARS, lineage_kit_jar, maven_repo
+from splitaudit_lab.stack.job_jar import pipeline_classes_jar, write_pipeline_jars
+from splitaudit_lab.stack.lock import read_lock
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 

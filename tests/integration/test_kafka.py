@@ -10,8 +10,8 @@ from confluent_kafka import Consumer, TopicPartition
 from splitaudit.clients import kafka
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.stack.process import free_port
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.process import free_port
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.stack import Stack
 from tests.kafka_transactions import MARKED, produce_transactions
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ import pytest
 
 from splitaudit.home import MATRIX_FLINK
 from splitaudit.progress import Progress
-from splitaudit.scenario.matrix import run_matrix
-from splitaudit.scenario.restore import ScenarioSettings
+from splitaudit_lab.scenario.matrix import run_matrix
+from splitaudit_lab.scenario.restore import ScenarioSettings
 
 pytestmark = [pytest.mark.integration, pytest.mark.matrix]
 

@@ -19,10 +19,10 @@ import pytest
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import s3_filesystem
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
-from splitaudit.scenario.results import ScenarioReport
-from splitaudit.stack.object_store import ObjectStore
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.stack.object_store import ObjectStore
+from splitaudit_lab.stack.stack import Stack
 from tests.unit.conftest import fixture
 
 pytestmark = pytest.mark.integration

@@ -31,17 +31,17 @@ from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle
 from splitaudit.savepoint.metadata import read_metadata
 from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.scenario import portable
-from splitaudit.scenario.portable import (
+from splitaudit_lab.scenario import portable
+from splitaudit_lab.scenario.portable import (
     RETAINED_CHECKPOINT,
     PortableServices,
     PortableSettings,
     run_portable_scenario,
 )
-from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
-from splitaudit.scenario.results import ScenarioReport
-from splitaudit.scenario.sink import read_sink
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioRun, ScenarioSettings
+from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 

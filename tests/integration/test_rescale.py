@@ -26,9 +26,9 @@ import pytest
 
 from splitaudit.audit.findings import ASSIGNED_TWICE, DOUBLE_ASSIGNMENT
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
-from splitaudit.scenario.results import ScenarioReport
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -16,14 +16,14 @@ import pytest
 from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import (
+from splitaudit_lab.scenario.restore import (
     ScenarioSettings,
     pipeline_jar,
     run_restore_scenario,
 )
-from splitaudit.scenario.results import TASKMANAGER_KILL, ScenarioReport
-from splitaudit.scenario.sink import read_sink
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.results import TASKMANAGER_KILL, ScenarioReport
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

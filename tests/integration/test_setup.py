@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from splitaudit.home import SPARK_AVRO_VERSION, SPARK_KAFKA_VERSION, flink_home, spark_avro_jars, spark_kafka_jars
-from splitaudit.stack.flink_cluster import JAVA_17_OPTIONS
+from splitaudit_lab.stack.flink_cluster import JAVA_17_OPTIONS
 
 pytestmark = pytest.mark.integration
 

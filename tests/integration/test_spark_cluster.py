@@ -17,8 +17,8 @@ import pytest
 
 from splitaudit.audit.tables import savepoint_table
 from splitaudit.savepoint_view import inspect_savepoint
-from splitaudit.stack.process import free_port
-from splitaudit.stack.spark_cluster import SparkCluster
+from splitaudit_lab.stack.process import free_port
+from splitaudit_lab.stack.spark_cluster import SparkCluster
 
 pytestmark = pytest.mark.integration
 

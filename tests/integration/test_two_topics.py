@@ -17,8 +17,8 @@ from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
 from splitaudit.audit.request import AuditRequest
 from splitaudit.audit.run import run_audit
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

@@ -60,9 +60,9 @@ from splitaudit.audit.findings import (
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress
-from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
-from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
+from splitaudit_lab.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 

@@ -9,9 +9,9 @@ import pytest
 
 from splitaudit.guard.watch import READ_MORE_THAN_ADVANCED, READ_MORE_THAN_AVAILABLE, READ_TWICE
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.watched import run_guarded_restore, run_watched_restore
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
+from splitaudit_lab.scenario.watched import run_guarded_restore, run_watched_restore
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 

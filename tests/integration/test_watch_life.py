@@ -39,12 +39,12 @@ import pytest
 from splitaudit.guard.results import CANCEL, STOP, WatchReport
 from splitaudit.guard.watch import READ_TWICE
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL, WatchedLife
-from splitaudit.scenario.sink import read_sink
-from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
-from splitaudit.scenario.watched import FINISH, TASKMANAGER_KILL_MID_READ, run_watched_life
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
+from splitaudit_lab.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL, WatchedLife
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
+from splitaudit_lab.scenario.watched import FINISH, TASKMANAGER_KILL_MID_READ, run_watched_life
+from splitaudit_lab.stack.stack import Stack
 from tests.integration.faulty_rest import FaultyRest
 
 pytestmark = pytest.mark.integration

@@ -36,11 +36,11 @@ from splitaudit.guard.lifecycle import FAILOVER, RESCALE, RESTORED
 from splitaudit.guard.results import WatchReport
 from splitaudit.guard.watch import READ_TWICE
 from splitaudit.progress import Progress
-from splitaudit.scenario.recovered import JOBMANAGER_FAILOVER, run_watched_recovery
-from splitaudit.scenario.recovered import RESCALE as RESCALE_FAULT
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit.scenario.results import WatchedLife
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.recovered import JOBMANAGER_FAILOVER, run_watched_recovery
+from splitaudit_lab.scenario.recovered import RESCALE as RESCALE_FAULT
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
+from splitaudit_lab.scenario.results import WatchedLife
+from splitaudit_lab.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.watch]
 

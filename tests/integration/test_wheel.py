@@ -1,8 +1,9 @@
 """The wheel is the product: built from this checkout, installed with uv and with pip into fresh virtual
 environments outside the repository, with no extra, it runs `inspect`, `guard` and `patch-jar` exactly as the
-checkout does (the patch's classes come from the wheel's package data), writes the lineage kit's jar, keeps its
-stack home out of `site-packages`, tells a user which extra a command without its dependencies needs, and refuses
-`setup --matrix`. (The wheel with its `[stack]` extra: test_wheel_stack.)
+checkout does (the patch's classes come from the wheel's package data), writes the lineage kit's jar, tells a user
+which extra a command without its dependencies needs, and lists only the product's commands: the lab's (setup, demo,
+the scenarios) come with the lab's own wheel, which the extra [stack] installs. (The wheel with its `[stack]` extra:
+test_wheel_stack.)
 
 The base install resolves its dependencies from PyPI (uv's and pip's caches keep a second run offline).
 """
@@ -66,9 +67,9 @@ def test_the_wheel_carries_the_patch_classes_the_stack_lock_and_no_checkout_file
     # the lineage kit, and the reference pipeline's own jar the demo's job jars are assembled from
     assert {
         "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar",
-        "splitaudit/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
+        "lab/splitaudit_lab/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
     } <= names
-    assert {"splitaudit/py.typed", "splitaudit/stack/stack.lock.json", "pyspark_flink_savepoint.py"} <= names
+    assert {"splitaudit/py.typed", "lab/splitaudit_lab/stack/stack.lock.json", "pyspark_flink_savepoint.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
 
@@ -144,8 +145,16 @@ def test_a_command_without_its_extra_says_which_to_install(installed: Path, tmp_
     assert "Traceback" not in result.stderr
 
 
-def test_setup_from_the_wheel_refuses_the_matrix(installed: Path, tmp_path: Path) -> None:
-    result = run(installed, "setup", "--matrix", cwd=tmp_path)
+def test_the_wheel_alone_has_the_products_commands_and_names_the_extra_of_the_labs(
+    installed: Path, tmp_path: Path
+) -> None:
+    listed = run(installed, "--help", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    commands = [line.split()[0] for line in listed.stdout.partition("Commands:")[2].splitlines() if line.strip()]
+    assert commands == ["audit", "diff", "guard", "inspect", "lineage-kit", "patch-jar", "watch"]
+    assert not list(installed.parent.glob("lib/python*/site-packages/splitaudit_lab"))
+    result = run(installed, "setup", cwd=tmp_path)
     assert result.returncode == 2
-    assert "`splitaudit setup --matrix` builds the reference pipeline of every matrix release" in result.stderr
+    assert "`setup` is a command of splitaudit's lab" in result.stderr
+    assert "pip install 'splitaudit[stack]'" in result.stderr
     assert not (tmp_path / "data" / "splitaudit").exists()

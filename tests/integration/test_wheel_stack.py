@@ -195,3 +195,10 @@ def test_the_data_source_from_the_wheel_reads_the_savepoints_splits(installed: I
         (1, TOPIC, 1, 5000),
         (1, TOPIC, 3, 5000),
     ]
+
+
+def test_setup_from_the_wheel_refuses_the_matrix(installed: Installed, tmp_path: Path) -> None:
+    result = run(installed.bin_dir, "setup", "--matrix", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "`splitaudit setup --matrix` builds the reference pipeline of every matrix release" in result.stderr
+    assert not (tmp_path / "data" / "splitaudit").exists()

@@ -10,24 +10,27 @@ import sys
 from pathlib import Path
 
 from splitaudit.home import REPO_ROOT, downloads_dir, maven_repo
-from splitaudit.stack.lock import read_lock
+from splitaudit_lab.stack.lock import read_lock
 
 UV = Path(sys.executable).parent / "uv"
 
 
 def build_wheel(out: Path) -> Path:
-    """The wheel `uv build` makes of this checkout, in `out`."""
-    subprocess.run([str(UV), "build", "--wheel", "--out-dir", str(out), str(REPO_ROOT)], check=True, timeout=600)
-    (built,) = out.glob("splitaudit-*.whl")
+    """The product's wheel `uv build` makes of this checkout, in `out`, beside the lab's (lab/), which its extra
+    [stack] installs from there (`install`)."""
+    for project in (REPO_ROOT, REPO_ROOT / "lab"):
+        subprocess.run([str(UV), "build", "--wheel", "--out-dir", str(out), str(project)], check=True, timeout=600)
+    (built,) = out.glob("splitaudit-0*.whl")
     return built
 
 
 def install(kind: str, wheel: Path, root: Path, extra: str | None = None) -> Path:
     """A fresh venv under `root` with the wheel installed by `kind` (uv or pip), with `extra` if given: its bin/
-    folder. An extra's dependencies are held to requirements.lock's pins (`-c`), as `make setup` installs them."""
+    folder. An extra's dependencies are held to requirements.lock's pins (`-c`), as `make setup` installs them; the
+    lab's wheel ([stack]) comes from beside the product's."""
     venv = root / f"{kind}-venv"
     requirement = f"{wheel}[{extra}]" if extra else str(wheel)
-    pins = ["-c", str(REPO_ROOT / "requirements.lock")] if extra else []
+    pins = ["-c", str(REPO_ROOT / "requirements.lock"), "--find-links", str(wheel.parent)] if extra else []
     if kind == "uv":
         subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120)
         python = str(venv / "bin" / "python")

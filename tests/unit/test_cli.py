@@ -119,7 +119,7 @@ def test_a_scenario_usage_error_is_shown_through_the_output(tmp_path: Path, args
 def test_demo_with_added_partitions_needs_the_upstream_fix_jar_before_any_stack_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import splitaudit.scenario.restore as restore
+    import splitaudit_lab.scenario.restore as restore
 
     jars = {"stock": tmp_path / "stock.jar", "patched": tmp_path / "patched.jar"}
     for jar in jars.values():

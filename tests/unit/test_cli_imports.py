@@ -116,7 +116,13 @@ def test_json_inspect_loads_no_heavy_library(tmp_path: Path) -> None:
 
 # The packages of the other commands (the watch lives in guard/) and of the lab, and the other commands' modules:
 # `inspect` (the group imports a command's module only when it runs) loads none of them.
-OTHER_COMMANDS = ("splitaudit.audit", "splitaudit.guard", "splitaudit.scenario", "splitaudit.stack", "splitaudit.cli.")
+OTHER_COMMANDS = (
+    "splitaudit.audit",
+    "splitaudit.guard",
+    "splitaudit_lab.scenario",
+    "splitaudit_lab.stack",
+    "splitaudit.cli.",
+)
 # What the console's inspect tables are made of (`audit/savepoint_tables.py`, the data source's rows).
 INSPECT_TABLES = {"splitaudit.audit", "splitaudit.audit.savepoint_tables", "splitaudit.audit.rows"}
 

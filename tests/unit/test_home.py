@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import splitaudit_lab
 from splitaudit import home
+from splitaudit_lab.stack.job_jar import pipeline_classes_jar
 
 
 def test_splitaudit_home_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -49,11 +51,12 @@ def test_the_patch_jars_are_package_data_of_splitaudit_patch() -> None:
     )
 
 
-def test_the_lineage_kit_and_the_pipelines_own_jar_are_package_data() -> None:
+def test_the_lineage_kit_and_the_pipelines_own_jar_are_package_data_of_the_product_and_the_lab() -> None:
     package = Path(home.__file__).parent
     assert home.lineage_kit_jar() == package / "patch" / "classes" / "beam-kafka-lineage-0.1.0.jar"
     assert home.built_lineage_kit() == home.JAVA_ROOT / "lineage-kit" / "target" / "beam-kafka-lineage-0.1.0.jar"
-    assert home.pipeline_classes_jar() == package / "stack" / "jobs" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
+    lab = Path(splitaudit_lab.__file__).parent
+    assert pipeline_classes_jar() == lab / "stack" / "jobs" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
     assert home.built_pipeline_classes() == (
         home.JAVA_ROOT / "reference-pipeline" / "beam-2.62.0" / "target" / "reference-pipeline-beam-2.62.0-0.1.0.jar"
     )

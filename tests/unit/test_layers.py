@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 import splitaudit
+import splitaudit_lab
 
 PACKAGE = Path(splitaudit.__file__).parent
 
@@ -20,9 +21,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"primitives", "clients"}),
     frozenset({"savepoint", "splits", "patch"}),
     frozenset({"savepoint_view"}),
-    frozenset({"audit", "stack"}),
+    frozenset({"audit"}),
     frozenset({"guard"}),
-    frozenset({"scenario"}),
     frozenset({"report"}),
     frozenset({"cli", "pytest_plugin", "__init__"}),
     frozenset({"__main__"}),
@@ -87,25 +87,49 @@ def test_only_the_cli_uses_click() -> None:
     assert users == []
 
 
-# The lab (the embedded stack, its scenarios and runs) and the command modules that serve only it: the product's
-# commands reach none of them; the lab adds its commands through the `splitaudit.commands` entry point group.
-LAB = ("splitaudit.scenario", "splitaudit.stack")
-LAB_COMMANDS = ("stack", "restore_scenarios", "job_scenarios", "restore_runs", "scenario_options")
+# The lab (`splitaudit_lab`, a distribution of its own): above the whole product, which never imports it. Its own
+# layers, lowest first, as the product's: a module may import from its own package or a lower one.
+LAB = Path(splitaudit_lab.__file__).parent
+LAB_LAYERS = {"stack": 0, "scenario": 1, "report": 2, "cli": 3, "__init__": 4}
 
 
-def test_the_product_commands_import_nothing_of_the_lab() -> None:
-    from importlib.metadata import entry_points
-
-    from splitaudit.cli.group import COMMANDS, ENTRY_POINT_GROUP
-
-    product = {target.partition(":")[0] for target in COMMANDS.values()}
-    assert not {module.rpartition(".")[2] for module in product} & set(LAB_COMMANDS)
-    lab = {ep.value.partition(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    assert {module.rpartition(".")[2] for module in lab} <= set(LAB_COMMANDS)
+def test_the_product_never_imports_the_lab() -> None:
+    sources = [*sorted(PACKAGE.rglob("*.py")), PACKAGE.parent / "pyspark_flink_savepoint.py"]
     uses = [
-        f"{module}:{line} imports {target}"
-        for module in sorted(product | {"splitaudit.cli.group", "splitaudit.cli.context", "splitaudit.cli.options"})
-        for line, target in _imports(PACKAGE.parent / f"{module.replace('.', '/')}.py")
-        if target.startswith(LAB) or target.rpartition(".")[2] in LAB_COMMANDS
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}"
+        for path in sources
+        for line, target in _imports(path)
+        if target.partition(".")[0] == "splitaudit_lab"
     ]
     assert uses == []
+
+
+def test_the_lab_points_down_its_layers_and_uses_no_private_name_of_the_product() -> None:
+    bad = []
+    for path in sorted(LAB.rglob("*.py")):
+        relative = path.relative_to(LAB)
+        unit = relative.parts[0].removesuffix(".py")
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("splitaudit."):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                if private or any(part.startswith("_") for part in node.module.split(".")):
+                    bad.append(f"{relative}:{node.lineno} imports {node.module}: {private or 'a private module'}")
+        for line, target in _imports(path):
+            if target.partition(".")[0] != "splitaudit_lab" or unit == "__init__":
+                continue
+            target_unit = target.split(".")[1] if "." in target else "__init__"
+            if target_unit != unit and LAB_LAYERS[target_unit] >= LAB_LAYERS[unit]:
+                bad.append(f"{relative}:{line} imports {target} ({unit} may not use {target_unit})")
+    assert bad == []
+
+
+def test_the_lab_adds_its_commands_through_the_entry_points_and_the_product_runs_none() -> None:
+    from importlib.metadata import entry_points
+
+    from splitaudit.cli.group import COMMANDS, ENTRY_POINT_GROUP, LAB_COMMANDS
+
+    assert all(target.startswith("splitaudit.cli.") for target in COMMANDS.values())
+    lab = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    assert set(lab) == LAB_COMMANDS
+    assert all(target.startswith("splitaudit_lab.cli.") for target in lab.values())

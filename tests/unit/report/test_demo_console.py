@@ -21,8 +21,8 @@ from splitaudit.audit.findings import (
     Findings,
     Summary,
 )
-from splitaudit.report.console import ConsoleOutput
-from splitaudit.scenario.results import DemoReport, PartitionCounts, ScenarioReport
+from splitaudit_lab.report.console import LabConsoleOutput
+from splitaudit_lab.scenario.results import DemoReport, PartitionCounts, ScenarioReport
 
 # Each run creates topics of its own.
 STOCK, FIXED, PATCHED = "restore-stock-0a1b2c3d", "restore-beam-2.70.0-4e5f6a7b", "restore-patched-8c9d0e1f"
@@ -108,7 +108,7 @@ def test_a_stock_run_that_read_nothing_twice_is_not_as_expected() -> None:
 
 
 def test_the_console_shows_the_three_runs_side_by_side_in_80_columns() -> None:
-    output = ConsoleOutput()
+    output = LabConsoleOutput()
     output.console = Console(file=io.StringIO(), width=80, markup=False, emoji=False, highlight=False)
     output.demo_report(_demo(_stock(), _upstream_fix(), _patched()))
     text = output.console.file.getvalue()  # type: ignore[attr-defined]

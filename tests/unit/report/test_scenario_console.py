@@ -9,8 +9,8 @@ import pytest
 from rich.console import Console
 
 from splitaudit.audit.findings import Finding, Findings, PartitionCoverage, Summary
-from splitaudit.report.console import ConsoleOutput
-from splitaudit.scenario.results import PartitionCounts, ScenarioReport
+from splitaudit_lab.report.console import LabConsoleOutput
+from splitaudit_lab.scenario.results import PartitionCounts, ScenarioReport
 
 ORDERS, PAYMENTS = "run-0a1b2c3d-t0", "run-0a1b2c3d-t1"
 
@@ -53,7 +53,7 @@ def _report(parallelism: int = 2, restore_parallelism: int = 2) -> ScenarioRepor
 
 
 def test_rows_carry_short_topic_labels_and_the_verdict_names_topic_and_partition() -> None:
-    output = ConsoleOutput()
+    output = LabConsoleOutput()
     output.console = Console(file=io.StringIO(), width=200, markup=False, emoji=False, highlight=False)
     report = _report()
     assert report.double_assigned == ((PAYMENTS, 1),)
@@ -73,7 +73,7 @@ def test_rows_carry_short_topic_labels_and_the_verdict_names_topic_and_partition
     ("before", "after", "shown"), [(2, 2, "parallelism 2:"), (2, 3, "parallelism 2 → 3 on restore:")]
 )
 def test_the_title_names_both_parallelisms_when_the_restore_changes_it(before: int, after: int, shown: str) -> None:
-    output = ConsoleOutput()
+    output = LabConsoleOutput()
     output.console = Console(file=io.StringIO(), width=300, markup=False, emoji=False, highlight=False)
     output.scenario_report(_report(before, after))
     text = " ".join(output.console.file.getvalue().split())  # type: ignore[attr-defined]

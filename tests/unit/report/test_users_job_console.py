@@ -13,9 +13,9 @@ from rich.console import Console
 from splitaudit.guard.results import GuardReport
 from splitaudit.guard.twin import AUTO_OFFSET_RESET, LOG_END_AT_RESTORE, TwinStart
 from splitaudit.patch.jar import JarFacts
-from splitaudit.report.console import ConsoleOutput
-from splitaudit.report.output import JsonOutput
-from splitaudit.scenario.users_job_results import (
+from splitaudit_lab.report.console import LabConsoleOutput
+from splitaudit_lab.report.output import LabJsonOutput
+from splitaudit_lab.scenario.users_job_results import (
     FileSinkTruth,
     MidWindowOffset,
     OutputTruth,
@@ -71,7 +71,7 @@ def _report() -> UsersJobReport:
 
 
 def test_console_shows_phases_and_the_offsets_read_twice_per_output() -> None:
-    output = ConsoleOutput()
+    output = LabConsoleOutput()
     output.console = Console(file=io.StringIO(), width=200, markup=False, emoji=False, highlight=False)
     output.users_job_report(_report())
     text = output.console.file.getvalue()  # type: ignore[attr-defined]
@@ -101,7 +101,7 @@ def test_console_shows_phases_and_the_offsets_read_twice_per_output() -> None:
 
 
 def test_json_carries_ranges_and_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    JsonOutput().users_job_report(_report())
+    LabJsonOutput().users_job_report(_report())
     document = json.loads(capsys.readouterr().out)
     assert document["clean"] is False
     assert document["records_per_partition"] == {"before": 200, "down": 200, "after": 200}

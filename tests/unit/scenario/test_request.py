@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from splitaudit.errors import UsageError
-from splitaudit.scenario.request import DemoRequest, ScenarioRequest
-from splitaudit.scenario.restore import ScenarioSettings
-from splitaudit.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL
+from splitaudit_lab.scenario.request import DemoRequest, ScenarioRequest
+from splitaudit_lab.scenario.restore import ScenarioSettings
+from splitaudit_lab.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL
 
 # `scenario`'s options as click parses them when none is given.
 SCENARIO: dict[str, Any] = {

@@ -10,10 +10,10 @@ import pytest
 
 from splitaudit.errors import UsageError
 from splitaudit.progress import Progress
-from splitaudit.scenario.portable import PortableSettings
-from splitaudit.scenario.restore import ScenarioSettings, run_restore_scenario
-from splitaudit.scenario.results import BROKER_RESTART, FAULTS, TASKMANAGER_KILL
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.portable import PortableSettings
+from splitaudit_lab.scenario.restore import ScenarioSettings, run_restore_scenario
+from splitaudit_lab.scenario.results import BROKER_RESTART, FAULTS, TASKMANAGER_KILL
+from splitaudit_lab.stack.stack import Stack
 
 NOT_TO_A_FAULT = (
     "--add-partitions, --continuous and --restore-parallelism apply to the savepoint restore, not to a fault"

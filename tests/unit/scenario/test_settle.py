@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from splitaudit.scenario import restore
+from splitaudit_lab.scenario import restore
 
 
 def _settle(monkeypatch: pytest.MonkeyPatch, rows: list[int], seconds_per_checkpoint: float) -> tuple[int, int]:

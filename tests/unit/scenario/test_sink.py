@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from splitaudit.scenario.sink import SINK_SCHEMA, count_rows, read_sink
+from splitaudit_lab.scenario.sink import SINK_SCHEMA, count_rows, read_sink
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "beam_sink"
 CASES = ("restore_stock_small", "restore_patched_small")

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.scenario.users_job import (
+from splitaudit_lab.scenario.users_job import (
     UsersJobSettings,
     mid_window_offsets,
     weather_record,
     window_of,
 )
-from splitaudit.scenario.users_job_results import MidWindowOffset, OutputTruth, offset_runs, runs_text, window_text
+from splitaudit_lab.scenario.users_job_results import MidWindowOffset, OutputTruth, offset_runs, runs_text, window_text
 
 
 def test_offset_runs_join_consecutive_offsets() -> None:

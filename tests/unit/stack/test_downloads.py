@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from splitaudit.errors import ExternalError
-from splitaudit.stack import downloads
-from splitaudit.stack.lock import LockedFile
+from splitaudit_lab.stack import downloads
+from splitaudit_lab.stack.lock import LockedFile
 from tests.unit.stack.conftest import FileServer
 
 CONTENT = b"PK\x03\x04 a jar file " * 125_000  # 2,000,000 bytes: two chunks

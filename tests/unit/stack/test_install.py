@@ -11,8 +11,8 @@ import pytest
 
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.progress import Progress
-from splitaudit.stack import install
-from splitaudit.stack.lock import LockedFile
+from splitaudit_lab.stack import install
+from splitaudit_lab.stack.lock import LockedFile
 from tests.unit.stack.conftest import FileServer, RecordingProgress
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from splitaudit.errors import InputError
-from splitaudit.stack.job_jar import write_job_jar
+from splitaudit_lab.stack.job_jar import write_job_jar
 
 MANIFEST = b"Manifest-Version: 1.0\r\nCreated-By: Maven JAR Plugin 3.4.2\r\nBuild-Jdk-Spec: 17\r\n\r\n"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from splitaudit.errors import ExternalError
-from splitaudit.stack.lock import LockedFile, StackLock, differences, flink_component, read_lock
+from splitaudit_lab.stack.lock import LockedFile, StackLock, differences, flink_component, read_lock
 
 SHA = "ab" * 32
 KAFKA = {"maven": "org.apache.kafka:kafka_2.13:3.9.1", "path": "org/apache/kafka/kafka_2.13/3.9.1/kafka_2.13-3.9.1.jar"}

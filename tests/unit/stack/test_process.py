@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.stack import process
+from splitaudit_lab.stack import process
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -36,16 +36,16 @@ from splitaudit.guard.results import CANCEL, REPORT, STOP, WatchReport
 from splitaudit.guard.watch import RECORDS_OUT, SOURCE_METRICS, WatchSettings, restored_offsets, run_watch
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings, wait_for_offsets, wait_until_settled
-from splitaudit.scenario.results import (
+from splitaudit_lab.scenario.restore import ScenarioRun, ScenarioSettings, wait_for_offsets, wait_until_settled
+from splitaudit_lab.scenario.results import (
     JOBMANAGER_KILL,
     TASKMANAGER_KILL,
     GuardedRestore,
     WatchedLife,
     WatchedRestore,
 )
-from splitaudit.scenario.sink import read_sink
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.stack.stack import Stack
 
 
 def run_watched_restore(

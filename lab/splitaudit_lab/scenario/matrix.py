@@ -17,9 +17,9 @@ from splitaudit.errors import UsageError
 from splitaudit.home import FIXED_BEAM_VERSIONS, MATRIX_FLINK, pipeline_jars
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
-from splitaudit.scenario.results import MatrixReport, MatrixRun
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
+from splitaudit_lab.scenario.results import MatrixReport, MatrixRun
+from splitaudit_lab.stack.stack import Stack
 
 
 def run_matrix(

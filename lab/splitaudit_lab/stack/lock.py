@@ -19,7 +19,7 @@ from typing import Any
 from splitaudit.errors import ExternalError
 from splitaudit.home import FLINK_VERSION
 
-LOCK_FILE = Path(str(importlib.resources.files("splitaudit.stack"))) / "stack.lock.json"
+LOCK_FILE = Path(str(importlib.resources.files("splitaudit_lab.stack"))) / "stack.lock.json"
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 

@@ -9,10 +9,11 @@ import click
 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LIBRARIES_LOG
-from splitaudit.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
-from splitaudit.scenario.results import READS
-from splitaudit.scenario.users_job_results import CONSUMERS, GROUP_OFFSETS
+from splitaudit_lab.cli.output import output
+from splitaudit_lab.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
+from splitaudit_lab.scenario.results import READS
+from splitaudit_lab.scenario.users_job_results import CONSUMERS, GROUP_OFFSETS
 
 
 @click.command("python-scenario")
@@ -61,15 +62,15 @@ def python_scenario(
     run_dir = new_run_dir(workdir)
 
     def action(context: Context) -> int:
-        from splitaudit.scenario.portable import PortableSettings, run_portable_with_own_stack
-        from splitaudit.scenario.restore import ScenarioSettings
+        from splitaudit_lab.scenario.portable import PortableSettings, run_portable_with_own_stack
+        from splitaudit_lab.scenario.restore import ScenarioSettings
 
         settings = ScenarioSettings(
             partitions=partitions, records=records, parallelism=parallelism, restore_parallelism=restore_parallelism
         )
         portable = PortableSettings(read=read)
         report = run_portable_with_own_stack(run_dir, context.progress, settings, portable, keep_stack)
-        context.output.scenario_report(report)
+        output(context).scenario_report(report)
         return report.audit.exit_code
 
     run(ctx, action, run_dir / LIBRARIES_LOG)
@@ -138,7 +139,7 @@ def users_job_scenario(
     run_dir = new_run_dir(workdir)
 
     def action(context: Context) -> int:
-        from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
+        from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
 
         settings = UsersJobSettings(
             consumer=consumer,
@@ -151,7 +152,7 @@ def users_job_scenario(
             lineage=lineage,
         )
         report = run_users_job_with_own_stack(run_dir, variant, context.progress, settings, keep_stack)
-        context.output.users_job_report(report)
+        output(context).users_job_report(report)
         return EXIT_CLEAN if report.clean else EXIT_FINDINGS
 
     run(ctx, action, run_dir / LIBRARIES_LOG)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from splitaudit.errors import ExternalError
 from splitaudit.home import S3PROXY_VERSION, s3proxy_libs
-from splitaudit.stack import process
+from splitaudit_lab.stack import process
 
 BUCKET = "splitaudit"
 

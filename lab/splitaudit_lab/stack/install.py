@@ -57,7 +57,6 @@ from splitaudit.home import (
     maven_repo,
     patch_classes,
     patch_repo,
-    pipeline_classes_jar,
     pipeline_jars,
     portable_jars,
     pyspark_home,
@@ -67,10 +66,10 @@ from splitaudit.home import (
     stack_home,
 )
 from splitaudit.progress import Progress
-from splitaudit.stack import downloads
-from splitaudit.stack.job_jar import write_pipeline_jars
-from splitaudit.stack.lock import LockedFile, StackLock, flink_component, read_lock
-from splitaudit.stack.results import ComponentState, SetupReport
+from splitaudit_lab.stack import downloads
+from splitaudit_lab.stack.job_jar import pipeline_classes_jar, write_pipeline_jars
+from splitaudit_lab.stack.lock import LockedFile, StackLock, flink_component, read_lock
+from splitaudit_lab.stack.results import ComponentState, SetupReport
 
 SMOKE_JOB = "splitaudit-smoke-job.jar"
 
@@ -157,7 +156,7 @@ def components(matrix: bool = False) -> list[Component]:
         ),
         # The patch's jars and the lineage kit as package data of splitaudit.patch (`patch-jar` and `lineage-kit`
         # read them there; the wheel carries them), and the reference pipeline's own jar as package data of
-        # splitaudit.stack (a wheel assembles the demo's job jars from it).
+        # splitaudit_lab.stack (a wheel assembles the demo's job jars from it).
         Component(
             "patch-classes",
             BEAM_VERSION,

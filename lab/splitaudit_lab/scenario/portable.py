@@ -38,7 +38,7 @@ from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import PYTHON_PIPELINE_ROOT, beam_python_home, portable_jars
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import (
+from splitaudit_lab.scenario.restore import (
     SAVEPOINT,
     ScenarioRun,
     ScenarioSettings,
@@ -46,9 +46,9 @@ from splitaudit.scenario.restore import (
     wait_for_offsets,
     wait_until_settled,
 )
-from splitaudit.scenario.results import READS, ScenarioReport
-from splitaudit.stack import process
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.results import READS, ScenarioReport
+from splitaudit_lab.stack import process
+from splitaudit_lab.stack.stack import Stack
 
 SUBMIT_TIMEOUT = 300.0  # the job server uploads a 200 MB jar to the cluster on every submission
 RETAINED_CHECKPOINT = "retained-checkpoint"

@@ -11,6 +11,7 @@ from typing import Any
 
 from splitaudit.cli.context import Context
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
+from splitaudit_lab.cli.output import output
 
 
 @dataclass(frozen=True)
@@ -24,23 +25,23 @@ class ScenarioCommand:
 
     def action(self, context: Context) -> int:
         """Run the scenario (under the guard with --guard) on a stack of its own; show the result; its exit code."""
-        from splitaudit.scenario.request import ScenarioRequest
-        from splitaudit.scenario.restore import own_stack, pipeline_jar, run_with_own_stack
+        from splitaudit_lab.scenario.request import ScenarioRequest
+        from splitaudit_lab.scenario.restore import own_stack, pipeline_jar, run_with_own_stack
 
         request = ScenarioRequest.from_options(**self.options)
         variant, settings = request.variant, request.settings
         jar = request.jar or pipeline_jar(variant)
         if request.guard:
-            from splitaudit.scenario.watched import run_guarded_restore
+            from splitaudit_lab.scenario.watched import run_guarded_restore
 
             with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
                 guarded = run_guarded_restore(
                     stack, self.run_dir / variant, jar, variant, context.progress, settings, request.force
                 )
-            context.output.guarded_restore(guarded)
+            output(context).guarded_restore(guarded)
             return guarded.exit_code
         report = run_with_own_stack(self.run_dir, jar, variant, context.progress, settings, self.keep_stack)
-        context.output.scenario_report(report)
+        output(context).scenario_report(report)
         return report.audit.exit_code
 
 
@@ -56,12 +57,12 @@ class DemoCommand:
     def action(self, context: Context) -> int:
         """Run the stock and the patched side (each under the guard with --guard) on one stack; show both; exit 0
         when each came out as expected."""
-        from splitaudit.scenario.request import DemoRequest
-        from splitaudit.scenario.restore import own_stack, pipeline_jar, run_demo
+        from splitaudit_lab.scenario.request import DemoRequest
+        from splitaudit_lab.scenario.restore import own_stack, pipeline_jar, run_demo
 
         request = DemoRequest.from_options(**self.options)
         if request.guard:
-            from splitaudit.scenario.watched import run_guarded_restore
+            from splitaudit_lab.scenario.watched import run_guarded_restore
 
             with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
                 sides = [
@@ -71,10 +72,10 @@ class DemoCommand:
                     for v in ("stock", "patched")
                 ]
             for side in sides:
-                context.output.guarded_restore(side)
+                output(context).guarded_restore(side)
             stock, patched = sides
             as_expected = stock.restore is None and patched.restore is not None and patched.exit_code == EXIT_CLEAN
             return EXIT_CLEAN if as_expected else EXIT_FINDINGS
         report = run_demo(self.run_dir, context.progress, request.settings, self.keep_stack)
-        context.output.demo_report(report)
+        output(context).demo_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS

@@ -8,8 +8,9 @@ import click
 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LIBRARIES_LOG
-from splitaudit.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 from splitaudit.errors import EXIT_CLEAN, EXIT_ENVIRONMENT
+from splitaudit_lab.cli.output import output
+from splitaudit_lab.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 
 
 @click.command()
@@ -35,9 +36,9 @@ def setup(ctx: click.Context, matrix: bool) -> None:
     """
 
     def action(context: Context) -> None:
-        from splitaudit.stack import install
+        from splitaudit_lab.stack import install
 
-        context.output.setup_report(install.setup(context.progress, matrix=matrix))
+        output(context).setup_report(install.setup(context.progress, matrix=matrix))
 
     run(ctx, action)
 
@@ -77,10 +78,10 @@ def stack() -> None:
 def stack_up(ctx: click.Context, workdir: Path, object_store: bool, spark_workers: int) -> None:
     """Start Kafka and Flink (and an object store, a Spark cluster); print their addresses. Refuses if the run
     directory's stack is running."""
-    from splitaudit.stack.stack import Stack
+    from splitaudit_lab.stack.stack import Stack
 
     stack = Stack(workdir.resolve(), object_store=object_store, spark_workers=spark_workers)
-    run(ctx, lambda context: context.output.stack_status(stack.up(context.progress)), workdir / LIBRARIES_LOG)
+    run(ctx, lambda context: output(context).stack_status(stack.up(context.progress)), workdir / LIBRARIES_LOG)
 
 
 @stack.command("status")
@@ -97,15 +98,15 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
     """Show each process of the stack, its pid, address and health. Exit 3 if any is down."""
 
     def action(context: Context) -> int:
-        from splitaudit.stack.results import StackStatus
-        from splitaudit.stack.stack import Stack
+        from splitaudit_lab.stack.results import StackStatus
+        from splitaudit_lab.stack.stack import Stack
 
         status = Stack(workdir.resolve()).status()
         if spark_master is not None:
-            from splitaudit.stack.spark import spark_check  # imports pyspark: only when asked for
+            from splitaudit_lab.stack.spark import spark_check  # imports pyspark: only when asked for
 
             status = StackStatus(status.workdir, (*status.services, spark_check(spark_master, workdir.resolve())))
-        context.output.stack_status(status)
+        output(context).stack_status(status)
         return EXIT_CLEAN if status.up else EXIT_ENVIRONMENT
 
     run(ctx, action, workdir / LIBRARIES_LOG)
@@ -116,11 +117,11 @@ def stack_status(ctx: click.Context, workdir: Path, spark_master: str | None) ->
 @click.pass_context
 def stack_down(ctx: click.Context, workdir: Path) -> None:
     """Stop the processes `up` started (by their pid files); data, logs and savepoints stay in place."""
-    from splitaudit.stack.stack import Stack
+    from splitaudit_lab.stack.stack import Stack
 
     run(
         ctx,
-        lambda context: context.output.stack_status(Stack(workdir.resolve()).down(context.progress)),
+        lambda context: output(context).stack_status(Stack(workdir.resolve()).down(context.progress)),
         workdir / LIBRARIES_LOG,
     )
 
@@ -146,12 +147,12 @@ def smoke(
     reads it with checkpointing, takes a savepoint through REST, cancels, restores from the savepoint, checks
     through REST that the restored job names that savepoint as its restore source, and stops the stack.
     """
-    from splitaudit.stack.smoke import run_smoke
+    from splitaudit_lab.stack.smoke import run_smoke
 
     run_dir = new_run_dir(workdir)
     run(
         ctx,
-        lambda context: context.output.smoke_report(
+        lambda context: output(context).smoke_report(
             run_smoke(
                 run_dir,
                 context.progress,

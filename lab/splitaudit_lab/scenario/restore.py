@@ -50,7 +50,7 @@ from splitaudit.home import BEAM_VERSION, UPSTREAM_FIX_VERSION, pipeline_jars
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
-from splitaudit.scenario.results import (
+from splitaudit_lab.scenario.results import (
     BROKER_RESTART,
     FAULTS,
     JOBMANAGER_KILL,
@@ -59,8 +59,8 @@ from splitaudit.scenario.results import (
     ScenarioReport,
     partition_counts,
 )
-from splitaudit.scenario.sink import count_rows, read_sink
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.sink import count_rows, read_sink
+from splitaudit_lab.stack.stack import Stack
 
 SAVEPOINT = "savepoint"
 # The checkpoint interval of a job that checkpoints only when triggered: an hour, longer than any run.

@@ -15,12 +15,12 @@ from typing import Any
 from splitaudit.errors import UsageError
 from splitaudit.home import FLINK_VERSION
 from splitaudit.progress import Progress, StepLog
-from splitaudit.stack import process
-from splitaudit.stack.flink_cluster import FlinkCluster
-from splitaudit.stack.kafka import KafkaBroker
-from splitaudit.stack.object_store import ObjectStore, new_credentials
-from splitaudit.stack.results import ServiceStatus, StackStatus
-from splitaudit.stack.spark_cluster import SparkCluster
+from splitaudit_lab.stack import process
+from splitaudit_lab.stack.flink_cluster import FlinkCluster
+from splitaudit_lab.stack.kafka import KafkaBroker
+from splitaudit_lab.stack.object_store import ObjectStore, new_credentials
+from splitaudit_lab.stack.results import ServiceStatus, StackStatus
+from splitaudit_lab.stack.spark_cluster import SparkCluster
 
 
 @dataclass(frozen=True)

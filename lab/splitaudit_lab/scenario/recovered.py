@@ -36,11 +36,11 @@ from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.results import STOP
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import ScenarioRun, ScenarioSettings
-from splitaudit.scenario.results import WatchedLife
-from splitaudit.scenario.sink import read_sink
-from splitaudit.scenario.watched import IDLE_BEFORE_END, first_half, settle, watching_restore
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.restore import ScenarioRun, ScenarioSettings
+from splitaudit_lab.scenario.results import WatchedLife
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.scenario.watched import IDLE_BEFORE_END, first_half, settle, watching_restore
+from splitaudit_lab.stack.stack import Stack
 
 JOBMANAGER_FAILOVER, RESCALE = "jobmanager-failover", "rescale"
 RECOVERY_TIMEOUT = 180.0  # seconds for the job to run again after a failover or a rescale

@@ -17,8 +17,8 @@ from pathlib import Path
 import requests
 
 from splitaudit.errors import ExternalError
-from splitaudit.stack.lock import LockedFile
-from splitaudit.stack.results import mib
+from splitaudit_lab.stack.lock import LockedFile
+from splitaudit_lab.stack.results import mib
 
 MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 MAVEN_REPOSITORY_VARIABLE = "SPLITAUDIT_MAVEN_REPOSITORY"

@@ -10,8 +10,11 @@ import click
 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LIBRARIES_LOG
-from splitaudit.cli.restore_runs import DemoCommand, ScenarioCommand
-from splitaudit.cli.scenario_options import (
+from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
+from splitaudit.home import MATRIX_FLINK
+from splitaudit_lab.cli.output import output
+from splitaudit_lab.cli.restore_runs import DemoCommand, ScenarioCommand
+from splitaudit_lab.cli.scenario_options import (
     ADD_PARTITIONS,
     BEAM_RECORDS,
     KEEP_STACK,
@@ -21,9 +24,7 @@ from splitaudit.cli.scenario_options import (
     TOPIC_PARTITIONS,
     new_run_dir,
 )
-from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
-from splitaudit.home import MATRIX_FLINK
-from splitaudit.scenario.results import FAULTS
+from splitaudit_lab.scenario.results import FAULTS
 
 
 @click.command()
@@ -157,12 +158,12 @@ def matrix(
     chosen = tuple(release.strip() for release in releases.split(",") if release.strip())
 
     def action(context: Context) -> int:
-        from splitaudit.scenario.matrix import run_matrix
-        from splitaudit.scenario.restore import ScenarioSettings, first_and_more
+        from splitaudit_lab.scenario.matrix import run_matrix
+        from splitaudit_lab.scenario.restore import ScenarioSettings, first_and_more
 
         settings = ScenarioSettings(*first_and_more(topic_partitions), records=records, parallelism=parallelism)
         report = run_matrix(run_dir, context.progress, settings, chosen)
-        context.output.matrix_report(report)
+        output(context).matrix_report(report)
         return EXIT_CLEAN if report.as_expected else EXIT_FINDINGS
 
     run(ctx, action, run_dir / LIBRARIES_LOG)

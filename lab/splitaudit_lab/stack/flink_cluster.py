@@ -23,8 +23,8 @@ from pathlib import Path
 from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.errors import ExternalError
 from splitaudit.home import FLINK_VERSION, flink_home, flink_plugins
-from splitaudit.stack import process
-from splitaudit.stack.object_store import ObjectStore
+from splitaudit_lab.stack import process
+from splitaudit_lab.stack.object_store import ObjectStore
 
 
 @dataclass(frozen=True)

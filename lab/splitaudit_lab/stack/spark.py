@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from splitaudit.clients.spark import spark_session
-from splitaudit.stack.results import ServiceStatus
+from splitaudit_lab.stack.results import ServiceStatus
 
 
 def spark_check(master: str, workdir: Path) -> ServiceStatus:

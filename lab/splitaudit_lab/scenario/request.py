@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.errors import UsageError
-from splitaudit.scenario.restore import ScenarioSettings, first_and_more
-from splitaudit.scenario.results import TASKMANAGER_KILL
+from splitaudit_lab.scenario.restore import ScenarioSettings, first_and_more
+from splitaudit_lab.scenario.results import TASKMANAGER_KILL
 
 
 @dataclass(frozen=True)

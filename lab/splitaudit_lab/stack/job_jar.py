@@ -24,13 +24,14 @@ files in its HashMap's order, this module in name order.
 from __future__ import annotations
 
 import fnmatch
+import importlib.resources
 import itertools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from splitaudit.errors import InputError
-from splitaudit.home import PIPELINE_MAIN_CLASS, built_pipeline_jars, lineage_kit_jar, pipeline_classes_jar
+from splitaudit.home import PIPELINE_MAIN_CLASS, built_pipeline_classes, built_pipeline_jars, lineage_kit_jar
 from splitaudit.patch.jar import patch_jar
 from splitaudit.patch.rawzip import ZipArchive, ZipWriter, written_atomically
 
@@ -51,6 +52,13 @@ _SERVICES = "META-INF/services"
 # The line separators of java.util.Scanner.nextLine, which reads the services files.
 _SCANNER_LINE_BREAK = re.compile("\r\n|[\n\r\u2028\u2029\u0085]")
 _MANIFEST_LINE_BREAK = re.compile(b"\r\n|\n|\r")
+
+
+def pipeline_classes_jar() -> Path:
+    """The reference pipeline's own jar for BEAM_VERSION as package data of `splitaudit_lab.stack` (`jobs/`, filled
+    from the reactor's build by `splitaudit setup` in a checkout): an installed lab assembles the demo's job jars
+    from it, the lineage kit and the pipeline's dependencies from Maven Central."""
+    return Path(str(importlib.resources.files("splitaudit_lab.stack"))) / "jobs" / built_pipeline_classes().name
 
 
 def write_pipeline_jars(dependencies: Sequence[Path], out_dir: Path) -> dict[str, Path]:

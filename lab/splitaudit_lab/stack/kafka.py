@@ -18,7 +18,7 @@ from confluent_kafka import KafkaException
 from splitaudit.clients.kafka import admin
 from splitaudit.errors import ExternalError
 from splitaudit.home import KAFKA_VERSION, kafka_libs
-from splitaudit.stack import process
+from splitaudit_lab.stack import process
 
 
 @dataclass(frozen=True)

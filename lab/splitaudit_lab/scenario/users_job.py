@@ -56,14 +56,14 @@ from splitaudit.guard.results import WatchReport
 from splitaudit.home import users_job_jars
 from splitaudit.polling import poll
 from splitaudit.progress import Progress
-from splitaudit.scenario.restore import (
+from splitaudit_lab.scenario.restore import (
     ScenarioRun,
     ScenarioSettings,
     checkpoint_after_now,
     own_stack,
     wait_until_settled,
 )
-from splitaudit.scenario.users_job_results import (
+from splitaudit_lab.scenario.users_job_results import (
     CONSUMERS,
     GROUP_OFFSETS,
     FileSinkTruth,
@@ -77,8 +77,8 @@ from splitaudit.scenario.users_job_results import (
     Window,
     offset_runs,
 )
-from splitaudit.scenario.watched import watching_restore
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.scenario.watched import watching_restore
+from splitaudit_lab.stack.stack import Stack
 
 # The first record's time; record i is this plus i microseconds, so its `timestamp` names it.
 BASE_TIME = datetime(2025, 6, 1, tzinfo=UTC)

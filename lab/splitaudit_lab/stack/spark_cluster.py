@@ -20,7 +20,7 @@ from typing import Any
 
 from splitaudit.errors import ExternalError
 from splitaudit.home import pyspark_home
-from splitaudit.stack import process
+from splitaudit_lab.stack import process
 
 
 @dataclass(frozen=True)

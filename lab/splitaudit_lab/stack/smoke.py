@@ -13,9 +13,9 @@ from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.home import jobs_dir
 from splitaudit.progress import Progress, StepLog
-from splitaudit.stack.install import SMOKE_JOB
-from splitaudit.stack.results import SmokeReport
-from splitaudit.stack.stack import Stack
+from splitaudit_lab.stack.install import SMOKE_JOB
+from splitaudit_lab.stack.results import SmokeReport
+from splitaudit_lab.stack.stack import Stack
 
 
 def run_smoke(
