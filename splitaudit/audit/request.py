@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from splitaudit.audit.beam_names import NamingTemplate
 from splitaudit.errors import UsageError
-from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
+from splitaudit.savepoint.fileio import SavepointOptions
 
 FILE_FORMATS = ("parquet", "json", "csv", "orc", "avro", "text")  # text: one `value` row per line
 SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --bootstrap cluster
@@ -85,6 +86,22 @@ class AggregateMatch:
     sink_window: str | None = None
     panes: str = "discarding"
 
+    @classmethod
+    def from_options(cls, aggregate: str | None, **described: Any) -> AggregateMatch | None:
+        """What --aggregate and the options `described` (the other fields, by name) ask for; None without
+        --aggregate. UsageError when they do not combine."""
+        keys = ("group_key", "sink_group_key", "sink_value")
+        given = {f"--{name.replace('_', '-')}": described[name] for name in keys}
+        if aggregate is None:
+            others = [name for name, v in given.items() if v] + (["--event-time"] if described["event_time"] else [])
+            if others:
+                raise UsageError(f"{', '.join(others)}: only with --aggregate (they describe an aggregating sink)")
+            return None
+        absent = [name for name, v in given.items() if not v]
+        if absent:
+            raise UsageError(f"--aggregate needs {', '.join(absent)}")
+        return cls(aggregate, **described)
+
     @property
     def function(self) -> str:
         return self.aggregate.split(":", 1)[0].strip().lower()
@@ -119,15 +136,6 @@ class AggregateMatch:
 
 
 @dataclass(frozen=True)
-class SavepointOptions:
-    """How to read savepoints: which operators (uids of 1.x files) and whether state outside the dir is read."""
-
-    uids: tuple[str, ...] = ()
-    allow_external_state: bool = False
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # the largest _metadata or state file read (`--max-file-size`)
-
-
-@dataclass(frozen=True)
 class AuditRequest:
     """What the user asked to audit (a savepoint, a sink, or both; optionally an earlier savepoint and the
     topics' partition counts), and how to run Spark. Made only with options that combine, naming inputs that
@@ -151,73 +159,6 @@ class AuditRequest:
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
     watermark_delay: float = WATERMARK_DELAY  # seconds a job's watermark may trail its records' Kafka time
     aggregate: AggregateMatch | None = None  # an aggregating sink, reconciled against the source (--aggregate)
-
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        savepoint: str | None,
-        before: str | None,
-        sink: str | None,
-        sink_format: str,
-        sink_naming: str | None,
-        watermark_delay: float,
-        topic_col: str,
-        partition_col: str,
-        offset_col: str,
-        bootstrap: str | None,
-        topics: tuple[str, ...],
-        group: str | None,
-        partitions: tuple[tuple[str | None, int], ...],
-        sink_key: str | None,
-        source_key: str | None,
-        match_payload: bool,
-        jar: str | None,
-        uids: tuple[str, ...],
-        allow_external_state: bool,
-        max_file_size: int,
-        exactly_once: bool,
-        master: str,
-        aggregate: str | None = None,
-        group_key: str | None = None,
-        sink_group_key: str | None = None,
-        sink_value: str | None = None,
-        event_time: str | None = None,
-        window_size: float | None = None,
-        window_offset: float = 0.0,
-        sink_window: str | None = None,
-        panes: str = "discarding",
-    ) -> AuditRequest:
-        """The request `audit`'s options (as the CLI parsed them) ask for; UsageError when they do not combine."""
-        return cls(
-            sink=sink,
-            sink_format=sink_format,
-            columns=SinkColumns(topic_col, partition_col, offset_col),
-            savepoint=savepoint,
-            before=before,
-            savepoint_options=SavepointOptions(uids, allow_external_state, max_file_size),
-            topics=topics,
-            partitions=partitions,
-            bootstrap=bootstrap,
-            group=group,
-            exactly_once=exactly_once,
-            master=master,
-            identity=IdentityMatch.from_options(sink_key, source_key, match_payload),
-            jar=jar,
-            sink_naming=sink_naming,
-            watermark_delay=watermark_delay,
-            aggregate=_aggregate_match(
-                aggregate,
-                group_key,
-                sink_group_key,
-                sink_value,
-                event_time,
-                window_size,
-                window_offset,
-                sink_window,
-                panes,
-            ),
-        )
 
     def __post_init__(self) -> None:
         """Usage errors before anything is read and before paying for a Spark start."""
@@ -280,32 +221,6 @@ class DiffRequest:
     def __post_init__(self) -> None:
         for path, argument in ((self.before, "SP0"), (self.after, "SP1")):
             _check_exists(path, argument)
-
-
-def _aggregate_match(
-    aggregate: str | None,
-    group_key: str | None,
-    sink_group_key: str | None,
-    sink_value: str | None,
-    event_time: str | None,
-    window_size: float | None,
-    window_offset: float,
-    sink_window: str | None,
-    panes: str,
-) -> AggregateMatch | None:
-    """What --aggregate and its options ask for; None without --aggregate. UsageError when they do not combine."""
-    given = {"--group-key": group_key, "--sink-group-key": sink_group_key, "--sink-value": sink_value}
-    if aggregate is None:
-        others = [*(name for name, v in given.items() if v), *(["--event-time"] if event_time else [])]
-        if others:
-            raise UsageError(f"{', '.join(others)}: only with --aggregate (they describe an aggregating sink)")
-        return None
-    absent = [name for name, v in given.items() if not v]
-    if absent or not (group_key and sink_group_key and sink_value):
-        raise UsageError(f"--aggregate needs {', '.join(absent)}")
-    return AggregateMatch(
-        aggregate, group_key, sink_group_key, sink_value, event_time, window_size, window_offset, sink_window, panes
-    )
 
 
 def _check_exists(path: str, named: str) -> None:

@@ -28,13 +28,13 @@ from splitaudit.audit.findings import (
 from splitaudit.audit.inference import RestoreEvidence, infer_classes
 from splitaudit.audit.ledger import Ledger, check_ledger, closure, count_rows, find_rewrites, ledger_of
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
-from splitaudit.audit.request import AuditRequest, DiffRequest, SavepointOptions
+from splitaudit.audit.request import AuditRequest, DiffRequest
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.progress import Progress
-from splitaudit.savepoint.fileio import list_tree, metadata_written_at
+from splitaudit.savepoint.fileio import SavepointOptions, list_tree, metadata_written_at
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

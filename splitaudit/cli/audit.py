@@ -7,16 +7,113 @@ from typing import Any
 
 import click
 
-from splitaudit.audit.request import SINK_FORMATS, WATERMARK_DELAY, AuditRequest
+from splitaudit.audit.request import (
+    SINK_FORMATS,
+    WATERMARK_DELAY,
+    AggregateMatch,
+    AuditRequest,
+    IdentityMatch,
+    SinkColumns,
+)
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, UIDS, default_log
+from splitaudit.cli.options import LOG_FILE, SINK_NAMING, default_log
 from splitaudit.cli.partitions import comma_items, partition_counts
+from splitaudit.cli.settings import SAVEPOINT_OPTIONS, settings
 
 SPARK_MASTER = click.option(
     "--master",
     default="local[*]",
     show_default=True,
     help="Spark master: local[*] on a laptop, or a cluster's (spark://host:7077, yarn, k8s://…).",
+)
+
+
+# Which sink columns hold the Kafka coordinates of each record.
+SINK_COLUMNS = settings(
+    "columns",
+    SinkColumns,
+    click.option(
+        "--topic-col", "topic", default="topic", show_default=True, help="Sink column holding the Kafka topic."
+    ),
+    click.option(
+        "--partition-col",
+        "partition",
+        default="partition",
+        show_default=True,
+        help="Sink column holding the partition.",
+    ),
+    click.option(
+        "--offset-col", "offset", default="offset", show_default=True, help="Sink column holding the record's offset."
+    ),
+)
+# A sink without coordinates: how its rows map to source records (`audit.identity`).
+IDENTITY = settings(
+    "identity",
+    IdentityMatch.from_options,
+    click.option(
+        "--sink-key",
+        metavar="EXPR",
+        help="A sink without the source's coordinates: a Spark SQL expression over the sink's columns giving each "
+        "row's record identity (e.g. `timestamp`), matched to --source-key's over the source records (needs "
+        "--bootstrap). With --match-payload: the sink column holding the record value (default `value`).",
+    ),
+    click.option(
+        "--source-key",
+        metavar="EXPR",
+        help="The same identity over each source record as Spark's Kafka source gives it (key, value, topic, "
+        "partition, offset, timestamp, headers), e.g. `get_json_object(CAST(value AS STRING), '$.timestamp')`. "
+        "Both sides are compared as text.",
+    ),
+    click.option(
+        "--match-payload",
+        is_flag=True,
+        help="A pass-through job's sink: the identity is the record's whole value (the sink's `value` column, or "
+        "--sink-key's), so no expressions are needed.",
+    ),
+)
+# An aggregating sink reconciled against its source (`audit.aggregate`).
+AGGREGATE = settings(
+    "aggregate",
+    AggregateMatch.from_options,
+    click.option(
+        "--aggregate",
+        metavar="count|sum:EXPR",
+        help="The sink holds aggregates, not records: reconcile them with the source from --before's offsets "
+        "to --savepoint's (needs --bootstrap). count, or sum:EXPR over the source record; max, min, latest and "
+        "distinct are reported unauditable (a double read leaves them unchanged).",
+    ),
+    click.option(
+        "--group-key",
+        metavar="EXPR",
+        help="The key each source record is aggregated under: a Spark SQL expression over Spark's Kafka columns, "
+        "or an array of keys (e.g. `split(CAST(value AS STRING), ' ')` for words).",
+    ),
+    click.option("--sink-group-key", metavar="EXPR", help="The key of each sink record (a Spark SQL expression)."),
+    click.option("--sink-value", metavar="EXPR", help="The aggregate of each sink record (a Spark SQL expression)."),
+    click.option(
+        "--event-time",
+        metavar="EXPR",
+        help="The job windows on event time: each source record's time in epoch ms (e.g. `timestamp` as ms, or a "
+        "value field); keys are then compared per (window, key). Needs --window-size and --sink-window.",
+    ),
+    click.option("--window-size", type=float, metavar="SECONDS", help="The fixed windows' size (event time)."),
+    click.option(
+        "--window-offset",
+        type=float,
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="The fixed windows' offset.",
+    ),
+    click.option("--sink-window", metavar="EXPR", help="The window start (epoch ms) of each sink record."),
+    click.option(
+        "--panes",
+        type=click.Choice(("accumulating", "discarding")),
+        default="discarding",
+        show_default=True,
+        help="How the job's panes are emitted: accumulating (the last pane of a window and key holds its "
+        "aggregate) or discarding (its panes add up).",
+    ),
 )
 
 
@@ -63,9 +160,7 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
     "caught up; withCreateTime(maxDelay): maxDelay): with --before, windows ending this long before the job's "
     "watermark at that savepoint had closed, and a file written for one after it is a rewrite.",
 )
-@click.option("--topic-col", default="topic", show_default=True, help="Sink column holding the Kafka topic.")
-@click.option("--partition-col", default="partition", show_default=True, help="Sink column holding the partition.")
-@click.option("--offset-col", default="offset", show_default=True, help="Sink column holding the record's offset.")
+@SINK_COLUMNS
 @click.option(
     "--bootstrap",
     metavar="HOST:PORT",
@@ -91,69 +186,15 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
     "topic): partitions the savepoint holds nowhere are reported missing. --bootstrap asks Kafka instead; "
     "without either the list comes from the sink, else from the enumerator's checkpoint. The report says which.",
 )
-@click.option(
-    "--sink-key",
-    metavar="EXPR",
-    help="A sink without the source's coordinates: a Spark SQL expression over the sink's columns giving each "
-    "row's record identity (e.g. `timestamp`), matched to --source-key's over the source records (needs "
-    "--bootstrap). With --match-payload: the sink column holding the record value (default `value`).",
-)
-@click.option(
-    "--source-key",
-    metavar="EXPR",
-    help="The same identity over each source record as Spark's Kafka source gives it (key, value, topic, "
-    "partition, offset, timestamp, headers), e.g. `get_json_object(CAST(value AS STRING), '$.timestamp')`. "
-    "Both sides are compared as text.",
-)
-@click.option(
-    "--match-payload",
-    is_flag=True,
-    help="A pass-through job's sink: the identity is the record's whole value (the sink's `value` column, or "
-    "--sink-key's), so no expressions are needed.",
-)
+@IDENTITY
 @click.option(
     "--jar",
     metavar="JOB.jar",
     help="The jar the job was restored with (needs --before): evidence for classifying duplicates of a sink "
     "without lineage (an unfixed FlinkSource re-reads restored splits).",
 )
-# An aggregating sink reconciled against its source (`audit.aggregate`): one contiguous block of options.
-@click.option(
-    "--aggregate",
-    metavar="count|sum:EXPR",
-    help="The sink holds aggregates, not records: reconcile them with the source from --before's offsets to "
-    "--savepoint's (needs --bootstrap). count, or sum:EXPR over the source record; max, min, latest and distinct "
-    "are reported unauditable (a double read leaves them unchanged).",
-)
-@click.option(
-    "--group-key",
-    metavar="EXPR",
-    help="The key each source record is aggregated under: a Spark SQL expression over Spark's Kafka columns, or an "
-    "array of keys (e.g. `split(CAST(value AS STRING), ' ')` for words).",
-)
-@click.option("--sink-group-key", metavar="EXPR", help="The key of each sink record (a Spark SQL expression).")
-@click.option("--sink-value", metavar="EXPR", help="The aggregate of each sink record (a Spark SQL expression).")
-@click.option(
-    "--event-time",
-    metavar="EXPR",
-    help="The job windows on event time: each source record's time in epoch ms (e.g. `timestamp` as ms, or a value "
-    "field); keys are then compared per (window, key). Needs --window-size and --sink-window.",
-)
-@click.option("--window-size", type=float, metavar="SECONDS", help="The fixed windows' size (event time).")
-@click.option("--window-offset", type=float, default=0.0, show_default=True, metavar="SECONDS",
-              help="The fixed windows' offset.")  # fmt: skip
-@click.option("--sink-window", metavar="EXPR", help="The window start (epoch ms) of each sink record.")
-@click.option(
-    "--panes",
-    type=click.Choice(("accumulating", "discarding")),
-    default="discarding",
-    show_default=True,
-    help="How the job's panes are emitted: accumulating (the last pane of a window and key holds its aggregate) "
-    "or discarding (its panes add up).",
-)
-@UIDS
-@ALLOW_EXTERNAL_STATE
-@MAX_FILE_SIZE
+@AGGREGATE
+@SAVEPOINT_OPTIONS
 @click.option(
     "--exactly-once",
     is_flag=True,
@@ -219,7 +260,7 @@ def audit(ctx: click.Context, /, html_path: Path | None, log_path: Path | None, 
 
         if html_path is not None:
             check_html_target(html_path)  # before the audit, not after an hour of Spark
-        request = AuditRequest.from_options(**options)
+        request = AuditRequest(**options)
         from splitaudit.audit.run import run_audit  # imports pyspark: only when auditing
 
         findings = run_audit(request, context.progress)

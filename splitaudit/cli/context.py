@@ -36,6 +36,14 @@ class Context:
         return ConsoleOutput(self.debug)
 
 
+def fail(ex: SplitauditError) -> NoReturn:
+    """Show an error found before a command's action runs (a settings group whose options do not combine) as `run`
+    shows one, and exit with its code."""
+    context: Context = click.get_current_context().obj
+    context.output.exception(ex, context.debug)
+    sys.exit(ex.exit_code)
+
+
 def run(ctx: click.Context, action: Callable[[Context], int | None], libraries_log: Path | None = None) -> NoReturn:
     """Run one command's action; map SplitauditError to its exit code, show it through the Output.
 

@@ -8,24 +8,16 @@ from typing import NoReturn
 import click
 
 from splitaudit.cli.context import Context, run
-from splitaudit.cli.options import ALLOW_EXTERNAL_STATE, MAX_FILE_SIZE, UIDS
+from splitaudit.cli.settings import SAVEPOINT_OPTIONS
+from splitaudit.savepoint.fileio import SavepointOptions
 
 
 @click.command()
 @click.argument("before", metavar="SP0")
 @click.argument("after", metavar="SP1")
-@UIDS
-@ALLOW_EXTERNAL_STATE
-@MAX_FILE_SIZE
+@SAVEPOINT_OPTIONS
 @click.pass_context
-def diff(
-    ctx: click.Context,
-    before: str,
-    after: str,
-    uids: tuple[str, ...],
-    allow_external_state: bool,
-    max_file_size: int,
-) -> None:
+def diff(ctx: click.Context, before: str, after: str, savepoint_options: SavepointOptions) -> None:
     """Compare two savepoints of one job: SP0 the earlier, SP1 the later.
 
     Reports, per source operator and (topic, partition): a next offset that went backwards (rewind: the
@@ -35,10 +27,10 @@ def diff(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.audit.request import DiffRequest, SavepointOptions
+        from splitaudit.audit.request import DiffRequest
         from splitaudit.audit.run import run_diff
 
-        request = DiffRequest(before, after, SavepointOptions(uids, allow_external_state, max_file_size))
+        request = DiffRequest(before, after, savepoint_options)
         findings = run_diff(request, context.progress)
         context.output.findings(findings)
         return findings.exit_code
@@ -48,7 +40,6 @@ def diff(
 
 @click.command()
 @click.argument("path")
-@UIDS
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (same as the global --json).")
 @click.option(
     "--keyed",
@@ -58,18 +49,9 @@ def diff(
     "read (unread: a heap state of an unknown serializer), with why. Reads all of the keyed state; the data "
     "source's keyed table lists each entry.",
 )
-@ALLOW_EXTERNAL_STATE
-@MAX_FILE_SIZE
+@SAVEPOINT_OPTIONS
 @click.pass_context
-def inspect(
-    ctx: click.Context,
-    path: str,
-    uids: tuple[str, ...],
-    as_json: bool,
-    keyed: bool,
-    allow_external_state: bool,
-    max_file_size: int,
-) -> NoReturn:
+def inspect(ctx: click.Context, path: str, as_json: bool, keyed: bool, savepoint_options: SavepointOptions) -> NoReturn:
     """Show the source split state of a Flink savepoint or checkpoint, without a JVM.
 
     PATH is a savepoint/checkpoint directory or its _metadata file: a local path or an s3://, hdfs://, gs://
@@ -96,7 +78,8 @@ def inspect(
     def action(context: Context) -> None:
         from splitaudit.savepoint_view import inspect_savepoint
 
-        view = inspect_savepoint(path, uids, allow_external_state, max_file_size, keyed)
+        options = savepoint_options
+        view = inspect_savepoint(path, options.uids, options.allow_external_state, options.max_file_size, keyed)
         context.output.savepoint_view(view)
 
     run(ctx, action)

@@ -3,67 +3,73 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LOG_FILE, default_log
+from splitaudit.cli.settings import settings
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.results import ACTIONS, STOP
 
+if TYPE_CHECKING:
+    from splitaudit.guard.watch import WatchSettings
+
+
+def _watch_settings(**options: Any) -> WatchSettings:
+    """The WatchSettings the options give (the watch's package imported only when it runs)."""
+    from splitaudit.guard.watch import WatchSettings
+
+    return WatchSettings(**options)
+
+
+# What the watch follows and how: one WatchSettings (`guard.watch`), which checks them.
+WATCH_SETTINGS = settings(
+    "watch_settings",
+    _watch_settings,
+    click.option(
+        "--flink-rest", metavar="URL", required=True, help="The Flink cluster's REST address, e.g. http://127.0.0.1:8081."
+    ),
+    click.option("--job", "job", metavar="JOB_ID", default=None,
+                 help="The job to watch, e.g. just restored; with --wait it may not be listed yet (a job id fixed at "
+                      "submission: REST run's jobId, $internal.pipeline.job-id)."),
+    click.option("--savepoint", metavar="PATH|URI", default=None,
+                 help="The savepoint the job restores from: its offsets are read before the job runs; without --job "
+                      "the watch follows the unfinished job Flink says restored from it."),
+    click.option("--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                 help="Seconds to wait for the job to be listed: start the watch, then submit the restore, and it "
+                      "polls from the job's first second."),
+    click.option("--bootstrap", metavar="HOST:PORT",
+                 help="The source topics' Kafka cluster: compares what each partition's readers read with what it "
+                      "holds past the restored offset, and checks those offsets against the log start."),
+    click.option("--on-error", type=click.Choice(ACTIONS), default=STOP, show_default=True,
+                 help="What to do on the first error: stop the job with a savepoint, cancel it, or report "
+                      "only."),
+    click.option("--interval", type=click.FloatRange(min=0.1), default=0.25, show_default=True,
+                 help="Seconds between polls of the job's metrics."),
+    click.option("--duration", type=click.FloatRange(min=0), default=None,
+                 help="Stop watching this many seconds after the job is listed (default: until the job ends or an "
+                      "error is acted on)."),
+    click.option("--savepoint-dir", metavar="DIR", default=None,
+                 help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir)."),
+    click.option("--probe", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                 help="For this many seconds after the job's first records are read, trigger a checkpoint after each "
+                      "poll (Flink 1.19+ REST) to judge its counts at once instead of at the job's next checkpoint: "
+                      "catches a twin reader sooner, at the price of extra checkpoints."),
+    click.option("--rest-timeout", type=click.FloatRange(min=0), default=DEFAULT_REST_TIMEOUT, show_default=True,
+                 help="Seconds one REST call that Flink answers with HTTP 500/502/503/504, or not at all, is retried "
+                      "(backoff from 0.1 s doubling up to 2 s; the attempts' own time counted) before it counts: as "
+                      "the job gone, or as the error it is. One attempt waits at most this long for its answer (at "
+                      "least 10 s, at most 60 s)."),
+)  # fmt: skip
+
 
 @click.command()
-@click.option(
-    "--flink-rest", metavar="URL", required=True, help="The Flink cluster's REST address, e.g. http://127.0.0.1:8081."
-)
-@click.option("--job", "job_id", metavar="JOB_ID", default=None,
-              help="The job to watch, e.g. just restored; with --wait it may not be listed yet (a job id fixed at "
-                   "submission: REST run's jobId, $internal.pipeline.job-id).")  # fmt: skip
-@click.option("--savepoint", metavar="PATH|URI", default=None,
-              help="The savepoint the job restores from: its offsets are read before the job runs; without --job "
-                   "the watch follows the unfinished job Flink says restored from it.")  # fmt: skip
-@click.option("--wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Seconds to wait for the job to be listed: start the watch, then submit the restore, and it "
-                   "polls from the job's first second.")  # fmt: skip
-@click.option("--bootstrap", metavar="HOST:PORT",
-              help="The source topics' Kafka cluster: compares what each partition's readers read with what it "
-                   "holds past the restored offset, and checks those offsets against the log start.")  # fmt: skip
-@click.option("--on-error", type=click.Choice(ACTIONS), default=STOP, show_default=True,
-              help="What to do on the first error: stop the job with a savepoint, cancel it, or report "
-                   "only.")  # fmt: skip
-@click.option("--interval", type=click.FloatRange(min=0.1), default=0.25, show_default=True,
-              help="Seconds between polls of the job's metrics.")  # fmt: skip
-@click.option("--duration", type=click.FloatRange(min=0), default=None,
-              help="Stop watching this many seconds after the job is listed (default: until the job ends or an "
-                   "error is acted on).")  # fmt: skip
-@click.option("--savepoint-dir", metavar="DIR", default=None,
-              help="Where stop-with-savepoint writes (default: the cluster's state.savepoints.dir).")  # fmt: skip
-@click.option("--probe", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="For this many seconds after the job's first records are read, trigger a checkpoint after each "
-                   "poll (Flink 1.19+ REST) to judge its counts at once instead of at the job's next checkpoint: "
-                   "catches a twin reader sooner, at the price of extra checkpoints.")  # fmt: skip
-@click.option("--rest-timeout", type=click.FloatRange(min=0), default=DEFAULT_REST_TIMEOUT, show_default=True,
-              help="Seconds one REST call that Flink answers with HTTP 500/502/503/504, or not at all, is retried "
-                   "(backoff from 0.1 s doubling up to 2 s; the attempts' own time counted) before it counts: as "
-                   "the job gone, or as the error it is. One attempt waits at most this long for its answer (at "
-                   "least 10 s, at most 60 s).")  # fmt: skip
+@WATCH_SETTINGS
 @LOG_FILE
 @click.pass_context
-def watch(
-    ctx: click.Context,
-    flink_rest: str,
-    job_id: str | None,
-    savepoint: str | None,
-    wait: float,
-    bootstrap: str | None,
-    on_error: str,
-    interval: float,
-    duration: float | None,
-    savepoint_dir: str | None,
-    probe: float,
-    rest_timeout: float,
-    log_path: Path | None,
-) -> None:
+def watch(ctx: click.Context, watch_settings: WatchSettings, log_path: Path | None) -> None:
     """After a restore: follow a running Beam-on-Flink job and stop it when it reads a partition twice.
 
     \b
@@ -105,22 +111,9 @@ def watch(
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.watch import WatchSettings, run_watch
+        from splitaudit.guard.watch import run_watch
 
-        settings = WatchSettings(
-            flink_rest,
-            job_id,
-            bootstrap=bootstrap,
-            on_error=on_error,
-            interval=interval,
-            duration=duration,
-            savepoint_dir=savepoint_dir,
-            savepoint=savepoint,
-            wait=wait,
-            probe=probe,
-            rest_timeout=rest_timeout,
-        )
-        report = run_watch(settings, context.progress, context.output.watch_event)
+        report = run_watch(watch_settings, context.progress, context.output.watch_event)
         context.output.watch_report(report)
         return report.exit_code
 

@@ -37,6 +37,15 @@ CHECKPOINT_SHARED_FOLDERS = ("shared", "taskowned")
 _CHECKPOINT_DIR = re.compile(r"chk-[0-9]+")
 
 
+@dataclass(frozen=True)
+class SavepointOptions:
+    """How to read savepoints: which operators (uids of 1.x files) and whether state outside the dir is read."""
+
+    uids: tuple[str, ...] = ()
+    allow_external_state: bool = False
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # the largest _metadata or state file read (`--max-file-size`)
+
+
 class SavepointFiles:
     """Read access to one savepoint/checkpoint directory (PATH may be the directory or its `_metadata`).
 

@@ -58,20 +58,27 @@ def _json(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(result.stdout)
 
 
-def test_the_wheel_carries_the_patch_classes_the_stack_lock_and_no_checkout_files(wheel: Path) -> None:
+def test_the_wheels_carry_the_patch_classes_the_stack_lock_and_no_checkout_files(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as built:
         names = set(built.namelist())
     jars = {f"splitaudit/patch/classes/beam-runners-flink-{f}-patch-{b}.jar" for f, b in (
         ("1.16", "2.54.0"), ("1.16", "2.56.0"), ("1.16", "2.59.0"), ("1.19", "2.62.0"))}  # fmt: skip
     assert jars <= names
-    # the lineage kit, and the reference pipeline's own jar the demo's job jars are assembled from
-    assert {
-        "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar",
-        "lab/splitaudit_lab/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
-    } <= names
-    assert {"splitaudit/py.typed", "lab/splitaudit_lab/stack/stack.lock.json", "pyspark_flink_savepoint.py"} <= names
+    assert "splitaudit/patch/classes/beam-kafka-lineage-0.1.0.jar" in names  # the lineage kit
+    assert {"splitaudit/py.typed", "pyspark_flink_savepoint.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
-    assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/"))]
+    # nothing of the lab, which is a wheel of its own
+    assert not [n for n in names if n.startswith(("tests/", "fixtures/", "beam_pipelines/", ".stack/", "lab/"))]
+    assert not [n for n in names if n.startswith("splitaudit_lab") or "stack.lock" in n or "/stack/" in n]
+    with zipfile.ZipFile(next(wheel.parent.glob("splitaudit_lab-0.1.0-*.whl"))) as built:
+        lab = set(built.namelist())
+    # the stack lock, and the reference pipeline's own jar the demo's job jars are assembled from
+    assert {
+        "splitaudit_lab/stack/stack.lock.json",
+        "splitaudit_lab/stack/jobs/reference-pipeline-beam-2.62.0-0.1.0.jar",
+        "splitaudit_lab/cli/stack.py",
+    } <= lab
+    assert not [n for n in lab if n.startswith("splitaudit/")]
 
 
 def _positions(source: dict[str, Any]) -> list[tuple[int, int, int]]:

@@ -131,7 +131,8 @@ INSPECT_TABLES = {"splitaudit.audit", "splitaudit.audit.savepoint_tables", "spli
 def test_inspect_loads_no_other_commands_package(tmp_path: Path, args: tuple[str, ...]) -> None:
     code, modules, stdout = _loaded(tmp_path, *args, str(BEAM_SAVEPOINT))
     assert code == 0, stdout
-    allowed = {"splitaudit.cli.context", "splitaudit.cli.group", "splitaudit.cli.options", "splitaudit.cli.savepoints"}
+    allowed = {"splitaudit.cli.context", "splitaudit.cli.group", "splitaudit.cli.options", "splitaudit.cli.settings"}
+    allowed.add("splitaudit.cli.savepoints")
     if args == ("inspect",):
         allowed |= INSPECT_TABLES
     others = sorted(m for m in modules - allowed if m.startswith(OTHER_COMMANDS))

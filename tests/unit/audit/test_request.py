@@ -13,10 +13,10 @@ from splitaudit.audit.request import (
     AuditRequest,
     DiffRequest,
     IdentityMatch,
-    SavepointOptions,
     SinkColumns,
 )
 from splitaudit.errors import UsageError
+from splitaudit.savepoint.fileio import SavepointOptions
 
 # What `audit` passes when only the options a test names are given (click's defaults).
 DEFAULTS: dict[str, Any] = {
@@ -54,24 +54,31 @@ def inputs(tmp_path: Path) -> dict[str, str]:
     return {name: str(path) for name, path in paths.items()}
 
 
+def _request(**options: Any) -> AuditRequest:
+    """The request `audit` makes of these options (click's defaults for the others): each settings group built
+    first, as the command's decorators do (`cli/audit.py`), then the request of them and the other options."""
+    given = {**DEFAULTS, **options}
+    columns = SinkColumns(given.pop("topic_col"), given.pop("partition_col"), given.pop("offset_col"))
+    reading = SavepointOptions(given.pop("uids"), given.pop("allow_external_state"), given.pop("max_file_size"))
+    identity = IdentityMatch.from_options(given.pop("sink_key"), given.pop("source_key"), given.pop("match_payload"))
+    return AuditRequest(columns=columns, savepoint_options=reading, identity=identity, **given)
+
+
 def _refused(message: str, **options: Any) -> None:
     with pytest.raises(UsageError) as refused:
-        AuditRequest.from_options(**{**DEFAULTS, **options})
+        _request(**options)
     assert str(refused.value) == message
 
 
 def test_the_options_become_one_request(inputs: dict[str, str]) -> None:
-    request = AuditRequest.from_options(
-        **{
-            **DEFAULTS,
-            "savepoint": inputs["savepoint"],
-            "sink": inputs["sink"],
-            "topic_col": "t",
-            "uids": ("source",),
-            "sink_key": "timestamp",
-            "source_key": "timestamp",
-            "bootstrap": "localhost:9092",
-        }
+    request = _request(
+        savepoint=inputs["savepoint"],
+        sink=inputs["sink"],
+        topic_col="t",
+        uids=("source",),
+        sink_key="timestamp",
+        source_key="timestamp",
+        bootstrap="localhost:9092",
     )
     assert request.columns == SinkColumns("t", "partition", "offset")
     assert request.savepoint_options == SavepointOptions(("source",), False, 1 << 30)
@@ -204,3 +211,27 @@ def test_aggregate_options_are_checked_before_anything_is_read(tmp_path: Path) -
     assert (match.function, match.expression, match.auditable) == ("latest", "value", False)
     with pytest.raises(UsageError, match="--aggregate needs --sink, --bootstrap, --before SP0 and --savepoint SP1"):
         AuditRequest(sink=str(tmp_path), aggregate=AggregateMatch("count", "value", "k", "n"))
+
+
+NO_AGGREGATE: dict[str, Any] = {
+    "group_key": None,
+    "sink_group_key": None,
+    "sink_value": None,
+    "event_time": None,
+    "window_size": None,
+    "window_offset": 0.0,
+    "sink_window": None,
+    "panes": "discarding",
+}
+
+
+def test_the_aggregate_group_is_none_without_aggregate_and_whole_with_it() -> None:
+    assert AggregateMatch.from_options(None, **NO_AGGREGATE) is None
+    described = {**NO_AGGREGATE, "group_key": "value", "sink_group_key": "k", "sink_value": "n"}
+    assert AggregateMatch.from_options("count", **described) == AggregateMatch("count", "value", "k", "n")
+    with pytest.raises(UsageError) as refused:
+        AggregateMatch.from_options(None, **{**NO_AGGREGATE, "sink_value": "n", "event_time": "timestamp"})
+    assert str(refused.value) == "--sink-value, --event-time: only with --aggregate (they describe an aggregating sink)"
+    with pytest.raises(UsageError) as refused:
+        AggregateMatch.from_options("count", **{**NO_AGGREGATE, "group_key": "value"})
+    assert str(refused.value) == "--aggregate needs --sink-group-key, --sink-value"
