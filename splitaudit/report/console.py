@@ -43,8 +43,8 @@ class ConsoleOutput(Output):
 
     def _findings(self, findings: Sequence[Finding]) -> None:
         """The findings as a table when it fits the terminal, else as blocks: each finding's severity, kind, topic
-        and partition, count and offsets on one line, and its detail below as text wrapped at words, as a CI log
-        or a pipe of 80 columns reads it."""
+        and partition, count and offsets on one line, its detail below as text wrapped at words, and a blank line
+        after each, as a CI log or a pipe of 80 columns reads it (audit, diff, guard and watch)."""
         table = _findings_table(findings)
         if (
             Measurement.get(self.console, self.console.options.update_width(UNBOUNDED), table).maximum
@@ -55,15 +55,19 @@ class ConsoleOutput(Output):
         self.console.print(Text("findings", "bold"))
         for f in findings:
             self.console.print(_finding_line(f), soft_wrap=True)
-            detail = textwrap.fill(
-                printable(f.explanation),
-                self.console.width,
-                initial_indent=" " * DETAIL_INDENT,
-                subsequent_indent=" " * DETAIL_INDENT,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            self.console.print(Text(detail), soft_wrap=True)
+            if f.explanation:
+                detail = textwrap.fill(
+                    printable(f.explanation),
+                    self.console.width,
+                    initial_indent=" " * DETAIL_INDENT,
+                    subsequent_indent=" " * DETAIL_INDENT,
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+                self.console.print(Text(detail), soft_wrap=True)
+            # A blank line ends each block: the next finding's head, or a table's centred title, never reads as
+            # more of this detail.
+            self.console.print()
 
     def exception(self, ex: BaseException, debug: bool) -> None:
         if debug:

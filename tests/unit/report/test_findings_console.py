@@ -51,8 +51,10 @@ def test_at_80_columns_each_finding_is_a_block() -> None:
         "findings\n"
         "error  double_assignment  weather/3  count 5  offsets 100..104, 110\n"
         "    two readers: 1f3a, 9c2e\n"
+        "\n"
         "info  not_a_source_topic  audit-log  count 12\n"
         "    not read by any source\n"
+        "\n"
     )
 
 
@@ -61,7 +63,8 @@ def test_a_long_detail_wraps_at_words_below_its_finding(width: int) -> None:
     shown = _shown(width, DOUBLE, Finding("replay", "warning", "weather", 1, 3, ((7, 9),), detail=LONG))
     lines = shown.splitlines()
     head = lines.index("warning  replay  weather/1  count 3  offsets 7..9")
-    detail = lines[head + 1 :]
+    detail = lines[head + 1 : -1]
+    assert lines[-1] == ""
     assert all(line.startswith("    ") and len(line) <= width for line in detail)
     assert " ".join(line.strip() for line in detail) == LONG
     if width == 80:
@@ -70,3 +73,17 @@ def test_a_long_detail_wraps_at_words_below_its_finding(width: int) -> None:
             "    attempt 0), a twin reader after the restore of",
             "    s3://bucket/savepoints/savepoint-4f2a1b-0123456789ab",
         ]
+
+
+def test_a_finding_without_detail_is_its_head_line() -> None:
+    bare = Finding("partition_new", "info", "weather", 4, 0)
+    assert _shown(80, DOUBLE, bare).endswith("\n\ninfo  partition_new  weather/4  count 0\n\n")
+
+
+def test_text_from_a_file_stays_escaped_in_a_block() -> None:
+    # A topic and a detail quoting a file's bytes: control characters shown escaped, markup shown as text.
+    hostile = Finding("rewind", "error", "t\x1b[2J[red]", 0, 1, ((5, 5),), detail="uid [bold]x\ny\x07 " + "z " * 40)
+    lines = _shown(80, DOUBLE, hostile).splitlines()
+    head = lines.index("error  rewind  t\\x1b[2J[red]/0  count 1  offsets 5")
+    assert lines[head + 1].startswith("    uid [bold]x\\ny\\x07 z z")
+    assert all(len(line) <= 80 for line in lines[head + 1 :])
