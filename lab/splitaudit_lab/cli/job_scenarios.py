@@ -4,16 +4,21 @@ shaped like users' own."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LIBRARIES_LOG
+from splitaudit.cli.settings import settings
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS
 from splitaudit_lab.cli.output import output
 from splitaudit_lab.cli.scenario_options import KEEP_STACK, PARALLELISM, PARTITIONS, RUN_DIR, new_run_dir
 from splitaudit_lab.scenario.results import READS
 from splitaudit_lab.scenario.users_job_results import CONSUMERS, GROUP_OFFSETS
+
+if TYPE_CHECKING:
+    from splitaudit_lab.scenario.users_job import UsersJobSettings
 
 
 @click.command("python-scenario")
@@ -76,50 +81,54 @@ def python_scenario(
     run(ctx, action, run_dir / LIBRARIES_LOG)
 
 
+def _users_job_settings(**options: Any) -> UsersJobSettings:
+    """The UsersJobSettings the options give (the scenario's modules imported only when it runs)."""
+    from splitaudit_lab.scenario.users_job import UsersJobSettings
+
+    return UsersJobSettings(**options)
+
+
+# The users' job run's knobs: `settings`, a UsersJobSettings, which checks them.
+USERS_JOB_SETTINGS = settings(
+    "settings",
+    _users_job_settings,
+    click.option(
+        "--consumer",
+        type=click.Choice(CONSUMERS),
+        default="none",
+        show_default=True,
+        help="How the job's Kafka consumer starts: none (no group.id: auto.offset.reset=latest), group (a group, "
+        "offsets committed on checkpoint finalization, earliest), earliest (no group, earliest).",
+    ),
+    click.option(
+        "--group-offsets",
+        type=click.Choice(GROUP_OFFSETS),
+        default="committed",
+        show_default=True,
+        help="With --consumer group, the group's committed offsets after the savepoint, before the guard and the "
+        "restore: committed (as the job committed them), deleted (the group deleted: the stock twin starts at the log "
+        "start), mid-window (each partition's set half-way through its offsets in a window that closed before the "
+        "savepoint: the stock twin re-reads that window in part).",
+    ),
+    click.option(
+        "--window-seconds", default=2, show_default=True, help="Length of the file sinks' fixed windows (event time)."
+    ),
+    click.option("--before", default=500, show_default=True, help="Records per partition before the savepoint."),
+    click.option("--down", default=500, show_default=True, help="Records per partition while the job is down."),
+    click.option("--after", default=500, show_default=True, help="Records per partition after the restored job runs."),
+    click.option("--lineage", is_flag=True, help="Run the job with the lineage kit's columns in its Parquet rows."),
+    PARTITIONS,
+)
+
+
 @click.command("users-job-scenario")
 @click.option("--variant", type=click.Choice(["stock", "patched"]), required=True, help="The users' job jar to run.")
-@click.option(
-    "--consumer",
-    type=click.Choice(CONSUMERS),
-    default="none",
-    show_default=True,
-    help="How the job's Kafka consumer starts: none (no group.id: auto.offset.reset=latest), group (a group, "
-    "offsets committed on checkpoint finalization, earliest), earliest (no group, earliest).",
-)
-@click.option(
-    "--group-offsets",
-    type=click.Choice(GROUP_OFFSETS),
-    default="committed",
-    show_default=True,
-    help="With --consumer group, the group's committed offsets after the savepoint, before the guard and the "
-    "restore: committed (as the job committed them), deleted (the group deleted: the stock twin starts at the log "
-    "start), mid-window (each partition's set half-way through its offsets in a window that closed before the "
-    "savepoint: the stock twin re-reads that window in part).",
-)
-@click.option(
-    "--window-seconds", default=2, show_default=True, help="Length of the file sinks' fixed windows (event time)."
-)
-@click.option("--before", default=500, show_default=True, help="Records per partition before the savepoint.")
-@click.option("--down", default=500, show_default=True, help="Records per partition while the job is down.")
-@click.option("--after", default=500, show_default=True, help="Records per partition after the restored job runs.")
-@click.option("--lineage", is_flag=True, help="Run the job with the lineage kit's columns in its Parquet rows.")
+@USERS_JOB_SETTINGS
 @RUN_DIR
-@PARTITIONS
 @KEEP_STACK
 @click.pass_context
 def users_job_scenario(
-    ctx: click.Context,
-    variant: str,
-    consumer: str,
-    group_offsets: str,
-    window_seconds: int,
-    before: int,
-    down: int,
-    after: int,
-    lineage: bool,
-    workdir: Path | None,
-    partitions: int,
-    keep_stack: bool,
+    ctx: click.Context, variant: str, settings: UsersJobSettings, workdir: Path | None, keep_stack: bool
 ) -> None:
     """Run a job shaped like users' own through a savepoint restore; find what it read twice by record identity.
 
@@ -139,18 +148,8 @@ def users_job_scenario(
     run_dir = new_run_dir(workdir)
 
     def action(context: Context) -> int:
-        from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_with_own_stack
+        from splitaudit_lab.scenario.users_job import run_users_job_with_own_stack
 
-        settings = UsersJobSettings(
-            consumer=consumer,
-            group_offsets=group_offsets,
-            window_seconds=window_seconds,
-            partitions=partitions,
-            before=before,
-            down=down,
-            after=after,
-            lineage=lineage,
-        )
         report = run_users_job_with_own_stack(run_dir, variant, context.progress, settings, keep_stack)
         output(context).users_job_report(report)
         return EXIT_CLEAN if report.clean else EXIT_FINDINGS

@@ -17,7 +17,7 @@ from splitaudit_lab.cli.output import output
 @dataclass(frozen=True)
 class ScenarioCommand:
     """What `scenario` runs: its run directory, whether the stack stays up, and the rest of its options as click
-    parsed them (`ScenarioRequest.from_options`)."""
+    parsed them, its settings group made (`ScenarioRequest`)."""
 
     run_dir: Path
     keep_stack: bool
@@ -28,7 +28,7 @@ class ScenarioCommand:
         from splitaudit_lab.scenario.request import ScenarioRequest
         from splitaudit_lab.scenario.restore import own_stack, pipeline_jar, run_with_own_stack
 
-        request = ScenarioRequest.from_options(**self.options)
+        request = ScenarioRequest(**self.options)
         variant, settings = request.variant, request.settings
         jar = request.jar or pipeline_jar(variant)
         if request.guard:
@@ -48,7 +48,7 @@ class ScenarioCommand:
 @dataclass(frozen=True)
 class DemoCommand:
     """What `demo` runs: its run directory, whether the stack stays up, and the rest of its options as click
-    parsed them (`DemoRequest.from_options`)."""
+    parsed them, its settings group made (`DemoRequest`)."""
 
     run_dir: Path
     keep_stack: bool
@@ -60,7 +60,7 @@ class DemoCommand:
         from splitaudit_lab.scenario.request import DemoRequest
         from splitaudit_lab.scenario.restore import own_stack, pipeline_jar, run_demo
 
-        request = DemoRequest.from_options(**self.options)
+        request = DemoRequest(**self.options)
         if request.guard:
             from splitaudit_lab.scenario.watched import run_guarded_restore
 

@@ -15,16 +15,15 @@ from splitaudit.home import MATRIX_FLINK
 from splitaudit_lab.cli.output import output
 from splitaudit_lab.cli.restore_runs import DemoCommand, ScenarioCommand
 from splitaudit_lab.cli.scenario_options import (
-    ADD_PARTITIONS,
     BEAM_RECORDS,
+    INTERRUPTED_SCENARIO_SETTINGS,
     KEEP_STACK,
     PARALLELISM,
-    RESTORE_PARALLELISM,
     RUN_DIR,
+    SCENARIO_SETTINGS,
     TOPIC_PARTITIONS,
     new_run_dir,
 )
-from splitaudit_lab.scenario.results import FAULTS
 
 
 @click.command()
@@ -42,32 +41,8 @@ from splitaudit_lab.scenario.results import FAULTS
     help="Run this job jar instead (e.g. one `patch-jar` wrote); --variant then only labels the run.",
 )
 @RUN_DIR
-@TOPIC_PARTITIONS
-@BEAM_RECORDS
-@PARALLELISM
-@RESTORE_PARALLELISM
+@INTERRUPTED_SCENARIO_SETTINGS
 @KEEP_STACK
-@click.option(
-    "--kill-taskmanager",
-    is_flag=True,
-    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore "
-    "(the same as --fault taskmanager-kill).",
-)
-@click.option(
-    "--fault",
-    type=click.Choice(FAULTS),
-    default=None,
-    help="Interrupt the running job instead of savepoint + restore: taskmanager-kill (kill -9, Flink fails "
-    "over), broker-restart (the Kafka broker stopped and started again while the job reads), jobmanager-kill "
-    "(kill -9 the JobManager, start the cluster again, resubmit the job from its latest retained checkpoint).",
-)
-@click.option(
-    "--continuous",
-    is_flag=True,
-    help="Produce records all along (about 1,000/s after the first N) and cancel 2 s after the savepoint while "
-    "they keep arriving: the restored job replays what the first job read in between.",
-)
-@ADD_PARTITIONS
 @click.option("--guard", is_flag=True,
               help="Run `splitaudit guard` before the restore (refusing an unsafe one) and `splitaudit watch` "
                    "after it.")  # fmt: skip
@@ -99,11 +74,7 @@ def scenario(ctx: click.Context, /, workdir: Path | None, keep_stack: bool, **op
 
 @click.command()
 @RUN_DIR
-@TOPIC_PARTITIONS
-@BEAM_RECORDS
-@PARALLELISM
-@RESTORE_PARALLELISM
-@ADD_PARTITIONS
+@SCENARIO_SETTINGS
 @KEEP_STACK
 @click.option("--guard", is_flag=True,
               help="Run each side under the guard instead (`scenario --guard`): expected, the guard refuses the "

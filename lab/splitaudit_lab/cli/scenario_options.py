@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from splitaudit.cli.partitions import one_topic_count, topic_counts
+from splitaudit.cli.settings import settings
+from splitaudit_lab.scenario.results import FAULTS
+
+if TYPE_CHECKING:
+    from splitaudit_lab.scenario.restore import ScenarioSettings
 
 RUN_DIR = click.option(
     "--workdir",
@@ -67,6 +73,42 @@ BEAM_RECORDS = click.option(
     default=20_000,
     show_default=True,
     help="Records produced (to each topic) before and again after the savepoint.",
+)
+
+KILL_TASKMANAGER = click.option(
+    "--kill-taskmanager",
+    is_flag=True,
+    help="TaskManager-failure variant: kill -9 the TaskManager mid-run instead of savepoint + restore "
+    "(the same as --fault taskmanager-kill).",
+)
+FAULT = click.option(
+    "--fault",
+    type=click.Choice(FAULTS),
+    default=None,
+    help="Interrupt the running job instead of savepoint + restore: taskmanager-kill (kill -9, Flink fails "
+    "over), broker-restart (the Kafka broker stopped and started again while the job reads), jobmanager-kill "
+    "(kill -9 the JobManager, start the cluster again, resubmit the job from its latest retained checkpoint).",
+)
+CONTINUOUS = click.option(
+    "--continuous",
+    is_flag=True,
+    help="Produce records all along (about 1,000/s after the first N) and cancel 2 s after the savepoint while "
+    "they keep arriving: the restored job replays what the first job read in between.",
+)
+
+
+def _scenario_settings(**options: Any) -> ScenarioSettings:
+    """The ScenarioSettings the options give (the scenario's modules imported only when it runs)."""
+    from splitaudit_lab.scenario.request import scenario_settings
+
+    return scenario_settings(**options)
+
+
+# The scenario's knobs: `settings`, a ScenarioSettings (demo), with the interruptions `scenario` adds.
+SCENARIO_OPTIONS = (TOPIC_PARTITIONS, BEAM_RECORDS, PARALLELISM, RESTORE_PARALLELISM, ADD_PARTITIONS)
+SCENARIO_SETTINGS = settings("settings", _scenario_settings, *SCENARIO_OPTIONS)
+INTERRUPTED_SCENARIO_SETTINGS = settings(
+    "settings", _scenario_settings, *SCENARIO_OPTIONS, KILL_TASKMANAGER, FAULT, CONTINUOUS
 )
 
 

@@ -23,40 +23,6 @@ class ScenarioRequest:
     guard: bool = False
     force: bool = False  # with `guard`: restore even when the guard says unsafe
 
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        variant: str,
-        jar: Path | None,
-        topic_partitions: tuple[int, ...],
-        records: int,
-        parallelism: int,
-        restore_parallelism: int | None,
-        kill_taskmanager: bool,
-        fault: str | None,
-        continuous: bool,
-        added_partitions: int,
-        guard: bool,
-        force: bool,
-    ) -> ScenarioRequest:
-        """The request `scenario`'s options (as the CLI parsed them) ask for; UsageError when they do not combine.
-        --kill-taskmanager is --fault taskmanager-kill."""
-        if kill_taskmanager:
-            if fault not in (None, TASKMANAGER_KILL):
-                raise UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
-            fault = TASKMANAGER_KILL
-        settings = ScenarioSettings(
-            *first_and_more(topic_partitions),
-            records=records,
-            parallelism=parallelism,
-            restore_parallelism=restore_parallelism,
-            added_partitions=added_partitions,
-            continuous=continuous,
-            fault=fault,
-        )
-        return cls(settings, variant, jar, guard, force)
-
     def __post_init__(self) -> None:
         if self.force and not self.guard:
             raise UsageError("--force overrides the guard's refusal: it needs --guard")
@@ -73,30 +39,36 @@ class DemoRequest:
     settings: ScenarioSettings
     guard: bool = False
 
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        topic_partitions: tuple[int, ...],
-        records: int,
-        parallelism: int,
-        restore_parallelism: int | None,
-        added_partitions: int,
-        guard: bool,
-    ) -> DemoRequest:
-        """The request `demo`'s options (as the CLI parsed them) ask for; UsageError when they do not combine."""
-        settings = ScenarioSettings(
-            *first_and_more(topic_partitions),
-            records=records,
-            parallelism=parallelism,
-            restore_parallelism=restore_parallelism,
-            added_partitions=added_partitions,
-        )
-        return cls(settings, guard)
-
     def __post_init__(self) -> None:
         if self.guard:
             _check_guarded(self.settings)
+
+
+def scenario_settings(
+    topic_partitions: tuple[int, ...],
+    records: int,
+    parallelism: int,
+    restore_parallelism: int | None,
+    added_partitions: int,
+    continuous: bool = False,
+    fault: str | None = None,
+    kill_taskmanager: bool = False,
+) -> ScenarioSettings:
+    """The settings the scenario options of `scenario` and `demo` (as the CLI parsed them) ask for; UsageError
+    when they do not combine. --kill-taskmanager is --fault taskmanager-kill."""
+    if kill_taskmanager:
+        if fault not in (None, TASKMANAGER_KILL):
+            raise UsageError(f"--kill-taskmanager is --fault {TASKMANAGER_KILL}, not --fault {fault}")
+        fault = TASKMANAGER_KILL
+    return ScenarioSettings(
+        *first_and_more(topic_partitions),
+        records=records,
+        parallelism=parallelism,
+        restore_parallelism=restore_parallelism,
+        added_partitions=added_partitions,
+        continuous=continuous,
+        fault=fault,
+    )
 
 
 def _check_guarded(settings: ScenarioSettings) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from splitaudit.errors import UsageError
-from splitaudit_lab.scenario.request import DemoRequest, ScenarioRequest
+from splitaudit_lab.scenario.request import DemoRequest, ScenarioRequest, scenario_settings
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL
 
@@ -35,23 +35,40 @@ DEMO: dict[str, Any] = {
     "added_partitions": 0,
     "guard": False,
 }
+# The options each request takes beside its settings group (the rest make its ScenarioSettings).
+REQUEST_OPTIONS = ("variant", "jar", "guard", "force")
+
+
+def _scenario(**options: Any) -> ScenarioRequest:
+    """The request `scenario` makes of these options (click's defaults for the others): its settings group first,
+    as the command's decorator does (`scenario_settings`), then the request."""
+    given = {**SCENARIO, **options}
+    own = {name: given.pop(name) for name in REQUEST_OPTIONS}
+    return ScenarioRequest(scenario_settings(**given), **own)
+
+
+def _demo(**options: Any) -> DemoRequest:
+    """The request `demo` makes of these options, as `_scenario` does."""
+    given = {**DEMO, **options}
+    guard = given.pop("guard")
+    return DemoRequest(scenario_settings(**given), guard)
 
 
 def test_scenarios_options_make_its_settings() -> None:
-    request = ScenarioRequest.from_options(**{**SCENARIO, "topic_partitions": (5, 2), "restore_parallelism": 3})
+    request = _scenario(topic_partitions=(5, 2), restore_parallelism=3)
     assert request == ScenarioRequest(ScenarioSettings(5, (2,), restore_parallelism=3))
 
 
 def test_kill_taskmanager_is_the_taskmanager_kill_fault() -> None:
     for fault in (None, TASKMANAGER_KILL):
-        request = ScenarioRequest.from_options(**{**SCENARIO, "kill_taskmanager": True, "fault": fault})
+        request = _scenario(kill_taskmanager=True, fault=fault)
         assert request.settings.fault == TASKMANAGER_KILL
 
 
 def test_the_guard_runs_the_plain_restore_at_any_parallelism() -> None:
     for options in ({"guard": True}, {"guard": True, "force": True}, {"guard": True, "restore_parallelism": 3}):
-        assert ScenarioRequest.from_options(**{**SCENARIO, **options}).guard
-    assert DemoRequest.from_options(**{**DEMO, "guard": True}).guard
+        assert _scenario(**options).guard
+    assert _demo(guard=True).guard
 
 
 @pytest.mark.parametrize(
@@ -76,13 +93,13 @@ def test_the_guard_runs_the_plain_restore_at_any_parallelism() -> None:
 )
 def test_scenario_refuses_options_that_do_not_combine(options: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError) as refused:
-        ScenarioRequest.from_options(**{**SCENARIO, **options})
+        _scenario(**options)
     assert str(refused.value) == message
 
 
 def test_demo_refuses_the_guard_with_added_partitions() -> None:
     with pytest.raises(UsageError) as refused:
-        DemoRequest.from_options(**{**DEMO, "guard": True, "added_partitions": 2})
+        _demo(guard=True, added_partitions=2)
     assert str(refused.value) == "--guard runs the plain savepoint restore: no --add-partitions"
 
 
