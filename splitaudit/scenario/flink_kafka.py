@@ -1,5 +1,6 @@
-"""Flink's own `KafkaSource` restored from a savepoint: the Flink-native job of beam_pipelines/java/flink-jobs
-(no Beam) on the stack's Flink, judged by `guard` before the restore and `audit` after it.
+"""Flink's own `KafkaSource` restored from a savepoint: the Flink-native jobs of beam_pipelines/java/flink-jobs
+(no Beam; DataStream, or SQL with the Table API's `kafka` connector) on the stack's Flink, judged by `guard` before
+the restore and `audit` after it.
 
 One run (`run_kafka_source_restore`), on the restore scenario's steps (`scenario/restore.py`, `ScenarioRun`):
 
@@ -36,6 +37,7 @@ from splitaudit.scenario.results import ScenarioReport
 from splitaudit.stack.stack import Stack
 
 KAFKA_SOURCE_JOB = "flink-kafka-lineage-job.jar"
+KAFKA_SQL_JOB = "flink-kafka-sql-lineage-job.jar"  # the same as a SQL job: the Table API's kafka connector, no uids
 DISCOVERY_DISABLED = -1  # `partition.discovery.interval.ms`: a non-positive value disables periodic discovery
 GROWN_WHILE_RUNNING = "grown-while-running"  # the report's `restart`: no restore, the job read on
 
@@ -43,6 +45,11 @@ GROWN_WHILE_RUNNING = "grown-while-running"  # the report's `restart`: no restor
 def kafka_source_job() -> Path:
     """The Flink-native KafkaSource job's shaded jar, as the Maven reactor leaves it (`make setup` builds it)."""
     return JAVA_ROOT / "flink-jobs" / "target" / KAFKA_SOURCE_JOB
+
+
+def kafka_sql_job() -> Path:
+    """The SQL job's shaded jar (the Table API's `kafka` connector, a KafkaSource underneath, no uids)."""
+    return JAVA_ROOT / "flink-jobs" / "target" / KAFKA_SQL_JOB
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ partition i % P: 50 per partition over 4, 100 over 2).
   audit, 50 offsets missing from each); the guard on SP1 says a restore would read them from earliest.
 - Grown while the job runs, discovery every second: read (the workaround).
 - No change while down: guard and audit call the restore clean.
+- The SQL job (the Table API's `kafka` connector, no uids) grown while down: the same as the DataStream job; the
+  guard finds its source by its split state, under Flink's generated operator id.
 
 `make test` runs the clean restore; `make flink-matrix` (marker `flink_kafka`) all of them.
 """
@@ -31,6 +33,7 @@ from splitaudit.progress import Progress
 from splitaudit.scenario.flink_kafka import (
     DISCOVERY_DISABLED,
     KafkaSourceRestore,
+    kafka_sql_job,
     run_kafka_source_grown_while_running,
     run_kafka_source_restore,
 )
@@ -114,3 +117,20 @@ def test_partitions_added_while_running_are_read_with_discovery_enabled(stack: S
     assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
     assert result.run.audit.findings == ()
     assert result.guard.findings == ()
+
+
+@pytest.mark.flink_kafka
+def test_a_sql_job_without_uids_reads_partitions_added_while_down_and_guard_finds_its_source(
+    stack: Stack, tmp_path: Path
+) -> None:
+    result = run_kafka_source_restore(stack, tmp_path / "sql", Progress(), GROWN, DISCOVERY_DISABLED, kafka_sql_job())
+    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
+    (source,) = result.guard.sources
+    assert source.families == ("kafka",)  # found by its split state: the SQL job gives no operator a uid
+    assert _rows(result.guard.findings) == [
+        (DISCOVERED_ON_RESTORE, INFO, 2, 50, ((0, 49),)),
+        (DISCOVERED_ON_RESTORE, INFO, 3, 50, ((0, 49),)),
+        (LAG, INFO, 0, 50, ((100, 149),)),
+        (LAG, INFO, 1, 50, ((100, 149),)),
+    ]
+    assert _rows(result.run.audit.findings) == [(NEW_PARTITION, INFO, p, 0, ()) for p in (2, 3)]

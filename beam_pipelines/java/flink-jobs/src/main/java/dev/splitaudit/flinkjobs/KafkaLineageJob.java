@@ -63,7 +63,8 @@ public final class KafkaLineageJob {
     env.execute("splitaudit KafkaSource lineage: " + String.join(",", topics));
   }
 
-  private static Map<String, String> parse(String[] args) {
+  /** The arguments, {@code --name=value} each, of either job; any other is refused. */
+  static Map<String, String> parse(String[] args) {
     Map<String, String> options = new HashMap<>();
     for (String arg : args) {
       int eq = arg.indexOf('=');
@@ -88,7 +89,7 @@ public final class KafkaLineageJob {
     return options;
   }
 
-  private static String required(Map<String, String> options, String name) {
+  static String required(Map<String, String> options, String name) {
     String value = options.get(name);
     if (value == null) {
       throw new IllegalArgumentException("--" + name + " is required");
