@@ -5,7 +5,8 @@ whether its reader finalizes checkpoints (`patch.jar.read_jar_facts`), the savep
 savepoint tables) and each KafkaIO read's consumer settings (its serialized `spec`), and with `--bootstrap` the
 topic's partitions, log-start and end offsets, the read's group's committed offsets and the offsets at its
 startReadTime (Kafka's admin API). The checks are the audit's own (assignment, `expired_unread`); the guard adds
-what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`).
+what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`). A
+source of Flink's own KafkaSource (its splits' family) is judged from its enumerator's checkpoint, not the jar.
 `judge` and `source_twins` are the pure part, `run_guard` reads the inputs and calls them.
 """
 
