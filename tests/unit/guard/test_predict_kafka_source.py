@@ -3,12 +3,17 @@ enumerator's checkpoint, not from the jar's Beam build (a KafkaSource job has no
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from splitaudit.audit.assignment import PartitionList, check_assignment
 from splitaudit.audit.findings import ERROR, INFO, UNASSIGNED, Finding
+from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.partitions import HeldPartition
-from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, judge
+from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, enumerated_partitions, judge, source_facts
 from splitaudit.guard.results import SourceFacts
 from splitaudit.patch.jar import JarFacts
+from splitaudit.savepoint_view import inspect_savepoint
 
 TOPIC = "orders"
 # What read_jar_facts says of a Flink-native job jar.
@@ -57,3 +62,30 @@ def test_a_beam_source_of_the_same_topic_is_judged_by_its_jar_as_before() -> Non
     assert finding.detail.endswith(
         "; not in the savepoint, and a job jar without Beam has no partition discovery on restore"
     )
+
+
+# A savepoint the connector made (fixtures/generate_kafka.py: Flink 1.19.3, flink-connector-kafka 3.3.0-1.19, 4
+# partitions at parallelism 2; its expected.json: enumerator state version 2, all 4 ASSIGNED).
+FIXTURE = Path(__file__).parents[3] / "fixtures" / "kafka" / "1.19.3-kafka-3.3.0-1.19-savepoint"
+FIXTURE_TOPIC = "fixture-1-19-3-1795243322"
+
+
+def test_a_real_kafka_source_savepoint_grown_by_two_partitions() -> None:
+    tables = tables_of(inspect_savepoint(str(FIXTURE / "savepoint-bc7ec8-6ca2e464d98e")))
+    assert enumerated_partitions(tables) == {(FIXTURE_TOPIC, p) for p in range(4)}
+    listed = PartitionList(frozenset((FIXTURE_TOPIC, p) for p in range(6)), "the test")
+    kafka = {(FIXTURE_TOPIC, p): PartitionOffsets(0, 3000 if p < 4 else 20) for p in range(6)}
+    (source,) = source_facts(tables)
+    findings = judge(
+        PLAIN,
+        [source],
+        check_assignment(tables, listed).findings,
+        (),
+        kafka,
+        None,
+        enumerated=enumerated_partitions(tables),
+    )
+    assert [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in findings] == [
+        (DISCOVERED_ON_RESTORE, INFO, 4, 20, ((0, 19),)),
+        (DISCOVERED_ON_RESTORE, INFO, 5, 20, ((0, 19),)),
+    ]
