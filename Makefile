@@ -109,8 +109,7 @@ watch: setup
 
 # Flink's own KafkaSource job (beam_pipelines/java/flink-jobs) through a topic grown while it was down and while it
 # ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink
-# (about 2.5 minutes);
-# `make test` runs its clean restore.
+# (about 2.5 minutes); `make test` runs its clean restore.
 flink-matrix: setup
 	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py
 
