@@ -25,7 +25,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.guard.predict import run_guard
@@ -60,13 +59,6 @@ class KafkaSourceRestore:
     discovery_interval_ms: int | None  # the job's `partition.discovery.interval.ms` (None: the connector's default)
     guard: GuardReport
     run: ScenarioReport
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "discovery_interval_ms": self.discovery_interval_ms,
-            "guard": self.guard.to_json(),
-            "run": self.run.to_json(),
-        }
 
 
 def run_kafka_source_restore(
