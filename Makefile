@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup stack-lock demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
+.PHONY: setup stack-lock demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch flink-matrix
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -60,7 +60,7 @@ unit: $(VENV)/.installed
 	FUZZ_SECONDS=10 $(BIN)/pytest -m "not integration and not needs_build"
 
 integration: setup chromium
-	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job and not watch"
+	$(BIN)/pytest -m "integration and not matrix and not faults and not rescale and not discovery and not python_portable and not users_job and not watch and not flink_kafka"
 
 # The long fuzz run of the savepoint reader (FUZZ_CASES cases on 2 workers; about 180 cases/s on 2 busy cores).
 FUZZ_CASES ?= 1000000
@@ -107,6 +107,12 @@ users-job: setup
 # `make test` runs the stock stop-with-savepoint and the patched cancel.
 watch: setup
 	$(BIN)/pytest -m watch tests/integration/test_watch_life.py tests/integration/test_watch_recovery.py
+
+# Flink's own KafkaSource job (beam_pipelines/java/flink-jobs) through a topic grown while it was down and while it
+# ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink
+# (about 2.5 minutes); `make test` runs its clean restore.
+flink-matrix: setup
+	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest

@@ -5,14 +5,15 @@ whether its reader finalizes checkpoints (`patch.jar.read_jar_facts`), the savep
 savepoint tables) and each KafkaIO read's consumer settings (its serialized `spec`), and with `--bootstrap` the
 topic's partitions, log-start and end offsets, the read's group's committed offsets and the offsets at its
 startReadTime (Kafka's admin API). The checks are the audit's own (assignment, `expired_unread`); the guard adds
-what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`).
+what the jar makes of them, and where each twin reader of an unfixed FlinkSource starts (`guard/twin.py`). A
+source of Flink's own KafkaSource (its splits' family) is judged from its enumerator's checkpoint, not the jar.
 `judge` and `source_twins` are the pure part, `run_guard` reads the inputs and calls them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
 from pathlib import Path
@@ -42,6 +43,7 @@ from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, list_tree
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint
 from splitaudit.splits import beam_sdf
+from splitaudit.splits import kafka as kafka_source
 from splitaudit.splits.beam import KafkaIORead, kafka_read_spec
 from splitaudit.splits.model import PENDING
 
@@ -63,6 +65,7 @@ COMMIT_NEVER_FINALIZED = "commit_offsets_never_finalized"  # commitOffsetsInFina
 FLINK_SOURCE_FAMILY = "beam_flink_source"
 UNBOUNDED_WRAPPER_FAMILY = "beam_unbounded_wrapper"
 SDF_FAMILY = beam_sdf.KafkaSdfResidual.type
+KAFKA_SOURCE_FAMILY = kafka_source.KafkaPartitionSplit.type  # Flink's own KafkaSource (flink-connector-kafka)
 PATCH_REMEDY = "run `splitaudit patch-jar JAR --out PATCHED.jar` and restore with PATCHED.jar"
 
 
@@ -123,6 +126,7 @@ def run_guard(
             start_offsets,
             impulses(view),
             twins=per_source,
+            enumerated=enumerated_partitions(tables),
         )
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
@@ -161,6 +165,15 @@ def impulses(view: SavepointView) -> tuple[str, ...]:
         op.operator_id
         for op in view.operators
         if op.parallelism == 1 and op.uid is None and beam_sdf.IMPULSE_STATE in op.state_names
+    )
+
+
+def enumerated_partitions(tables: SavepointTables) -> frozenset[tuple[str, int]]:
+    """The topic partitions the savepoint's enumerator checkpoints name, assigned or pending."""
+    return frozenset(
+        (row["topic"], row["partition"])
+        for row in tables.enumerator
+        if row["topic"] is not None and row["partition"] is not None
     )
 
 
@@ -216,10 +229,12 @@ def judge(
     start_offsets: Mapping[tuple[str, int], int | None] | None = None,
     impulse_ids: Sequence[str] = (),
     twins: Sequence[Sequence[TwinStart]] | None = None,
+    enumerated: Collection[tuple[str, int]] = (),
 ) -> tuple[Finding, ...]:
     """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged); `impulse_ids`
     the uid-less Impulses of a portable pipeline (`impulses`); `twins` what `source_twins` predicted for the same
-    arguments, when the caller has it already (None: predicted here).
+    arguments, when the caller has it already (None: predicted here); `enumerated` the partitions the
+    savepoint's enumerator checkpoints name (`enumerated_partitions`).
 
     - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
       FlinkSource lacks the fix: its twin reader's start (`source_twins`) in the detail, and as count and offset
@@ -228,7 +243,8 @@ def judge(
     - warnings on the read's consumer settings: `auto_commit_without_finalize`, `latest_without_committed_offsets`
       and `commit_offsets_never_finalized` (`_config_warnings`).
     - the assignment check's `partition_unassigned` (error: nothing reads it after the restore), unless the
-      jar's enumerator discovers partitions on restore: then `partition_discovered_on_restore` (info).
+      jar's enumerator discovers partitions on restore: then `partition_discovered_on_restore` (info). A topic
+      Flink's own KafkaSource reads is judged from its enumerator's checkpoint instead (`_kafka_source_unassigned`).
       Its other findings (a partition held twice in the savepoint itself) pass through.
     - `expired_unread` (error) and `lag` (info, the backlog the restore starts with) from the offset check.
     - with a parallelism change: `rescale` (info) for legacy `UnboundedSourceWrapper` state, which Flink
@@ -251,7 +267,11 @@ def judge(
             findings += _rescale(jar, source, parallelism, impulse_ids)
     for finding in assignment:
         if finding.kind == UNASSIGNED:
-            findings.append(_unassigned(jar, finding))
+            kafka_reader = next((s for s in sources if _kafka_source_reads(s, finding.topic)), None)
+            if kafka_reader is None:
+                findings.append(_unassigned(jar, finding))
+            else:
+                findings.append(_kafka_source_unassigned(kafka_reader, finding, enumerated, kafka))
         else:
             findings.append(finding)
     findings += [f for f in offsets if f.kind in (EXPIRED_UNREAD, LAG)]
@@ -463,3 +483,49 @@ def _unassigned(jar: JarFacts, finding: Finding) -> Finding:
         return replace(finding, kind=DISCOVERED_ON_RESTORE, severity=INFO, detail=detail)
     detail = finding.detail + f"; not in the savepoint, and {jar.label} has no partition discovery on restore"
     return replace(finding, detail=detail)
+
+
+def _kafka_source_reads(source: SourceFacts, topic: str | None) -> bool:
+    """Whether `source` is a KafkaSource whose splits hold partitions of `topic`."""
+    return KAFKA_SOURCE_FAMILY in source.families and any(held.topic == topic for held in source.partitions)
+
+
+def _kafka_source_unassigned(
+    source: SourceFacts,
+    finding: Finding,
+    enumerated: Collection[tuple[str, int]],
+    kafka: Mapping[tuple[str, int], PartitionOffsets],
+) -> Finding:
+    """A partition of a KafkaSource's topic that no reader split holds, judged from the enumerator's checkpoint.
+
+    flink-connector-kafka 3.3.0, KafkaSourceEnumerator.start(): with `partition.discovery.interval.ms` <= 0
+    (periodic discovery disabled) it still lists the subscribed partitions once (`callAsync` without a period), as
+    it does at every start, a restore included; `checkPartitionChanges` -> `getPartitionChange` compares them with
+    the partitions of its checkpointed `KafkaSourceEnumState` (assigned and pending), and assigns each one the state
+    does not name from the new-partition offsets initializer, which KafkaSourceBuilder fixes to earliest. So:
+
+    - not named by the enumerator's checkpoint (added to the topic after the savepoint): read from its log start
+      on restore, `partition_discovered_on_restore` (info), with `kafka` its offsets as count and range. Measured on
+      the stack's Flink 1.19.3 with connector 3.3.0 (tests/integration/test_flink_kafka_source.py). This assumes
+      the checkpoint's initial discovery had finished (state version 2 on); before it, the partition would start
+      from the job's own starting offsets.
+    - named as assigned but held by no reader: the enumerator never hands it out again, the error stands.
+    """
+    key = (str(finding.topic), int(finding.partition or 0))  # the assignment check names both in this kind
+    if key in enumerated:
+        detail = (
+            f"{finding.detail}; the KafkaSource enumerator's checkpoint names it as assigned, so its listing at start "
+            "does not hand it out again"
+        )
+        return replace(finding, detail=detail)
+    offsets = kafka.get(key)
+    count = 0 if offsets is None else offsets.end - offsets.log_start
+    ranges = ((offsets.log_start, offsets.end - 1),) if offsets is not None and count else ()
+    now = "" if offsets is None else f" (offsets {offsets.log_start}..{offsets.end - 1} now, {count} records)"
+    detail = (
+        f"source {source.operator}: decided by the savepoint, whose KafkaSourceEnumState does not name it: the "
+        "KafkaSource enumerator lists the topic's partitions once when it starts, even with "
+        "partition.discovery.interval.ms disabled, and assigns a partition its checkpoint does not name from "
+        f"earliest: read from its log start{now}"
+    )
+    return replace(finding, kind=DISCOVERED_ON_RESTORE, severity=INFO, count=count, offset_ranges=ranges, detail=detail)

@@ -109,6 +109,7 @@ def components(matrix: bool = False) -> list[Component]:
     reactor = (
         JAVA_ROOT / "pom.xml",
         JAVA_ROOT / "enumerator-patch",
+        JAVA_ROOT / "flink-jobs",
         JAVA_ROOT / "lineage-kit",
         JAVA_ROOT / "reference-pipeline",
         JAVA_ROOT / "users-job",
@@ -136,6 +137,7 @@ def components(matrix: bool = False) -> list[Component]:
             needs_checkout=True,
         ),
         # The reactor of beam_pipelines/java: the reference pipeline's and the users' job's stock and patched jars,
+        # the Flink-native KafkaSource job (flink-jobs/),
         # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests
         # compare against; they stay in the modules' target/. The patch artifacts and the lineage kit are deployed
         # to patch_repo() for users' Maven or Gradle builds.

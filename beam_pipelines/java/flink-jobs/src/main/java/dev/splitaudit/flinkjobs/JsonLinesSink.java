@@ -1,0 +1,93 @@
+package dev.splitaudit.flinkjobs;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.sink.RichSinkFunction;
+
+/**
+ * Writes the rows of the reference sink's schema (beam_pipelines/java/README.md, "Each sink row") as JSON lines.
+ * Rows wait in memory until the next checkpoint or savepoint barrier: its snapshot writes them to a hidden temp
+ * file and renames it to {@code <job>-<subtask>-<attempt>-<checkpoint>.jsonl}, so the sink holds exactly the rows
+ * emitted before each completed snapshot's barrier (a restore from it emits the others again), never a partial
+ * file. Rows after the last snapshot are dropped on cancel, as the source re-reads them on restore.
+ */
+final class JsonLinesSink extends RichSinkFunction<LineageRecord> implements CheckpointedFunction {
+  private static final long serialVersionUID = 1L;
+
+  private final String sinkDir;
+  private transient StringBuilder pending;
+
+  JsonLinesSink(String sinkDir) {
+    this.sinkDir = sinkDir;
+  }
+
+  @Override
+  public void initializeState(FunctionInitializationContext context) throws IOException {
+    pending = new StringBuilder();
+    Files.createDirectories(Paths.get(sinkDir));
+  }
+
+  @Override
+  @SuppressWarnings("deprecation") // RuntimeContext#getJobId and friends: the same values as getTaskInfo() in 1.19
+  public void invoke(LineageRecord record, Context context) {
+    RuntimeContext runtime = getRuntimeContext();
+    pending
+        .append("{\"topic\":")
+        .append(quoted(record.topic))
+        .append(",\"partition\":")
+        .append(record.partition)
+        .append(",\"offset\":")
+        .append(record.offset)
+        .append(",\"subtask\":")
+        .append(runtime.getIndexOfThisSubtask())
+        .append(",\"reader_id\":")
+        .append(quoted(record.readerId))
+        .append(",\"attempt\":")
+        .append(runtime.getAttemptNumber())
+        .append(",\"job_id\":")
+        .append(quoted(runtime.getJobId().toString()))
+        .append(",\"key_hash\":")
+        .append(quoted(record.keyHash))
+        .append(",\"value_hash\":")
+        .append(quoted(record.valueHash))
+        .append("}\n");
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public void snapshotState(FunctionSnapshotContext context) throws IOException {
+    if (pending.length() == 0) {
+      return;
+    }
+    RuntimeContext runtime = getRuntimeContext();
+    String name =
+        runtime.getJobId()
+            + "-"
+            + runtime.getIndexOfThisSubtask()
+            + "-"
+            + runtime.getAttemptNumber()
+            + "-"
+            + context.getCheckpointId()
+            + ".jsonl";
+    Path dir = Paths.get(sinkDir);
+    Path tmp = dir.resolve("." + name + ".tmp");
+    Files.write(tmp, pending.toString().getBytes(StandardCharsets.UTF_8));
+    Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    pending.setLength(0);
+  }
+
+  private static String quoted(String text) {
+    if (text == null) {
+      return "null";
+    }
+    return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+  }
+}

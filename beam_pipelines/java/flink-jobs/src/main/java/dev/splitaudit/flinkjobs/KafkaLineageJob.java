@@ -1,0 +1,99 @@
+package dev.splitaudit.flinkjobs;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * A Flink-native job (no Beam) reading Kafka with the connector's FLIP-27 {@code KafkaSource}: every record
+ * becomes one JSON line with its lineage (topic, partition, offset, the subtask, attempt and job that emitted it,
+ * content hashes), in files under {@code --sinkDir} that each checkpoint completes ({@link JsonLinesSink}).
+ *
+ * <p>Arguments, {@code --name=value}, the restore scenarios' own ({@code lab/splitaudit_lab/scenario/restore.py}):
+ * {@code --bootstrapServers --topic (comma-separated) --groupId --sinkDir --parallelism}, and optionally
+ * {@code --checkpointingInterval} (ms, default 1000) and {@code --partitionDiscoveryIntervalMs} (the connector's
+ * {@code partition.discovery.interval.ms}; a non-positive value disables periodic discovery; unset: the
+ * connector's default, 5 minutes in 3.3.0). Operators carry uids: {@code kafka-source}, {@code lineage-sink}.
+ */
+public final class KafkaLineageJob {
+
+  private KafkaLineageJob() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = parse(args);
+    String bootstrap = required(options, "bootstrapServers");
+    String[] topics = required(options, "topic").split(",");
+    String group = required(options, "groupId");
+    String sinkDir = required(options, "sinkDir");
+    int parallelism = Integer.parseInt(required(options, "parallelism"));
+    long checkpointing = Long.parseLong(options.getOrDefault("checkpointingInterval", "1000"));
+
+    Properties properties = new Properties();
+    String discovery = options.get("partitionDiscoveryIntervalMs");
+    if (discovery != null) {
+      properties.setProperty(KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(), discovery);
+    }
+
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(parallelism);
+    env.enableCheckpointing(checkpointing);
+
+    KafkaSource<LineageRecord> source =
+        KafkaSource.<LineageRecord>builder()
+            .setBootstrapServers(bootstrap)
+            .setTopics(Arrays.asList(topics))
+            .setGroupId(group)
+            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setProperties(properties)
+            .setDeserializer(new LineageDeserializer())
+            .build();
+
+    env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
+        .uid("kafka-source")
+        .addSink(new JsonLinesSink(sinkDir))
+        .uid("lineage-sink")
+        .name("JSON lines with lineage");
+
+    env.execute("splitaudit KafkaSource lineage: " + String.join(",", topics));
+  }
+
+  /** The arguments, {@code --name=value} each, of either job; any other is refused. */
+  static Map<String, String> parse(String[] args) {
+    Map<String, String> options = new HashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (!arg.startsWith("--") || eq < 0) {
+        throw new IllegalArgumentException("expected --name=value, got " + arg);
+      }
+      String name = arg.substring(2, eq);
+      switch (name) {
+        case "bootstrapServers":
+        case "topic":
+        case "groupId":
+        case "sinkDir":
+        case "parallelism":
+        case "checkpointingInterval":
+        case "partitionDiscoveryIntervalMs":
+          options.put(name, arg.substring(eq + 1));
+          break;
+        default:
+          throw new IllegalArgumentException("unknown argument --" + name);
+      }
+    }
+    return options;
+  }
+
+  static String required(Map<String, String> options, String name) {
+    String value = options.get(name);
+    if (value == null) {
+      throw new IllegalArgumentException("--" + name + " is required");
+    }
+    return value;
+  }
+}
