@@ -1,6 +1,6 @@
 """The API reference's examples that need Spark (docs/api/), run: each page includes its example from a section of
 this module, so what the docs show is what this test runs; the values asserted are those of the fixtures'
-expected.json and README (fixtures/README.md). Paths are relative to a checkout's root, where each test runs.
+expected.json and README (fixtures/README.md). Paths are relative to a checkout's root, where pytest must run.
 tests/unit/test_api_examples.py has the examples that need no Spark.
 """
 
@@ -17,8 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def _from_the_checkout_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+def _run_from_the_checkout_root() -> None:
+    # Spark's JVM reads a relative path against the directory it started in, pytest's own: the examples' paths
+    # are relative to the checkout's root, so pytest must run there (as `make test` does).
+    if Path.cwd().resolve() != ROOT:
+        pytest.fail(f"run pytest from the checkout's root ({ROOT}): the examples' paths are relative to it")
 
 
 # --8<-- [start:data_source]
