@@ -86,7 +86,7 @@ def test_run_audit() -> None:
     request = AuditRequest(
         savepoint="fixtures/beam_flink_source/restore_stock_after",
         before="fixtures/beam_flink_source/restore_stock_before",
-        partitions=((None, 6),),  # the one source topic has 6 partitions (it has 4 in the savepoint)
+        partitions=((None, 6),),  # say the one source topic has 6 partitions: the savepoint holds 4
     )
     findings = run_audit(request, Progress())  # a savepoint-only audit: no Spark is started
     assert [(f.kind, f.topic, f.partition) for f in findings.findings] == [
