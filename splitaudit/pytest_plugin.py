@@ -34,6 +34,8 @@ DEFAULT_MASTER = "local[2]"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's one command-line option, `--splitaudit-master`: the Spark master of the `splitaudit_spark`
+    fixture (default `local[2]`)."""
     parser.getgroup("splitaudit").addoption(
         "--splitaudit-master",
         default=DEFAULT_MASTER,
@@ -43,7 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(scope="session")
 def splitaudit_spark(request: pytest.FixtureRequest) -> Iterator[SparkSession]:
-    """A Spark session for the splitaudit assertions, stopped at the end of the test run."""
+    """A Spark session for the splitaudit assertions, started once for the test run (on `--splitaudit-master`)
+    and stopped at its end. The assertions use the active session, so a suite that takes this fixture pays for
+    one Spark start; one that does not gets a local session started by the first sink assertion."""
     from splitaudit.clients.spark import spark_session
 
     session = spark_session(request.config.getoption("--splitaudit-master"), app_name="splitaudit-pytest")
@@ -63,7 +67,13 @@ def assert_no_double_assignment(
     """Every partition the savepoint's Kafka sources hold is held by exactly one split: none by two subtasks or
     splits, none by a reader and the enumerator at once, and — with `partitions` (N: 0..N-1 of `topic`, or of the
     one topic the savepoint reads; or {topic: N} per topic) or for Flink's KafkaSource, whose enumerator lists
-    them — none by nobody."""
+    them — none by nobody.
+
+    `savepoint` is a savepoint or checkpoint directory (or its `_metadata`). The check reads the savepoint in
+    pure Python and starts no Spark (`master` is accepted for symmetry with `assert_sink_exactly_once`). Raises
+    AssertionError listing each finding of those kinds (`SAVEPOINT_ASSIGNMENT_KINDS`: kind, severity,
+    topic/partition, count, detail), or UsageError when the arguments do not combine; returns the audit's
+    `Findings` otherwise."""
     from splitaudit.audit.run import run_audit
 
     counts: tuple[tuple[str | None, int], ...] = ()
@@ -89,7 +99,14 @@ def assert_sink_exactly_once(
 ) -> Findings:
     """The sink holds every offset of each partition exactly once: no duplicate (whatever its cause: double
     assignment, replay or unknown), no gap; and, given the savepoint the job would restore from, no record at
-    or past its next offsets (a restore would emit them again) and no assignment error in it."""
+    or past its next offsets (a restore would emit them again) and no assignment error in it.
+
+    `sink` is a directory (or file) of the job's output in `sink_format` (`parquet`, `json`, `csv`, `orc`,
+    `avro` or `text`), whose `columns` hold each record's Kafka topic, partition and offset (`SinkColumns`:
+    `topic`, `partition`, `offset` by default). The audit runs on the active Spark session, or a local one on
+    `master`. Raises AssertionError listing every finding (kind, severity, topic/partition, count, offset
+    ranges, detail), or UsageError when the arguments do not combine; returns the audit's `Findings`
+    otherwise."""
     from splitaudit.audit.run import run_audit
 
     request = AuditRequest(

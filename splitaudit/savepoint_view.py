@@ -40,7 +40,16 @@ from splitaudit.splits.model import EnumeratorState, SplitState
 
 @dataclass(frozen=True)
 class ReaderSplit:
-    """One split held by one source subtask when the snapshot was taken."""
+    """One split held by one source subtask when the snapshot was taken.
+
+    Attributes:
+        subtask: The source subtask that held it.
+        serializer_version: The version its split serializer wrote (`SourceReaderState`); None for Beam's
+            `_default_` wrapper elements, which carry none.
+        state: The split decoded by its family's decoder (`splits/registry.py`): `type` names the family,
+            `partition_rows()` the topic partitions it covers with their next offsets, `to_json()` its `inspect`
+            shape.
+    """
 
     subtask: int
     serializer_version: int | None  # None for `_default_` elements, which carry no version
@@ -57,7 +66,8 @@ class ReaderSplit:
 
 @dataclass(frozen=True)
 class EnumeratorCheckpoint:
-    """The source coordinator's enumerator checkpoint."""
+    """The source coordinator's enumerator checkpoint: what the split enumerator holds (pending splits, and for
+    Flink's KafkaSource the partitions it has assigned), `state.enumerator_entries()` each with its status."""
 
     serde_version: int
     serializer_version: int
@@ -74,6 +84,9 @@ class EnumeratorCheckpoint:
 
 @dataclass(frozen=True)
 class SourceState:
+    """A source operator's split state: every reader split its subtasks hold, and its enumerator checkpoint (None
+    when the operator has no coordinator state, as Beam's legacy wrapper and the splittable-DoFn read)."""
+
     reader_splits: tuple[ReaderSplit, ...]
     enumerator: EnumeratorCheckpoint | None
 
@@ -86,6 +99,18 @@ class SourceState:
 
 @dataclass(frozen=True)
 class OperatorView:
+    """One operator of the job graph, as `inspect` shows it.
+
+    Attributes:
+        operator_id: Its id, 32 hex digits (Flink's hash of the uid when the job set one).
+        uid: Its uid: in the metadata from Flink 2.0, else the `uids` argument that hashes to its id, else None.
+        name: Its name, in the metadata from Flink 2.0; else None.
+        parallelism: Its parallelism in the snapshot.
+        max_parallelism: Its maximum parallelism (its keyed state's number of key groups).
+        source: Its split state when it is a source (reader splits, enumerator checkpoint); None otherwise.
+        state_names: The names of its managed operator states (for `guard`; not in the JSON).
+    """
+
     operator_id: str
     uid: str | None
     name: str | None
@@ -107,7 +132,21 @@ class OperatorView:
 
 @dataclass(frozen=True)
 class SavepointView:
-    """The result of `inspect`: one savepoint or checkpoint, operator by operator."""
+    """The result of `inspect`: one savepoint or checkpoint, operator by operator. `to_json()` is the
+    `inspect --json` document.
+
+    Attributes:
+        path: The `_metadata` file read.
+        format_version: The metadata format version: 2 (Flink 1.3-1.10), 3 (1.11-1.15), 4 (1.16-1.20), 5 (2.0),
+            6 (2.1-2.3).
+        checkpoint_id: The checkpoint id the snapshot was taken at.
+        kind: `savepoint` or `checkpoint`: from the metadata's properties trailer, or for versions 2 and 3
+            (which have none) from the folder name Flink gave (`savepoint-…`, `chk-N`); None for a renamed folder.
+        savepoint_format: `CANONICAL` or `NATIVE` for a savepoint whose properties trailer says; None
+            otherwise.
+        operators: Every operator of the job graph (those named by `uids`, when given).
+        keyed: With `keyed=True`: what each keyed state gave (`KeyedStateSummary`); None otherwise.
+    """
 
     path: str
     format_version: int
@@ -170,7 +209,11 @@ def inspect_savepoint(
     """Read a savepoint/checkpoint directory (or its `_metadata`). `uids` name operators of 1.x files, which
     store only ids; when given, only the operators with those uids are shown. No file larger than
     `max_file_size` bytes is read. With `keyed`, every keyed state is read too and summarised
-    (`keyed_summaries`)."""
+    (`keyed_summaries`).
+
+    `location` is a local path or a URI the savepoint file system reads (`file:`, `s3://`…). State files
+    outside the savepoint directory are refused unless `allow_external_state`. Raises InputError (the CLI's
+    exit 2) naming the file and byte offset of anything it cannot read."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}
@@ -380,7 +423,11 @@ def read_keyed_state(
 
     Key-group handles (canonical savepoints, heap checkpoints) and RocksDB native snapshots (incremental
     checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read; the
-    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state")."""
+    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state").
+
+    `location`, `uids`, `allow_external_state` and `max_file_size` as for `inspect_savepoint`. Raises
+    InputError naming the file and byte offset of anything it cannot read, when it reaches it: the rows
+    before it have been yielded."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}

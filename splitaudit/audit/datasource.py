@@ -34,16 +34,24 @@ FORMAT = "flink_savepoint"
 
 
 class FlinkSavepointDataSource(DataSource):
-    """`flink_savepoint`: the tables of `splitaudit.audit.tables` read from one savepoint or checkpoint."""
+    """`flink_savepoint`: the tables of `splitaudit.audit.tables` read from one savepoint or checkpoint.
+
+    Spark makes one per `load()`, with the reader's options (`self.options`: `path`, `table`, `uid`,
+    `allowExternalState`); the package's `pyspark_flink_savepoint.DefaultSource` is this class.
+    """
 
     @classmethod
     def name(cls) -> str:
+        """The format name Spark looks it up by: `spark.read.format("flink_savepoint")`."""
         return FORMAT
 
     def schema(self) -> StructType:
+        """The Spark schema of the `table` option's table (`SCHEMAS`, converted from Arrow); UsageError naming the
+        tables when the option names none of them."""
         return from_arrow_schema(SCHEMAS[_table(self.options)])
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        """The reader of the savepoint `load()` was given; UsageError when it was given no path."""
         return FlinkSavepointReader(self.options)
 
 
@@ -59,6 +67,9 @@ class FlinkSavepointReader(DataSourceReader):
         self.location = absolute_location(location)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """The table as Arrow batches, read in the one Python worker Spark runs this in: the `keyed` table
+        streamed (`keyed_batches`), the others built from `inspect_savepoint`'s view. A savepoint the reader
+        cannot read fails the Spark job with the reader's InputError (file and byte offset)."""
         uids = [uid.strip() for uid in self.options.get("uid", "").split(",") if uid.strip()]
         allow_external = self.options.get("allowExternalState", "false").lower() == "true"
         table = _table(self.options)

@@ -81,7 +81,22 @@ def offset_range(first: int, last: int) -> str:
 
 @dataclass(frozen=True)
 class Finding:
-    """One anomaly of one (topic, partition): how many records, where, and a bounded sample of rows."""
+    """One anomaly of one (topic, partition): how many records, where, and a bounded sample of rows.
+
+    Attributes:
+        kind: What was found: one of this module's kind constants (`DOUBLE_ASSIGNMENT`, `UNASSIGNED`, …).
+        severity: `ERROR`, `WARNING` or `INFO`; an error makes the audit exit 1.
+        topic: The Kafka topic; None for a finding about no one partition.
+        partition: The Kafka partition; None likewise.
+        count: How many records (or offsets, keys, files: as the kind counts) are concerned; always exact.
+        offset_ranges: The offsets concerned, as inclusive (first, last) ranges: at most `MAX_RANGES` of them.
+        ranges_truncated: True when there were more ranges than `offset_ranges` keeps.
+        sample: A few of the sink rows concerned, as column-to-value dicts.
+        detail: What it means, for people.
+        classified_by: For a duplicate, how its class was decided: `BY_LINEAGE` (the sink's lineage columns) or
+            `INFERRED` (evidence without them); None when not classified.
+        evidence: For an `INFERRED` class, the facts it was inferred from.
+    """
 
     kind: str
     severity: str
@@ -298,7 +313,17 @@ class AggregateTotals:
 
 @dataclass(frozen=True)
 class Findings:
-    """Everything one audit found, with the coverage it was judged on and notes on how it was judged."""
+    """Everything one audit found, with the coverage it was judged on and notes on how it was judged.
+
+    Attributes:
+        summary: The headline counts.
+        findings: Every finding of every check that ran.
+        coverage: What the sink holds of each partition (empty without a sink).
+        notes: How it was judged: what the partition lists came from, what was assumed, what was not checked.
+        assignment: Each source operator's partition x subtask assignment (empty without a savepoint).
+        ledger: A file sink's files as Beam named them (empty: no windowed names).
+        aggregate: An aggregating sink's reconciliation (`--aggregate`); None otherwise.
+    """
 
     summary: Summary
     findings: tuple[Finding, ...]

@@ -19,7 +19,8 @@ SINK_FORMATS = (*FILE_FORMATS, "kafka")  # kafka: --sink names a topic of the --
 
 @dataclass(frozen=True)
 class SinkColumns:
-    """Which sink columns hold the Kafka coordinates of each record."""
+    """Which sink columns hold the Kafka coordinates of each record (`--topic-col`, `--partition-col`,
+    `--offset-col`)."""
 
     topic: str = "topic"
     partition: str = "partition"
@@ -139,7 +140,31 @@ class AggregateMatch:
 class AuditRequest:
     """What the user asked to audit (a savepoint, a sink, or both; optionally an earlier savepoint and the
     topics' partition counts), and how to run Spark. Made only with options that combine, naming inputs that
-    exist (`__post_init__`)."""
+    exist (`__post_init__`).
+
+    Each field is one of `splitaudit audit`'s options (docs/audit.md); `from_options` builds it from them.
+
+    Attributes:
+        sink: The sink to audit (`--sink`): a directory or file of `sink_format`, or a topic of `bootstrap`.
+        sink_format: One of `SINK_FORMATS` (`--sink-format`).
+        columns: Which sink columns hold each record's Kafka topic, partition and offset.
+        savepoint: The savepoint (or checkpoint) the job would restore from, or took after a restore.
+        before: An earlier savepoint of the same job (`--before`): rewinds, dropped and new partitions.
+        savepoint_options: How the savepoints are read (uids of Flink 1.x operators, external state, file size).
+        topics: The source topics (`--topic`); default: every topic the savepoint's sources read.
+        partitions: Partition counts: `(topic, N)` says the topic has partitions 0..N-1; `(None, N)` names the one
+            source topic.
+        bootstrap: The source topics' Kafka cluster (`--bootstrap`): their partitions, real offsets, group offsets.
+        group: A consumer group whose committed offsets are compared with the job's (`--group`).
+        exactly_once: The sink is exactly-once (`--exactly-once`): replays after a restore, and sink records past
+            the savepoint's next offsets, are errors instead of warnings.
+        master: The Spark master of a session the audit starts (`--master`).
+        identity: For a sink without Kafka coordinates: how its rows map to source records (`--sink-key`).
+        jar: The restored job's jar, evidence for classifying duplicates without lineage (`--jar`).
+        sink_naming: A custom FileNaming's template (`--sink-naming`); default: Beam's own file names.
+        watermark_delay: Seconds a job's watermark may trail its records' Kafka time (`--watermark-delay`).
+        aggregate: An aggregating sink, reconciled against the source (`--aggregate`).
+    """
 
     sink: str | None = None
     sink_format: str = "parquet"

@@ -52,7 +52,14 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     """Audit what was given: the savepoint's assignment (and its rewinds against --before), the sink's
     duplicates and gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's
     own offsets (real gaps, expired records, committed group offsets, lag). The request was checked when it was
-    made: what is left to refuse here depends on what the savepoint holds."""
+    made: what is left to refuse here depends on what the savepoint holds.
+
+    `progress` is told each step as it runs (`Progress()` reports nothing; the CLI's `ConsoleProgress` prints
+    them). Spark starts (or the active session is taken) only for a sink or a topic read through Spark's Kafka
+    source: a savepoint-only audit runs on the driver. Raises UsageError (the CLI's exit 2) for what the
+    savepoint makes impossible, and InputError naming the file and byte offset of a savepoint it cannot read.
+    Returns every finding, with the coverage, assignment and notes they were judged on; `exit_code` says
+    whether any is an error."""
     savepoint = before = None
     if request.savepoint:
         savepoint = _load(request.savepoint, request.savepoint_options, progress)
