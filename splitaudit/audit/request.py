@@ -142,7 +142,8 @@ class AuditRequest:
     topics' partition counts), and how to run Spark. Made only with options that combine, naming inputs that
     exist (`__post_init__`).
 
-    Each field is one of `splitaudit audit`'s options (docs/audit.md); `from_options` builds it from them.
+    Each field is one of `splitaudit audit`'s options (docs/audit.md), or an object its options' settings group makes
+    (`columns`, `savepoint_options`, `identity`, `aggregate`: `splitaudit/cli/audit.py`).
 
     Attributes:
         sink: The sink to audit (`--sink`): a directory or file of `sink_format`, or a topic of `bootstrap`.
