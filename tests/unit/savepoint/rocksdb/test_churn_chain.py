@@ -18,10 +18,14 @@ from pathlib import Path
 import pytest
 
 from fixtures.generate_keyed import (
+    CHAIN_CONF,
+    CHAIN_VERSION,
     PROCESSING_TIMERS,
     chain_files,
     churn_lines,
     churn_state,
+    flink_classpath,
+    run_chain,
     splitaudit_lines,
     state_processor_lines,
 )
@@ -105,6 +109,34 @@ def test_the_state_processor_api_reads_the_same_entries(name: str, tmp_path: Pat
     # Flink 1.19.3's distribution and flink-state-processor-api 1.19.1 (fetched into the stack's Maven repository),
     # the state restored into the RocksDB backend: a fresh JVM per checkpoint, about 30 s each.
     assert state_processor_lines(CHAIN / name, tmp_path) == splitaudit_lines(CHAIN / name)
+
+
+@pytest.mark.needs_build
+def test_a_chain_with_its_sst_files_in_shared_reads_as_computed(tmp_path: Path) -> None:
+    # The same job with every file written out (memory threshold 0), as production checkpoints are: each chk-N's
+    # handles name its SST files by absolute paths in the job's shared/ folder, read from there (and only there).
+    conf = {
+        **CHAIN_CONF,
+        "state.storage.fs.memory-threshold": "0",
+        "execution.checkpointing.data-inline-threshold": "0",
+    }
+    job_dir, rounds_at = run_chain(CHAIN_VERSION, flink_classpath(CHAIN_VERSION), tmp_path, conf)
+    retained = sorted(int(c.name.removeprefix("chk-")) for c in job_dir.glob("chk-*") if (c / "_metadata").exists())
+    assert rounds_at[retained[-1]] == 7
+    uploaded: set[str] = set()
+    reusing = 0
+    for checkpoint_id in retained:
+        snapshot = job_dir / f"chk-{checkpoint_id}"
+        assert splitaudit_lines(snapshot) == churn_lines(churn_state(rounds_at[checkpoint_id]))
+        ssts = {path for subtask in chain_files(snapshot).values() for path in subtask["sst"].values()}
+        assert all(path.startswith("shared/") and (job_dir / path).is_file() for path in ssts)
+        reusing += bool(ssts & uploaded)
+        uploaded |= ssts
+    # Checkpoints list files earlier ones uploaded (not every one need: a compaction of every column family
+    # between two checkpoints leaves the later one only new files).
+    assert reusing > 0
+    last = job_dir / f"chk-{retained[-1]}"
+    assert state_processor_lines(last, tmp_path / "state-processor") == splitaudit_lines(last)
 
 
 RESCALED = FIXTURES / "keyed" / "1.19.3-rocksdb-incremental-chain" / "rescaled"
