@@ -140,17 +140,25 @@ def test_a_chain_with_its_sst_files_in_shared_reads_as_computed(tmp_path: Path) 
 
 
 RESCALED = FIXTURES / "keyed" / "1.19.3-rocksdb-incremental-chain" / "rescaled"
-RESCALED_EXPECTED = json.loads((RESCALED / "expected.json").read_text())
+SAVEPOINTS = json.loads((RESCALED / "expected.json").read_text())["savepoints"]
 
 
-def test_the_last_checkpoint_restored_at_parallelism_3_and_saved_reads_the_same() -> None:
-    # Restored from the chain's last checkpoint (parallelism 2) at parallelism 3, nothing added, saved NATIVE:
-    # each subtask's RocksDB holds another's tables clipped to its key groups by range deletions.
-    savepoint = RESCALED / RESCALED_EXPECTED["snapshot_dir"]
-    last = NAMES[-1]
-    assert RESCALED_EXPECTED["restored_from"] == f"../checkpoints/{last}"
-    assert RESCALED_EXPECTED["rounds"] == EXPECTED["checkpoints"][last]["rounds"] == 7
-    assert splitaudit_lines(savepoint) == splitaudit_lines(CHAIN / last) == churn_lines(churn_state(7))
+def test_the_first_and_last_checkpoints_were_restored_at_parallelism_3() -> None:
+    assert [(s["restored_from"], s["rounds"], s["parallelism"]) for s in SAVEPOINTS] == [
+        (f"../checkpoints/{NAMES[0]}", 2, [2, 3]),
+        (f"../checkpoints/{NAMES[-1]}", 7, [2, 3]),
+    ]
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["first", "last"])
+def test_a_checkpoint_restored_at_parallelism_3_and_saved_reads_the_same(index: int) -> None:
+    # Restored from a checkpoint of the chain (parallelism 2) at parallelism 3, nothing added, saved NATIVE.
+    expected = SAVEPOINTS[index]
+    savepoint = RESCALED / expected["snapshot_dir"]
+    source = CHAIN / expected["restored_from"].removeprefix("../checkpoints/")
+    state = churn_state(expected["rounds"])
+    assert expected["keyed"] == {operator_id_from_uid("churn"): {"uid": "churn", "states": state}}
+    assert splitaudit_lines(savepoint) == splitaudit_lines(source) == churn_lines(state)
     files = SavepointFiles(str(savepoint))
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     [churn] = [op for op in metadata.operators if op.operator_id == operator_id_from_uid("churn")]
@@ -161,11 +169,28 @@ def test_the_last_checkpoint_restored_at_parallelism_3_and_saved_reads_the_same(
         ranges.append((handle.start_key_group, handle.number_of_key_groups))
     assert (churn.parallelism, ranges) == (3, [(0, 43), (43, 43), (86, 42)])
     got = chain_files(savepoint)
-    assert got == RESCALED_EXPECTED["subtasks"]
-    assert all(subtask["entries"]["RangeDeletion"] > 0 for subtask in got.values())
+    assert got == expected["subtasks"]
+    # Each subtask's database is one of the old ones with the key groups it no longer owns cut off by a range
+    # deletion per column family, the other's keys added: restored from the first checkpoint (two level-0 tables
+    # per column family, nothing compacted since), the old tables are still there, the keys cut off in them too.
+    if index == 0:
+        for subtask in got.values():
+            assert subtask["entries"]["RangeDeletion"] == 5
+            assert subtask["entries"]["Merge"] > 0
+        # Subtask 0 (key groups 0-42) is old subtask 0's database (0-63) as it was, 21 key groups cut off.
+        assert got["0"]["entries"] == {
+            **EXPECTED["checkpoints"][NAMES[0]]["subtasks"]["0"]["entries"],
+            "RangeDeletion": 5,
+        }
+        assert sum(subtask["entries"]["Put"] for subtask in got.values()) > sum(
+            subtask["entries"]["Put"] for subtask in EXPECTED["checkpoints"][NAMES[0]]["subtasks"].values()
+        )
+    else:
+        assert all(subtask["entries"]["RangeDeletion"] > 0 for subtask in got.values())
 
 
 @pytest.mark.needs_build
-def test_the_state_processor_api_reads_the_rescaled_savepoint_the_same(tmp_path: Path) -> None:
-    savepoint = RESCALED / RESCALED_EXPECTED["snapshot_dir"]
+@pytest.mark.parametrize("index", [0, 1], ids=["first", "last"])
+def test_the_state_processor_api_reads_the_rescaled_savepoints_the_same(index: int, tmp_path: Path) -> None:
+    savepoint = RESCALED / SAVEPOINTS[index]["snapshot_dir"]
     assert state_processor_lines(savepoint, tmp_path, parallelism=3) == splitaudit_lines(savepoint)
