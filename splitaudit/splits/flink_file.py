@@ -18,6 +18,7 @@ then `records_after_offset` records to skip. A split with no position is read fr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -29,7 +30,10 @@ ENUMERATOR_VERSIONS = (1,)  # PendingSplitsCheckpointSerializer.VERSION
 CHECKPOINT_MAGIC = 0xDEADBEEF  # PendingSplitsCheckpointSerializer.VERSION_1_MAGIC_NUMBER, written little-endian
 NO_OFFSET = -1  # CheckpointedPosition.NO_OFFSET
 NO_PORT = -1  # java.net.URI.getPort() of a URI without one
-MIN_SPLIT_BYTES = 2 + 1 + 8 * 4 + 4 + 1  # id length, path flag, offset/length/time/size, no hosts, no position
+# The least a split takes: id length, path flag, six absent URI parts and the port, offset/length/time/size, no
+# hostnames, no position.
+MIN_SPLIT_BYTES = 2 + 1 + 6 + 4 + 8 * 4 + 4 + 1
+_WINDOWS_DRIVE = re.compile(r"/[A-Za-z]:")  # Path.hasWindowsDrive(path, slashed=true)
 
 
 @dataclass(frozen=True)
@@ -47,14 +51,17 @@ class FlinkPath:
     fragment: str | None
 
     def __str__(self) -> str:
-        """`Path.toString()`: `scheme:` `//authority` path `#fragment` (no query, as Flink's)."""
+        """`Path.toString()`: `scheme:`, `//authority`, then the path (a Windows drive's leading slash dropped when
+        there is neither scheme nor authority); Flink leaves the query and the fragment out."""
         text = f"{self.scheme}:" if self.scheme is not None else ""
         if self.host is not None:
             user = f"{self.user_info}@" if self.user_info is not None else ""
             port = f":{self.port}" if self.port != NO_PORT else ""
             text += f"//{user}{self.host}{port}"
-        text += self.path or ""
-        return text + (f"#{self.fragment}" if self.fragment is not None else "")
+        path = self.path or ""
+        if self.scheme is None and self.host is None and _WINDOWS_DRIVE.match(path):
+            path = path[1:]
+        return text + path
 
 
 @dataclass(frozen=True)

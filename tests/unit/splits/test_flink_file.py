@@ -135,6 +135,9 @@ def test_a_split_with_an_authority_hosts_and_a_byte_position() -> None:
         CheckpointedPosition(130, 0),
     )
     assert str(split.path) == "hdfs://nn:8020/d/f.txt"
+    # Path.toString(): user info kept in the authority, query and fragment left out, a bare Windows drive unslashed.
+    assert str(FlinkPath("s3", "u", "b", -1, "/k", "q=1", "f")) == "s3://u@b/k"
+    assert str(FlinkPath(None, None, None, -1, "/C:/data/f.txt", None, None)) == "C:/data/f.txt"
     assert split.partition_rows() == (PartitionRow("flink_file", "42", "hdfs://nn:8020/d/f.txt", 100, 130),)
     # A byte offset with records after it is no one number; no position at all is not started.
     assert dataclasses.replace(split, position=CheckpointedPosition(130, 3)).next_offset() is None
