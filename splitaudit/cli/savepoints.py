@@ -54,11 +54,11 @@ def diff(ctx: click.Context, before: str, after: str, savepoint_options: Savepoi
 def inspect(ctx: click.Context, path: str, as_json: bool, keyed: bool, savepoint_options: SavepointOptions) -> NoReturn:
     """Show the source split state of a Flink savepoint or checkpoint, without a JVM.
 
-    PATH is a savepoint/checkpoint directory or its _metadata file: a local path or an s3://, hdfs://, gs://
-    or file: URI. Reads Flink 1.8-2.3 metadata (versions 2-6, tolerates 7) and decodes, per source subtask,
-    the splits it held: Flink NumberSequenceSource, Flink KafkaSource, Beam FlinkSourceSplit (KafkaIO) and
-    Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of each
-    source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on
+    PATH is a savepoint/checkpoint directory or its _metadata file: a local path or an s3://, hdfs://, gs:// or
+    file: URI. Reads Flink 1.8-2.3 metadata (versions 2-6, tolerates 7) and decodes, per source subtask, the
+    splits it held: Flink NumberSequenceSource, Flink KafkaSource, Flink FileSource, Beam FlinkSourceSplit
+    (KafkaIO) and Beam UnboundedSourceWrapper state; anything else is shown as hex. The enumerator checkpoint of
+    each source coordinator is decoded the same way. KafkaIO's splittable-DoFn read (Python's ReadFromKafka on
     the portable runner) is read from keyed state: one beam_kafka_sdf split per partition, its restriction
     [from, to) and the subtask and key group holding it. Nothing is written; no Java class is ever loaded.
 

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.splits import beam, kafka, number_sequence
+from splitaudit.splits import beam, flink_file, kafka, number_sequence
 from splitaudit.splits.model import EnumeratorState, SplitState, UnknownState
 
 SOURCE_READER_STATE = "SourceReaderState"  # SourceOperator.SPLITS_STATE_DESC
@@ -53,6 +53,13 @@ FAMILIES = (
         kafka.decode_split,
         kafka.ENUMERATOR_VERSIONS,
         kafka.decode_enumerator,
+    ),
+    Family(
+        flink_file.FileSourceSplit.type,
+        flink_file.SPLIT_SERIALIZER_VERSION,
+        flink_file.decode_split,
+        flink_file.ENUMERATOR_VERSIONS,
+        flink_file.decode_enumerator,
     ),
 )
 

@@ -119,6 +119,44 @@ def _sdf_restore(folder: Path, expected: dict[str, Any]) -> None:
     _same_json(restrictions, expected["restrictions"])
 
 
+def _file_source(folder: Path, expected: dict[str, Any]) -> None:
+    """A `FileSource` savepoint taken mid-read: each subtask's split is the file its witness read, resuming at the
+    line after the last one it emitted (TextLineInputFormat cannot seek: no byte offset, lines to skip); the files
+    no subtask read are pending in the enumerator, unread; every input file is an already-processed path."""
+    job = expected["job"]
+    files = {f["name"]: f for f in job["input"]}
+
+    def split(name: str, next_line: int | None) -> dict[str, Any]:
+        file = files[name]
+        position = None if next_line is None else {"offset": -1, "records_after_offset": next_line}
+        return {
+            "path": "file:" + file["path"],
+            "offset": 0,
+            "length": file["size"],
+            "file_modification_time": file["modified"],
+            "file_size": file["size"],
+            "hostnames": [],
+            "position": position,
+        }
+
+    view = inspect_savepoint(str(folder / expected["snapshot_dir"])).to_json()
+    [operator] = [operator for operator in view["operators"] if operator["source"] is not None]
+    assert (operator["id"], operator["parallelism"]) == (job["source_operator_id"], job["parallelism"])
+    source = operator["source"]
+    readers = [{k: v for k, v in s["split"].items() if k != "split_id"} for s in source["reader_splits"]]
+    assert [(s["subtask"], s["type"]) for s in source["reader_splits"]] == [(0, "flink_file"), (1, "flink_file")]
+    assert readers == [split(held["file"], held["next_line"]) for held in expected["held"]]
+    state = source["enumerator"]["state"]
+    pending = sorted((s for s in state["splits"]), key=lambda s: s["path"])
+    assert [{k: v for k, v in s.items() if k != "split_id"} for s in pending] == [
+        split(name, None) for name in expected["pending_files"]
+    ]
+    assert sorted(state["processed_paths"]) == sorted("file:" + f["path"] for f in job["input"])
+    # The enumerator numbers the files it finds "0000000001", "0000000002", ... (one split per unsplittable file).
+    ids = [s["split"]["split_id"] for s in source["reader_splits"]] + [s["split_id"] for s in state["splits"]]
+    assert sorted(ids) == [f"{n:010d}" for n in range(1, len(files) + 1)]
+
+
 def fold_keyed_state(location: str) -> dict[str, dict[str, Any]]:
     """The keyed state of `KeyedStateFixtureJob`'s snapshot in the shape of its expected.json's `keyed`: per
     operator id and state, values by key (window contents and timers as sorted lists)."""
@@ -172,6 +210,7 @@ CHECKS: dict[str, Callable[[Path, dict[str, Any]], None]] = {
     "beam_flink_source": _restore_scenario,
     "keyed": _keyed,
     "beam_sdf": _sdf_restore,
+    "flink_file": _file_source,
 }
 
 
