@@ -35,10 +35,12 @@ offsets. `make test` runs stock and patched with `none`, and stock `group` with 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ from splitaudit.audit.findings import (
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import metadata_written_at
 from splitaudit.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
 from splitaudit.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
 from splitaudit.stack.stack import Stack
@@ -99,11 +102,17 @@ LEDGER_KINDS = {UNFINALIZED, REWRITTEN, LOST_BY_REWRITE, MASKED_DUPLICATES}  # t
 
 
 def _run(
-    stack: Stack, tmp_path: Path, variant: str, consumer: str, lineage: bool = False, group_offsets: str = "committed"
+    stack: Stack,
+    tmp_path: Path,
+    variant: str,
+    consumer: str,
+    lineage: bool = False,
+    group_offsets: str = "committed",
+    open_window: int = 0,
 ) -> UsersJobReport:
     settings = UsersJobSettings(
         consumer=consumer, group_offsets=group_offsets, window_seconds=2, partitions=PARTITIONS, before=N, down=M,
-        after=K, parallelism=2, lineage=lineage,
+        after=K, parallelism=2, lineage=lineage, open_window=open_window,
     )  # fmt: skip
     jar = users_job_jar(variant)
     run_dir = tmp_path / f"{variant}-{consumer}-{group_offsets}"
@@ -417,6 +426,9 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
         code, audits[sink] = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
         assert code == 1
         _assert_ledger_verdict(report, sink, audits[sink], lost, masked, unfinished if sink == "text" else None)
+        # Savepointed as soon as the outputs settled, moments after the last closed window ended (inside the old
+        # 10 s --watermark-delay margin): each window told closed by the savepoint's window state.
+        assert _decided(audits[sink]) == {w: ("closed", "state") for w in later}
     # A copy of the text sink with ':' renamed and the temporary folder left out (what a user had to make before):
     # the same findings of the rows; its names no longer say a window (read as Beam's unwindowed `-SSSSS-of-NNNNN`
     # names), so nothing is judged rewritten.
@@ -425,6 +437,63 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     assert _row_findings(renamed) == _row_findings(audits["text"])
     assert {(f["window_start"], f["rewritten"]) for f in renamed["ledger"]} == {(None, False)}
     assert {f["kind"] for f in audits["text"]["findings"]} - {f["kind"] for f in renamed["findings"]} == LEDGER_KINDS
+
+
+OPEN = 50  # records per partition produced into a window that is still open at the first savepoint
+
+
+def test_window_open_at_the_savepoint_is_told_apart_by_its_state(stack: Stack, tmp_path: Path) -> None:
+    """Savepointed moments after a window started, its first records read (OPEN per partition, offsets
+    N..N+OPEN-1, buffered in the window operators' state), the window before it ended a second or two earlier:
+    inside the old 10 s `--watermark-delay` margin, where the ledger used to see no rewrite. The group deleted, the
+    stock twin re-reads every offset: the closed windows fire again and their files are replaced (0..N-1 masked);
+    the open window fires for the first time after the restore with its records twice (the restored state's and
+    the twin's). The audit of each file sink, against what the files and the source measured, finds exactly the
+    replaced files and the masked records, each window decided by the savepoint's state."""
+    report = _run(stack, tmp_path, "stock", "group", group_offsets="deleted", open_window=OPEN)
+    taken = metadata_written_at(report.savepoint_before)
+    *closed, still_open = report.windows_before
+    assert still_open[0] / 1000 < taken < still_open[1] / 1000  # the savepoint inside the open window
+    print(f"savepoint {taken - closed[-1][1] / 1000:.1f} s after the last closed window ended")  # shown with -s
+    assert taken - closed[-1][1] / 1000 < 10  # inside the old margin
+    # The truth, from the files and the source: every closed window's files replaced with the same rows, 0..N-1 in
+    # the file sinks once though read twice, the open window's records and everything after twice, nothing lost.
+    assert _replaced(report) == [(name, w, _window_rows(report, w), _window_rows(report, w)) for name in SINKS
+                                 for w in closed]  # fmt: skip
+    twice = (N, N + OPEN + M + K - 1)
+    for p in report.partitions:
+        for out in (p.text, p.parquet):
+            assert (out.masked_duplicates, out.read_twice, out.lost_by_rewrite) == (((0, N - 1),), (twice,), ())
+    masked = {p.partition: p.text.masked_duplicates[0] for p in report.partitions}
+    for sink, sink_format in (("text", "json"), ("parquet", "parquet")):
+        code, audit = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
+        assert code == 1
+        _assert_ledger_verdict(report, sink, audit, {}, masked, None, twice)
+        decided = {w: ("closed", "state") for w in closed} | {still_open: ("open", "state")}
+        assert _decided(audit) == decided
+
+
+# A ledger note on one judged window (`ledger._window_notes`): its bounds, what it was at the savepoint, the rule.
+WINDOW_NOTE = re.compile(
+    r"^window (\S+)\.\.(\S+) \(\d+ files written after the savepoint\): (closed|open|undecided)\b.*"
+    r"\(decided by ([^)]+)\)$"
+)
+
+
+def _decided(audit: dict[str, Any]) -> dict[Window, tuple[str, str]]:
+    """Per window the ledger judged (from its notes): closed, open or undecided at the savepoint, and the rule."""
+    decided = {}
+    for note in audit["notes"]:
+        match = WINDOW_NOTE.match(note)
+        if match:
+            start, end, what, rule = match.groups()
+            decided[(_millis(start), _millis(end))] = (what, rule)
+    return decided
+
+
+def _millis(instant: str) -> int:
+    """Joda's `Instant.toString()` (`2026-11-25T11:50:20.000Z`) as epoch milliseconds."""
+    return int(datetime.strptime(instant, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() * 1000)
 
 
 def _audit_file_sink(stack: Stack, report: UsersJobReport, sink: str, sink_format: str) -> tuple[int, dict[str, Any]]:
@@ -478,9 +547,10 @@ def _assert_ledger_verdict(
     lost: dict[int, OffsetRange],
     masked: dict[int, OffsetRange],
     unfinished: tuple[str, int] | None,
+    twice: OffsetRange = (N, N + M + K - 1),
 ) -> None:
     """The audit of one file sink against the run's truth: the replaced files marked in the ledger and counted,
-    the lost and masked records of each partition exactly, the plain duplicates as the twin's."""
+    the lost and masked records of each partition exactly, the plain duplicates (`twice`) as the twin's."""
     (truth,) = [s for s in report.file_sinks if s.name == sink]
     rewritten = sorted(f["path"] for f in audit["ledger"] if f["rewritten"])
     assert rewritten == sorted(f.name for f in truth.replaced)
@@ -492,7 +562,6 @@ def _assert_ledger_verdict(
     assert kinds.get(MASKED_DUPLICATES, []) == [(p, _size(run), [list(run)]) for p, run in sorted(masked.items())]
     assert kinds.get("missing_records", []) == kinds.get(LOST_BY_REWRITE, [])  # the gaps, and why
     if report.variant == "stock":  # read twice by the twin after the savepoint, in the sink twice
-        twice = (N, N + M + K - 1)
         assert kinds[DOUBLE_ASSIGNMENT] == [(p, _size(twice), [list(twice)]) for p in range(PARTITIONS)]
     else:
         assert DOUBLE_ASSIGNMENT not in kinds

@@ -1,0 +1,243 @@
+"""Which windows were still open at a savepoint, from the savepoint itself: the evidence the file ledger judges
+rewritten windows by (`ledger.find_rewrites`).
+
+A window a restored job wrote a file for after the savepoint was fired *again* when it was not open at the
+savepoint (it had fired before it) and holds records read before it. What was open is told, in this order, by:
+
+1. **state**: the savepoint's keyed state. Beam's window operators (Beam 2.62.0 `WindowDoFnOperator` on Flink)
+   keep each open window's buffered elements and watermark hold under the window's state namespace
+   (`StateNamespaces.WindowNamespace.stringKey()`, `StringSerializer`) and its end-of-window timer in Flink's timer
+   state `_timer_state/event_beam-timer`, whose namespace is Beam's `TimerData` (`TimerDataCoderV2`) naming the
+   window. A window found there was open; one not found, in a savepoint whose window operators' state was read
+   whole, was not (it had fired, or had no element yet). Decoded with `beam_coders.window_of_namespace`.
+2. **timestamp policy**: where the state cannot say (not read, refused, or no Beam window operator in it), the
+   watermark the job's KafkaIO timestamp policy gave at the savepoint, as KafkaIO's checkpoint marks recorded it
+   per partition (`KafkaCheckpointMark.PartitionMark.watermarkMillis`: `lastWatermark`, whatever the policy,
+   processing time, LogAppendTime, CreateTime with its max delay or a custom one). A window operator's watermark
+   is the lowest of its inputs', so it is at most the lowest partition's: a window whose last instant (`end - 1`)
+   is past that had not fired. One at or before it had, unless the runner had not yet passed that watermark on.
+3. **--watermark-delay override**: given explicitly, the old rule decides every window (`ledger.closure`).
+
+Where none decides, the window is undecided, and the audit names its files (an info finding) rather than calling
+them not rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from splitaudit.audit.beam_names import instant_text
+from splitaudit.audit.request import SavepointOptions
+from splitaudit.errors import InputError
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.keyed import READ
+from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
+from splitaudit.savepoint_view import inspect_savepoint, keyed_reader
+from splitaudit.splits.beam import BeamSource
+from splitaudit.splits.beam_coders import GLOBAL_NAMESPACE, TimerData, window_of_namespace
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+Window = tuple[int, int]  # [start, end) in epoch ms
+
+STATE = "state"
+TIMESTAMP_POLICY = "timestamp policy"
+OVERRIDE = "--watermark-delay override"
+UNDECIDED = "undecided"
+
+TIMESTAMP_MIN_MILLIS = -9223372036854775  # BoundedWindow.TIMESTAMP_MIN_VALUE (Beam 2.62.0), in ms
+BEAM_EVENT_TIMERS = "_timer_state/event_beam-timer"  # Beam's Flink operators' event-time timers (Flink 1.19)
+EVENT_TIME = "EVENT_TIME"  # TimerData's time domain of an end-of-window timer
+
+
+@dataclass(frozen=True)
+class StateWindows:
+    """The windows a savepoint's keyed state shows open, or why the state cannot say (`refused`)."""
+
+    open: frozenset[Window]
+    operators: tuple[str, ...]  # the window operators read (ids), each with Beam's event-time timer state
+    timers: int  # pending end-of-window timers among them
+    refused: str | None = None
+
+    @property
+    def decides(self) -> bool:
+        return self.refused is None
+
+
+def state_windows(location: str, options: SavepointOptions) -> StateWindows:
+    """The open windows of every Beam window operator of the savepoint at `location` (an operator is one when its
+    keyed state registers `_timer_state/event_beam-timer`): windows named by a state namespace or by a pending
+    event-time timer. Refused (the state cannot say) when a keyed state cannot be read, an entry is left unread
+    or a namespace is a window this reader does not decode, or no operator is a Beam window operator."""
+    try:
+        return _read_state_windows(location, options)
+    except InputError as ex:
+        return StateWindows(frozenset(), (), 0, f"its keyed state could not be read ({ex})")
+
+
+def _read_state_windows(location: str, options: SavepointOptions) -> StateWindows:
+    files = SavepointFiles(location, options.allow_external_state, options.max_file_size)
+    metadata = read_metadata(files.read_metadata(), files.metadata_path)
+    wanted = {operator_id_from_uid(uid) for uid in options.uids}
+    opened: set[Window] = set()
+    operators: list[str] = []
+    timers = 0
+    for operator in metadata.operators:
+        if wanted and operator.operator_id not in wanted:
+            continue
+        for subtask in operator.subtask_states:
+            if subtask.managed_keyed_state is None:
+                continue
+            reader = keyed_reader(subtask.managed_keyed_state, files, operator.max_parallelism)
+            if not reader.header.meta_complete:
+                return _refused(f"operator {operator.operator_id}'s keyed state names not every state")
+            if not any(state.name == BEAM_EVENT_TIMERS for state in reader.header.states):
+                continue
+            if operator.operator_id not in operators:
+                operators.append(operator.operator_id)
+            for entry in reader.entries():
+                if entry.status != READ:
+                    return _refused(f"{entry.state} of operator {operator.operator_id}: {entry.status}")
+                window, timer = _entry_window(entry.namespace)
+                if window is None and not timer and entry.namespace not in (None, GLOBAL_NAMESPACE):
+                    return _refused(f"{entry.state} of operator {operator.operator_id} has a namespace that is no "
+                                    f"interval window: {str(entry.namespace)[:80]!r}")  # fmt: skip
+                if window is not None:
+                    opened.add(window)
+                    if timer and entry.state == BEAM_EVENT_TIMERS:
+                        timers += 1
+    if not operators:
+        return _refused(f"no operator of it keeps Beam's event-time timers ({BEAM_EVENT_TIMERS}): no window operator")
+    return StateWindows(frozenset(opened), tuple(operators), timers)
+
+
+def _entry_window(namespace: Any) -> tuple[Window | None, bool]:
+    """The window an entry's namespace names (a state namespace's string key, or a timer's `TimerData`), and
+    whether it is an event-time timer."""
+    if isinstance(namespace, TimerData):
+        return window_of_namespace(namespace.namespace), namespace.domain == EVENT_TIME
+    if isinstance(namespace, str):
+        return window_of_namespace(namespace), False
+    return None, False
+
+
+def _refused(why: str) -> StateWindows:
+    return StateWindows(frozenset(), (), 0, why)
+
+
+@dataclass(frozen=True)
+class PolicyWatermark:
+    """The lowest watermark the job's KafkaIO timestamp policy had given any partition at the savepoint (ms), from
+    its checkpoint marks, or why there is none (`refused`)."""
+
+    watermark: int | None
+    partitions: int  # the checkpoint marks it is the lowest of
+    refused: str | None = None
+
+
+def policy_watermark(location: str, options: SavepointOptions) -> PolicyWatermark:
+    """The lowest `watermarkMillis` of the KafkaIO checkpoint marks of every reader split of the savepoint at
+    `location` (`BoundedWindow.TIMESTAMP_MIN_VALUE` where a partition's policy had given none: nothing fired)."""
+    try:
+        view = inspect_savepoint(location, options.uids, options.allow_external_state, options.max_file_size)
+    except InputError as ex:
+        return PolicyWatermark(None, 0, f"its source state could not be read ({ex})")
+    marks = [
+        mark
+        for operator in view.operators
+        if operator.source is not None
+        for split in operator.source.reader_splits
+        if isinstance(source := getattr(split.state, "source", None), BeamSource)
+        for mark in source.checkpoint or ()
+    ]
+    if not marks:
+        return PolicyWatermark(None, 0, "it holds no KafkaIO checkpoint mark (a KafkaIO read's watermark)")
+    return PolicyWatermark(min(mark.watermark_millis for mark in marks), len(marks))
+
+
+@dataclass(frozen=True)
+class WindowVerdict:
+    """Whether a window had fired (closed) at the savepoint, the rule that decided it, and why."""
+
+    window: Window
+    closed: bool | None  # None: undecided
+    rule: str
+
+
+def judge_windows(
+    windows: Iterable[Window],
+    state: StateWindows,
+    policy: PolicyWatermark,
+    override_closed_by: float | None,
+) -> tuple[WindowVerdict, ...]:
+    """Each window's verdict: by the `--watermark-delay` override when given (closed when it ended by
+    `override_closed_by`, seconds), else by the state, else by the policy's watermark, else undecided."""
+    verdicts = []
+    for window in sorted(set(windows)):
+        if override_closed_by is not None:
+            verdicts.append(WindowVerdict(window, window[1] / 1000 <= override_closed_by, OVERRIDE))
+        elif state.decides:
+            verdicts.append(WindowVerdict(window, window not in state.open, STATE))
+        elif policy.watermark is not None:
+            verdicts.append(WindowVerdict(window, window[1] - 1 <= policy.watermark, TIMESTAMP_POLICY))
+        else:
+            verdicts.append(WindowVerdict(window, None, UNDECIDED))
+    return tuple(verdicts)
+
+
+def windows_read_before(
+    records: DataFrame, windows: Iterable[Window], resume: Mapping[tuple[str, int], int]
+) -> frozenset[Window]:
+    """Of `windows`, those holding a source record read before the savepoint (an offset below `resume`, its next
+    offset per topic partition), a record's window being its Kafka timestamp's. `records` has the source topics'
+    (topic, partition, offset, timestamp): one join of them with the few windows, on Spark."""
+    from pyspark.sql import functions as F
+
+    spans = sorted(set(windows))
+    if not spans or not resume:
+        return frozenset()
+    spark = records.sparkSession
+    frame = spark.createDataFrame(spans, "window_start long, window_end long")
+    resumed = spark.createDataFrame(
+        [(topic, partition, offset) for (topic, partition), offset in resume.items()],
+        "topic string, partition int, resume long",
+    )
+    millis = F.unix_millis(F.col("timestamp"))
+    read = (
+        records.join(F.broadcast(resumed), ["topic", "partition"])
+        .where(F.col("offset") < F.col("resume"))
+        .select(millis.alias("millis"))
+    )
+    held = read.join(
+        F.broadcast(frame), (F.col("millis") >= F.col("window_start")) & (F.col("millis") < F.col("window_end"))
+    )
+    found = held.select(*frame.columns).distinct().collect()
+    return frozenset((row["window_start"], row["window_end"]) for row in found)
+
+
+def describe_evidence(savepoint: str, state: StateWindows, policy: PolicyWatermark, override: str | None) -> str:
+    """What the rules had to go on at the savepoint, for the notes and the findings' evidence."""
+    if override is not None:
+        return override
+    if state.decides:
+        return (
+            f"state: the savepoint {savepoint} holds {len(state.open)} open windows in the keyed state of its "
+            f"{len(state.operators)} Beam window operators ({state.timers} pending end-of-window timers); a window "
+            "not among them had fired"
+        )
+    said = f"state cannot say ({state.refused})"
+    if policy.watermark is None:
+        return f"{said}; nor the timestamp policy ({policy.refused})"
+    return (
+        f"{said}; timestamp policy: the lowest watermark the job's KafkaIO timestamp policy had given at the "
+        f"savepoint {savepoint} is {_millis_text(policy.watermark)} (the lowest of {policy.partitions} checkpoint "
+        "marks): windows whose last instant is past it had not fired"
+    )
+
+
+def _millis_text(millis: int) -> str:
+    """A watermark for people; Beam's lowest (`BoundedWindow.TIMESTAMP_MIN_VALUE`, no record read yet) by name."""
+    return "its minimum (no record read yet)" if millis <= TIMESTAMP_MIN_MILLIS else instant_text(millis)
