@@ -6,10 +6,11 @@ savepoint (it had fired before it) and holds records read before it. What was op
 
 1. **state**: the savepoint's keyed state. Beam's window operators (Beam 2.62.0 `WindowDoFnOperator` on Flink)
    keep each open window's buffered elements and watermark hold under the window's state namespace
-   (`StateNamespaces.WindowNamespace.stringKey()`, `StringSerializer`) and its end-of-window timer in Flink's timer
-   state `_timer_state/event_beam-timer`, whose namespace is Beam's `TimerData` (`TimerDataCoderV2`) naming the
-   window. A window found there was open; one not found, in a savepoint whose window operators' state was read
-   whole, was not (it had fired, or had no element yet). Decoded with `beam_coders.window_of_namespace`.
+   (`StateNamespaces.WindowNamespace.stringKey()`, `StringSerializer`: `buf`, `watermark-holds`, ...) and its
+   end-of-window timer in Flink's timer state `_timer_state/event_beam-timer`, whose namespace is Beam's
+   `TimerData` (`TimerDataCoderV2`) naming the window, and in the runner's own `pending-timers` map (the same
+   `TimerData` as value). A window found there was open; one not found, in a savepoint whose window operators'
+   state was read whole, was not (it had fired, or had no element yet). Decoded with `beam_coders.window_of_namespace`.
 2. **timestamp policy**: where the state cannot say (not read, refused, or no Beam window operator in it), the
    watermark the job's KafkaIO timestamp policy gave at the savepoint, as KafkaIO's checkpoint marks recorded it
    per partition (`KafkaCheckpointMark.PartitionMark.watermarkMillis`: `lastWatermark`, whatever the policy,
@@ -32,7 +33,7 @@ from splitaudit.audit.beam_names import instant_text
 from splitaudit.audit.request import SavepointOptions
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.keyed import READ
+from splitaudit.savepoint.keyed import UNREAD, Undecoded
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint_view import inspect_savepoint, keyed_reader
 from splitaudit.splits.beam import BeamSource
@@ -50,6 +51,7 @@ UNDECIDED = "undecided"
 
 TIMESTAMP_MIN_MILLIS = -9223372036854775  # BoundedWindow.TIMESTAMP_MIN_VALUE (Beam 2.62.0), in ms
 BEAM_EVENT_TIMERS = "_timer_state/event_beam-timer"  # Beam's Flink operators' event-time timers (Flink 1.19)
+PENDING_TIMERS = "pending-timers"  # Beam's map of the operator's pending timers by id (DoFnOperator, 2.62.0)
 EVENT_TIME = "EVENT_TIME"  # TimerData's time domain of an end-of-window timer
 
 
@@ -99,28 +101,38 @@ def _read_state_windows(location: str, options: SavepointOptions) -> StateWindow
             if operator.operator_id not in operators:
                 operators.append(operator.operator_id)
             for entry in reader.entries():
-                if entry.status != READ:
+                if (
+                    entry.status.startswith(UNREAD)
+                    or isinstance(entry.key, Undecoded)
+                    or isinstance(entry.namespace, Undecoded)
+                ):  # a value kept as bytes (a user's coder) is no matter: only the namespace is read
                     return _refused(f"{entry.state} of operator {operator.operator_id}: {entry.status}")
-                window, timer = _entry_window(entry.namespace)
-                if window is None and not timer and entry.namespace not in (None, GLOBAL_NAMESPACE):
-                    return _refused(f"{entry.state} of operator {operator.operator_id} has a namespace that is no "
-                                    f"interval window: {str(entry.namespace)[:80]!r}")  # fmt: skip
-                if window is not None:
-                    opened.add(window)
-                    if timer and entry.state == BEAM_EVENT_TIMERS:
-                        timers += 1
+                for key, timer in (_namespace_key(entry.namespace), _pending_timer_key(entry.state, entry.value)):
+                    window = None if key is None else window_of_namespace(key)
+                    if window is None and key not in (None, GLOBAL_NAMESPACE):
+                        return _refused(f"{entry.state} of operator {operator.operator_id} has a namespace that is "
+                                        f"no interval window: {key[:80]!r}")  # fmt: skip
+                    if window is not None:
+                        opened.add(window)
+                        timers += 1 if timer and entry.state == BEAM_EVENT_TIMERS else 0
     if not operators:
         return _refused(f"no operator of it keeps Beam's event-time timers ({BEAM_EVENT_TIMERS}): no window operator")
     return StateWindows(frozenset(opened), tuple(operators), timers)
 
 
-def _entry_window(namespace: Any) -> tuple[Window | None, bool]:
-    """The window an entry's namespace names (a state namespace's string key, or a timer's `TimerData`), and
-    whether it is an event-time timer."""
+def _namespace_key(namespace: Any) -> tuple[str | None, bool]:
+    """The Beam state namespace key of an entry's namespace (a state's string key, or a timer's `TimerData`'s), and
+    whether it is an event-time timer; None for a namespace of no Beam state (Flink's `VoidNamespace`)."""
     if isinstance(namespace, TimerData):
-        return window_of_namespace(namespace.namespace), namespace.domain == EVENT_TIME
-    if isinstance(namespace, str):
-        return window_of_namespace(namespace), False
+        return namespace.namespace, namespace.domain == EVENT_TIME
+    return (namespace, False) if isinstance(namespace, str) else (None, False)
+
+
+def _pending_timer_key(state: str, value: Any) -> tuple[str | None, bool]:
+    """The namespace key of a timer Beam's `FlinkTimerInternals` lists in its `pending-timers` map (the value is the
+    `TimerData`), for an event-time one; None for any other entry."""
+    if state == PENDING_TIMERS and isinstance(value, TimerData) and value.domain == EVENT_TIME:
+        return value.namespace, False
     return None, False
 
 

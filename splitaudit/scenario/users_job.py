@@ -15,9 +15,10 @@ with `group`, one treatment of the group's committed offsets (`committed`, `dele
 2. produce N records per partition and run the job at parallelism 2 (with `none` the job starts at the log end,
    so the N are produced once the job runs and a checkpoint completed: its readers are placed by then); every
    phase is produced in batches half a window apart, so its records span several windows;
-3. wait until the outputs settle (below); with `open_window`, produce that many more records per partition just
-   after a window starts and wait until the job read them (their window is still open at the savepoint, its
-   records buffered in the window operators' state); savepoint, cancel; snapshot both file sinks (each finalized
+3. wait until the outputs settle (below); with `open_window`, produce that many more records per partition into a
+   window and wait until its files are written, then as many into the next and wait until the job read them
+   (the first window closed moments before the savepoint, the second still open at it, its records buffered in
+   the window operators' state); savepoint, cancel; snapshot both file sinks (each finalized
    file's name, inode, modification time, size and records);
 4. leave the group's committed offsets, delete the group, or set them to the middle of a closed window;
 5. produce M per partition while the job is down, and ask `guard` (with the topic's offsets) what the restore
@@ -126,7 +127,9 @@ class UsersJobSettings:
     parallelism: int = 2
     lineage: bool = False  # the job adds the lineage kit's columns to its Parquet rows
     watch: bool = False  # `splitaudit watch --on-error report` follows the restored job from its submission
-    open_window: int = 0  # records per partition produced into a window still open at the first savepoint
+    # records per partition produced into a window that closes just before the first savepoint, and as many into one
+    # still open at it (`produce_around_the_savepoint`)
+    open_window: int = 0
     timeout: float = 300.0  # for each wait on the outputs
 
     def __post_init__(self) -> None:
@@ -318,20 +321,34 @@ class UsersJobRun(ScenarioRun):
             out.append(f"{topic} in the topic, {text} in text, {parquet} in Parquet; checkpoint {checkpoint}")
         return checkpoint
 
-    def produce_in_open_window(self, per_partition: int) -> dict[int, OffsetRange | None]:
-        """Produce `per_partition` records to each partition just after a window starts and wait until the output
-        topic holds them (the job read them); their offsets. Savepointed at once, their window is still open at
-        the savepoint: its end is a window ahead of their log-append time, and the job's watermark cannot pass it
-        sooner (the caller asserts it from the savepoint's time)."""
+    def produce_around_the_savepoint(self, per_partition: int) -> dict[int, OffsetRange | None]:
+        """Produce `per_partition` records to each partition into two windows, the savepoint to come between their
+        ends: into the first, wait until both file sinks wrote its file (it fired); then at once into the second
+        and wait until the output topic holds them (the job read them). Savepointed at once, the first window
+        closed moments before it and the second is still open at it (the job's watermark cannot pass its end
+        sooner). Their offsets (the two batches: consecutive)."""
         first = {p: self.produced.get((self.input_topic, p), 0) for p in range(self.job.partitions)}
+        sinks = (self.text, self.parquet)
+        files = [len(sink.finalized()) for sink in sinks]
+        self._produce_into_a_window(per_partition, " into a window that closes just before the savepoint")
+        poll("the file sinks to write the window's files",
+             lambda: all(len(sink.finalized()) > n for sink, n in zip(sinks, files, strict=True)),
+             timeout=self.settings.timeout, interval=0.1)  # fmt: skip
+        self._produce_into_a_window(per_partition, " into a window left open at the savepoint")
+        return {p: (first[p], first[p] + 2 * per_partition - 1) for p in range(self.job.partitions)}
+
+    def _produce_into_a_window(self, per_partition: int, what: str) -> None:
+        """Produce `per_partition` records to each partition into a window with at least half of it to run (the
+        current one, or the next just after it starts), and wait until the output topic holds them."""
         now = int(time.time() * 1000)
-        time.sleep((window_of(now, self.window_ms)[1] - now) / 1000 + 0.05)  # just past the next window start
-        self.produce(per_partition * self.job.partitions, what=" into a window left open at the savepoint")
-        self.produced_by = int(time.time() * 1000)
+        left = window_of(now, self.window_ms)[1] - now
+        if left < self.window_ms / 2:
+            time.sleep(left / 1000 + 0.05)  # just past the next window's start
         expected = self.topic_rows() + per_partition * self.job.partitions
+        self.produce(per_partition * self.job.partitions, what=what)
+        self.produced_by = int(time.time() * 1000)
         poll(f"{expected} records in {self.output_topic}", lambda: self.topic_rows() >= expected,
              timeout=self.settings.timeout, interval=0.1)  # fmt: skip
-        return {p: (first[p], first[p] + per_partition - 1) for p in range(self.job.partitions)}
 
     def input_records(self) -> tuple[dict[str, tuple[int, int]], dict[tuple[int, int], int]]:
         """The input topic's records: each identity's (partition, offset), and each (partition, offset)'s
@@ -492,8 +509,8 @@ def run_users_job_scenario(
         job_before = run.run_job(jar)
     run.wait_for_outputs(job_before, settings.before * each)
     if settings.open_window:
-        in_open = run.produce_in_open_window(settings.open_window)
-        phases["before"] = {p: _joined(phases["before"][p], in_open[p]) for p in phases["before"]}
+        around = run.produce_around_the_savepoint(settings.open_window)
+        phases["before"] = {p: _joined(phases["before"][p], around[p]) for p in phases["before"]}
     savepoint_before = run.savepoint_and_cancel(job_before)
     with run.steps.step("snapshot both file sinks") as out:
         first = {sink.name: sink.snapshot() for sink in (run.text, run.parquet)}
@@ -513,7 +530,7 @@ def run_users_job_scenario(
             job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
         # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
         # outputs and a checkpoint completed after it.
-        read_before = settings.before + settings.open_window
+        read_before = settings.before + 2 * settings.open_window
         run.wait_for_outputs(job_after, (read_before + settings.down) * each)
         phases["after"] = run.produce_each(settings.after, " after the restored job runs")
         run.wait_for_outputs(job_after, (read_before + settings.down + settings.after) * each)

@@ -109,10 +109,11 @@ def _run(
     lineage: bool = False,
     group_offsets: str = "committed",
     open_window: int = 0,
+    window_seconds: int = 2,
 ) -> UsersJobReport:
     settings = UsersJobSettings(
-        consumer=consumer, group_offsets=group_offsets, window_seconds=2, partitions=PARTITIONS, before=N, down=M,
-        after=K, parallelism=2, lineage=lineage, open_window=open_window,
+        consumer=consumer, group_offsets=group_offsets, window_seconds=window_seconds, partitions=PARTITIONS,
+        before=N, down=M, after=K, parallelism=2, lineage=lineage, open_window=open_window,
     )  # fmt: skip
     jar = users_job_jar(variant)
     run_dir = tmp_path / f"{variant}-{consumer}-{group_offsets}"
@@ -439,36 +440,36 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     assert {f["kind"] for f in audits["text"]["findings"]} - {f["kind"] for f in renamed["findings"]} == LEDGER_KINDS
 
 
-OPEN = 50  # records per partition produced into a window that is still open at the first savepoint
+OPEN = 50  # records per partition produced into the window closing just before the savepoint, and the one after
 
 
-def test_window_open_at_the_savepoint_is_told_apart_by_its_state(stack: Stack, tmp_path: Path) -> None:
-    """Savepointed moments after a window started, its first records read (OPEN per partition, offsets
-    N..N+OPEN-1, buffered in the window operators' state), the window before it ended a second or two earlier:
-    inside the old 10 s `--watermark-delay` margin, where the ledger used to see no rewrite. The group deleted, the
-    stock twin re-reads every offset: the closed windows fire again and their files are replaced (0..N-1 masked);
-    the open window fires for the first time after the restore with its records twice (the restored state's and
-    the twin's). The audit of each file sink, against what the files and the source measured, finds exactly the
-    replaced files and the masked records, each window decided by the savepoint's state."""
-    report = _run(stack, tmp_path, "stock", "group", group_offsets="deleted", open_window=OPEN)
-    taken = metadata_written_at(report.savepoint_before)
+def test_windows_either_side_of_the_savepoint_are_told_apart_by_its_state(stack: Stack, tmp_path: Path) -> None:
+    """Savepointed moments after a window closed (its files written: OPEN records per partition, offsets
+    N..N+OPEN-1) and with the next window's first records read (OPEN more, buffered in the window operators'
+    state): inside the old 10 s `--watermark-delay` margin, where the ledger used to see no rewrite. The group
+    deleted, the stock twin re-reads every offset: the closed windows fire again and their files are replaced
+    (0..N+OPEN-1 masked); the open window fires for the first time after the restore with its records twice (the
+    restored state's and the twin's). The audit of each file sink, against what the files and the source measured,
+    finds exactly the replaced files and the masked records, each window decided by the savepoint's state."""
+    report = _run(stack, tmp_path, "stock", "group", group_offsets="deleted", open_window=OPEN, window_seconds=4)
     *closed, still_open = report.windows_before
-    assert still_open[0] / 1000 < taken < still_open[1] / 1000  # the savepoint inside the open window
+    # The open window had no file at the savepoint (the job had not fired it), the closed ones had theirs.
+    assert [s.files_before for s in report.file_sinks] == [len(closed)] * 2
+    taken = metadata_written_at(report.savepoint_before)
     print(f"savepoint {taken - closed[-1][1] / 1000:.1f} s after the last closed window ended")  # shown with -s
     assert taken - closed[-1][1] / 1000 < 10  # inside the old margin
-    # The truth, from the files and the source: every closed window's files replaced with the same rows, 0..N-1 in
-    # the file sinks once though read twice, the open window's records and everything after twice, nothing lost.
+    # The truth, from the files and the source: every closed window's files replaced with the same rows, their
+    # records in the file sinks once though read twice, the open window's records and everything after twice.
     assert _replaced(report) == [(name, w, _window_rows(report, w), _window_rows(report, w)) for name in SINKS
                                  for w in closed]  # fmt: skip
-    twice = (N, N + OPEN + M + K - 1)
+    masked, twice = (0, N + OPEN - 1), (N + OPEN, N + 2 * OPEN + M + K - 1)
     for p in report.partitions:
         for out in (p.text, p.parquet):
-            assert (out.masked_duplicates, out.read_twice, out.lost_by_rewrite) == (((0, N - 1),), (twice,), ())
-    masked = {p.partition: p.text.masked_duplicates[0] for p in report.partitions}
+            assert (out.masked_duplicates, out.read_twice, out.lost_by_rewrite) == ((masked,), (twice,), ())
     for sink, sink_format in (("text", "json"), ("parquet", "parquet")):
         code, audit = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
         assert code == 1
-        _assert_ledger_verdict(report, sink, audit, {}, masked, None, twice)
+        _assert_ledger_verdict(report, sink, audit, {}, _every(masked), None, twice)
         decided = {w: ("closed", "state") for w in closed} | {still_open: ("open", "state")}
         assert _decided(audit) == decided
 
