@@ -427,8 +427,8 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
         code, audits[sink] = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
         assert code == 1
         _assert_ledger_verdict(report, sink, audits[sink], lost, masked, unfinished if sink == "text" else None)
-        # Savepointed as soon as the outputs settled, moments after the last closed window ended (inside the old
-        # 10 s --watermark-delay margin): each window told closed by the savepoint's window state.
+        # Savepointed as soon as the outputs settled (no longer waiting for the old 10 s --watermark-delay margin
+        # to pass): each window told closed by the savepoint's window state.
         assert _decided(audits[sink]) == {w: ("closed", "state") for w in later}
     # A copy of the text sink with ':' renamed and the temporary folder left out (what a user had to make before):
     # the same findings of the rows; its names no longer say a window (read as Beam's unwindowed `-SSSSS-of-NNNNN`
@@ -443,6 +443,7 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
 OPEN = 50  # records per partition produced into the window closing just before the savepoint, and the one after
 
 
+@LONG
 def test_windows_either_side_of_the_savepoint_are_told_apart_by_its_state(stack: Stack, tmp_path: Path) -> None:
     """Savepointed moments after a window closed (its files written: OPEN records per partition, offsets
     N..N+OPEN-1) and with the next window's first records read (OPEN more, buffered in the window operators'
