@@ -242,7 +242,7 @@ def find_rewrites(
     marked = {f.path for f in rewritten}
     files = tuple(replace(f, rewritten=True) if f.path in marked else f for f in ledger.files)
     windows = tuple(sorted({f.window for f in rewritten if f.window is not None}))
-    notes = [evidence, *_window_notes(judged.values(), after)]
+    notes = [f"which windows had closed at the savepoint: {evidence}", *_window_notes(judged.values(), after)]
     findings = []
     if rewritten:
         rules = sorted({judged[w].rule for w in windows})

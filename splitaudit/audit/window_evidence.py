@@ -236,17 +236,17 @@ def describe_evidence(savepoint: str, state: StateWindows, policy: PolicyWaterma
         return override
     if state.decides:
         return (
-            f"state: the savepoint {savepoint} holds {len(state.open)} open windows in the keyed state of its "
+            f"the savepoint {savepoint} holds {len(state.open)} open windows in the keyed state of its "
             f"{len(state.operators)} Beam window operators ({state.timers} pending end-of-window timers); a window "
             "not among them had fired"
         )
-    said = f"state cannot say ({state.refused})"
+    said = f"the savepoint's window state cannot say ({state.refused})"
     if policy.watermark is None:
-        return f"{said}; nor the timestamp policy ({policy.refused})"
+        return f"{said}; nor its timestamp policy ({policy.refused})"
     return (
-        f"{said}; timestamp policy: the lowest watermark the job's KafkaIO timestamp policy had given at the "
-        f"savepoint {savepoint} is {_millis_text(policy.watermark)} (the lowest of {policy.partitions} checkpoint "
-        "marks): windows whose last instant is past it had not fired"
+        f"{said}; the lowest watermark the job's KafkaIO timestamp policy had given at the savepoint {savepoint} is "
+        f"{_millis_text(policy.watermark)} (the lowest of {policy.partitions} checkpoint marks): windows whose last "
+        "instant is past it had not fired"
     )
 
 

@@ -28,8 +28,14 @@ offsets can be treated between the savepoint and the restore:
   X..N-1 masked.
 
 Patched: every offset exactly once, in every output, and no file replaced, whatever happened to the group's
-offsets. `make test` runs stock and patched with `none`, and stock `group` with `mid-window`; `make users-job`
-(marker `users_job`) the other configurations and the run with the lineage kit's columns.
+offsets. Every first savepoint is taken as soon as the outputs settle, moments after the last window ended: which
+windows had closed at it, the audit reads from the savepoint's own window state (each judged window's note names
+the rule). One run (`deleted`, 4 s windows) savepoints between two windows on purpose: one closed (its files
+written) seconds before, one open (its first records read).
+
+`make test` runs stock and patched with `none`, and stock `group` with `mid-window`; `make users-job` (marker
+`users_job`) the other configurations, the run either side of a window's end and the one with the lineage kit's
+columns.
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ from splitaudit.audit.findings import (
     REWRITTEN,
     UNFINALIZED,
 )
+from splitaudit.audit.request import SavepointOptions
+from splitaudit.audit.window_evidence import TIMESTAMP_POLICY, StateWindows, judge_windows, policy_watermark
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress
@@ -399,6 +407,8 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     # The files of the cut window and of every closed window after it are replaced, in both sinks; only the cut
     # window's lost rows: exactly a..X-1 of each partition.
     later = [w for w in report.windows_before if w >= window]
+    taken = metadata_written_at(report.savepoint_before) - report.windows_before[-1][1] / 1000
+    print(f"savepoint {taken:.1f} s after the last window ended")  # shown with -s
     gone = sum(m.offset - m.window_offsets[0] for m in mids.values())
     assert _replaced(report) == [
         (name, w, _window_rows(report, w), _window_rows(report, w) - (gone if w == window else 0))
@@ -473,6 +483,14 @@ def test_windows_either_side_of_the_savepoint_are_told_apart_by_its_state(stack:
         _assert_ledger_verdict(report, sink, audit, {}, _every(masked), None, twice)
         decided = {w: ("closed", "state") for w in closed} | {still_open: ("open", "state")}
         assert _decided(audit) == decided
+    # Where the state could not say, the job's timestamp policy's watermark at the savepoint (its KafkaIO
+    # checkpoint marks') decides these windows the same way.
+    policy = policy_watermark(report.savepoint_before, SavepointOptions())
+    unread = StateWindows(frozenset(), (), 0, "not read")
+    verdicts = judge_windows(report.windows_before, unread, policy, None)
+    assert [(v.closed, v.rule) for v in verdicts] == [(True, TIMESTAMP_POLICY)] * len(closed) + [
+        (False, TIMESTAMP_POLICY)
+    ]
 
 
 # A ledger note on one judged window (`ledger._window_notes`): its bounds, what it was at the savepoint, the rule.

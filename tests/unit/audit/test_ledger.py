@@ -98,7 +98,7 @@ def test_rewritten_windows_are_those_closed_at_the_savepoint_and_written_after_i
     assert [s["decided_by"] for s in finding.sample] == [STATE, STATE]
     assert sorted(f.path for f in rewrites.ledger.files if f.rewritten) == [textio(2), textio(3)]
     assert rewrites.notes == (
-        "the evidence",
+        "which windows had closed at the savepoint: the evidence",
         f"window {instant_text(window(2)[0])}..{instant_text(window(2)[1])} (1 files written after the savepoint): "
         "closed at the savepoint: rewritten (decided by state)",
         f"window {instant_text(window(3)[0])}..{instant_text(window(3)[1])} (1 files written after the savepoint): "
