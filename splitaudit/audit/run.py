@@ -190,14 +190,16 @@ def _rewrites(
         held = evidence.windows_read_before(records, after, resume)
     else:
         held = frozenset(w for w in after if w[0] / 1000 < written_at)
-    override = None
-    if request.watermark_delay is not None:
+    if request.watermark_delay is not None:  # the override: the savepoint's own evidence is not read
         last_read = None if kafka is None else _last_read(kafka.bootstrap, resume, written_at)
         override = closure(savepoint, written_at, request.watermark_delay, last_read)
-    state = evidence.state_windows(savepoint, request.savepoint_options)
-    policy = evidence.policy_watermark(savepoint, request.savepoint_options)
-    verdicts = evidence.judge_windows(held, state, policy, None if override is None else override.closed_by)
-    said = evidence.describe_evidence(savepoint, state, policy, None if override is None else override.basis)
+        verdicts = evidence.judge_windows(held, evidence.NOT_READ, evidence.NO_POLICY, override.closed_by)
+        said = override.basis
+    else:
+        state = evidence.state_windows(savepoint, request.savepoint_options)
+        policy = evidence.policy_watermark(savepoint, request.savepoint_options)
+        verdicts = evidence.judge_windows(held, state, policy, None)
+        said = evidence.describe_evidence(savepoint, state, policy)
     if records is None:
         said += (
             "; without the source (--bootstrap), a window written after the savepoint is judged when it starts "

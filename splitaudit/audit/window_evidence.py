@@ -140,6 +140,9 @@ def _refused(why: str) -> StateWindows:
     return StateWindows(frozenset(), (), 0, why)
 
 
+NOT_READ = _refused("not read: --watermark-delay overrides it")
+
+
 @dataclass(frozen=True)
 class PolicyWatermark:
     """The lowest watermark the job's KafkaIO timestamp policy had given any partition at the savepoint (ms), from
@@ -148,6 +151,9 @@ class PolicyWatermark:
     watermark: int | None
     partitions: int  # the checkpoint marks it is the lowest of
     refused: str | None = None
+
+
+NO_POLICY = PolicyWatermark(None, 0, "not read: --watermark-delay overrides it")
 
 
 def policy_watermark(location: str, options: SavepointOptions) -> PolicyWatermark:
@@ -230,10 +236,8 @@ def windows_read_before(
     return frozenset((row["window_start"], row["window_end"]) for row in found)
 
 
-def describe_evidence(savepoint: str, state: StateWindows, policy: PolicyWatermark, override: str | None) -> str:
-    """What the rules had to go on at the savepoint, for the notes and the findings' evidence."""
-    if override is not None:
-        return override
+def describe_evidence(savepoint: str, state: StateWindows, policy: PolicyWatermark) -> str:
+    """What the state and policy rules had to go on at the savepoint, for the notes and the findings' evidence."""
     if state.decides:
         return (
             f"the savepoint {savepoint} holds {len(state.open)} open windows in the keyed state of its "
