@@ -51,6 +51,8 @@ UNDECIDED = "undecided"
 
 TIMESTAMP_MIN_MILLIS = -9223372036854775  # BoundedWindow.TIMESTAMP_MIN_VALUE (Beam 2.62.0), in ms
 BEAM_EVENT_TIMERS = "_timer_state/event_beam-timer"  # Beam's Flink operators' event-time timers (Flink 1.19)
+BUFFER = "buf"  # SystemReduceFn.BUFFER_NAME: a GroupByKey's buffered elements (or accumulator) per window
+WINDOW_OPERATOR_STATES = frozenset({BEAM_EVENT_TIMERS, BUFFER})  # what a Beam GroupByKey's keyed state registers
 PENDING_TIMERS = "pending-timers"  # Beam's map of the operator's pending timers by id (DoFnOperator, 2.62.0)
 EVENT_TIME = "EVENT_TIME"  # TimerData's time domain of an end-of-window timer
 
@@ -60,7 +62,7 @@ class StateWindows:
     """The windows a savepoint's keyed state shows open, or why the state cannot say (`refused`)."""
 
     open: frozenset[Window]
-    operators: tuple[str, ...]  # the window operators read (ids), each with Beam's event-time timer state
+    operators: tuple[str, ...]  # the window operators read (ids)
     timers: int  # pending end-of-window timers among them
     refused: str | None = None
 
@@ -71,9 +73,10 @@ class StateWindows:
 
 def state_windows(location: str, options: SavepointOptions) -> StateWindows:
     """The open windows of every Beam window operator of the savepoint at `location` (an operator is one when its
-    keyed state registers `_timer_state/event_beam-timer`): windows named by a state namespace or by a pending
-    event-time timer. Refused (the state cannot say) when a keyed state cannot be read, an entry is left unread
-    or a namespace is a window this reader does not decode, or no operator is a Beam window operator."""
+    keyed state registers Beam's event-time timers and a GroupByKey's buffer, `WINDOW_OPERATOR_STATES`): windows
+    named by a state namespace or by a pending event-time timer. Refused (the state cannot say) when a keyed state
+    cannot be read, an entry is left unread or a namespace is a window this reader does not decode, or no operator
+    is a Beam window operator."""
     try:
         return _read_state_windows(location, options)
     except InputError as ex:
@@ -96,7 +99,7 @@ def _read_state_windows(location: str, options: SavepointOptions) -> StateWindow
             reader = keyed_reader(subtask.managed_keyed_state, files, operator.max_parallelism)
             if not reader.header.meta_complete:
                 return _refused(f"operator {operator.operator_id}'s keyed state names not every state")
-            if not any(state.name == BEAM_EVENT_TIMERS for state in reader.header.states):
+            if not {state.name for state in reader.header.states} >= WINDOW_OPERATOR_STATES:
                 continue
             if operator.operator_id not in operators:
                 operators.append(operator.operator_id)
@@ -116,7 +119,9 @@ def _read_state_windows(location: str, options: SavepointOptions) -> StateWindow
                         opened.add(window)
                         timers += 1 if timer and entry.state == BEAM_EVENT_TIMERS else 0
     if not operators:
-        return _refused(f"no operator of it keeps Beam's event-time timers ({BEAM_EVENT_TIMERS}): no window operator")
+        return _refused(
+            f"no operator of it is a Beam window operator (keyed state {BUFFER!r} and {BEAM_EVENT_TIMERS!r})"
+        )
     return StateWindows(frozenset(opened), tuple(operators), timers)
 
 

@@ -1,8 +1,12 @@
-"""The file ledger's pure checks over listings of a sink directory: temp files, shards, panes, rewrites."""
+"""The file ledger's pure checks over listings of a sink directory: temp files, shards, panes, rewrites; and the
+savepoint evidence of which windows had closed, on savepoints other runs made (fixtures/)."""
+
+from pathlib import Path
 
 from splitaudit.audit.beam_names import NamingTemplate, instant_text
 from splitaudit.audit.findings import INFO, MISSING_PANES, MISSING_SHARDS, REWRITTEN, UNDECIDED_WINDOWS, UNFINALIZED
 from splitaudit.audit.ledger import check_ledger, closure, find_rewrites, ledger_of, windows_after
+from splitaudit.audit.request import SavepointOptions
 from splitaudit.audit.window_evidence import (
     OVERRIDE,
     STATE,
@@ -11,12 +15,18 @@ from splitaudit.audit.window_evidence import (
     PolicyWatermark,
     StateWindows,
     judge_windows,
+    policy_watermark,
+    state_windows,
 )
 from splitaudit.savepoint.fileio import ListedFile
 
 DEFAULTS = NamingTemplate.beam_defaults()
 T0 = 1_764_000_000  # seconds; windows of 10 s from here
 SP_TIME = T0 + 100.0  # the savepoint's time
+FIXTURES = Path(__file__).parents[3] / "fixtures"
+KEYED_FIXTURE = FIXTURES / "keyed" / "1.19.3-heap-savepoint-canonical-inline" / "savepoint-aa688c-f3cac33821d0"
+SDF_FIXTURE = FIXTURES / "beam_sdf" / "heap_after" / "savepoint-074d2e-82370e8eaa40"
+BEAM_FIXTURE = FIXTURES / "beam_flink_source" / "consumer_auto_commit"
 NO_POLICY = PolicyWatermark(None, 0, "no KafkaIO checkpoint mark")
 
 
@@ -152,3 +162,23 @@ def test_without_the_source_every_partition_is_taken_as_read_to_its_end() -> Non
     closed = closure("sp0", SP_TIME, 2.0, None)
     assert closed.closed_by == SP_TIME - 2
     assert "give --bootstrap to check" in closed.basis
+
+
+def test_savepoints_without_a_beam_window_operator_leave_the_state_rule_undecided() -> None:
+    # Flink's own event-time windows (KeyedStateFixtureJob's `window-sum`), and the Python pipeline's SDF read on
+    # the portable runner (Beam's timers, no GroupByKey buffer): neither is a Beam window operator
+    for location in (KEYED_FIXTURE, SDF_FIXTURE):
+        state = state_windows(str(location), SavepointOptions())
+        assert (state.decides, state.open) == (False, frozenset())
+        assert state.refused is not None
+        assert "no operator of it is a Beam window operator" in state.refused
+    # nor does either hold a KafkaIO checkpoint mark (the SDF read keeps its offsets in its restriction)
+    assert policy_watermark(str(SDF_FIXTURE), SavepointOptions()).watermark is None
+
+
+def test_the_timestamp_policy_watermark_is_the_lowest_of_the_checkpoint_marks() -> None:
+    # the reference pipeline's savepoint: KafkaIO (withLogAppendTime) over 4 partitions, one mark each
+    policy = policy_watermark(str(BEAM_FIXTURE), SavepointOptions())
+    assert (policy.partitions, policy.refused) == (4, None)
+    assert policy.watermark is not None
+    assert policy.watermark > 1_700_000_000_000
