@@ -38,6 +38,7 @@ MISSING_PANES = "missing_panes"  # a window's pane indexes skip one
 REWRITTEN = "rewritten_files"  # a window that closed before the restored savepoint, written again after it
 LOST_BY_REWRITE = "lost_by_rewrite"  # records the replaced file held and its replacement lacks
 MASKED_DUPLICATES = "masked_duplicates"  # records read twice (before the savepoint and again) but present once
+UNDECIDED_WINDOWS = "undecided_windows"  # files of windows written after the savepoint, not known closed or open
 
 # Finding kinds of a sink mapped to source records by identity (--sink-key/--source-key, `identity`).
 UNMATCHED = "unmatched_sink_rows"  # sink rows whose identity no source record holds

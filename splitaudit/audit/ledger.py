@@ -11,8 +11,9 @@ directory (the filesystem seam, local or object store), the ledger shows:
 - with the savepoint a job was restored from, the files **written after it for windows that had closed at
   it** (`rewritten_files`): a restored job that read those windows' records again fired them again, and a
   sink with deterministic names wrote the same name again, replacing the file. Which windows had closed is
-  told by the job's watermark at the savepoint (`closure`): it trails the Kafka time of the records it had
-  read by at most the watermark delay, and the savepoint's own time where a partition was read to its end.
+  told by the savepoint itself (`window_evidence`: its window operators' state, else its KafkaIO timestamp
+  policy's watermark), or by `--watermark-delay` when given (`closure`); files of windows nothing decides are
+  named as such (`undecided_windows`, info), never taken as not rewritten.
 
 The records those replaced files held or lost are counted against the source topic by `rewrites`.
 """
@@ -30,14 +31,17 @@ from urllib.parse import unquote, urlparse
 from splitaudit.audit.beam_names import NamingTemplate, instant_text
 from splitaudit.audit.findings import (
     ERROR,
+    INFO,
     MISSING_PANES,
     MISSING_SHARDS,
     REWRITTEN,
+    UNDECIDED_WINDOWS,
     UNFINALIZED,
     WARNING,
     Finding,
     SinkFile,
 )
+from splitaudit.audit.window_evidence import WindowVerdict
 from splitaudit.savepoint.fileio import ListedFile
 
 if TYPE_CHECKING:
@@ -179,13 +183,14 @@ class Rewrites:
 
     ledger: Ledger  # with each rewritten file marked
     windows: tuple[tuple[int, int], ...]  # (start, end) epoch millis of every rewritten window
-    finding: Finding | None
-    note: str  # which windows had closed, and why
+    findings: tuple[Finding, ...]  # rewritten_files, undecided_windows
+    notes: tuple[str, ...]  # which windows had closed, and which rule decided each
 
 
 @dataclass(frozen=True)
 class Closure:
-    """Which windows had closed (fired) at a savepoint: those ending by `closed_by` (seconds), and why."""
+    """Which windows had closed (fired) at a savepoint by the `--watermark-delay` override: those ending by
+    `closed_by` (seconds), and why."""
 
     savepoint: str
     written_at: float  # the savepoint's time (its _metadata's), seconds since the epoch
@@ -196,7 +201,7 @@ class Closure:
 def closure(
     savepoint: str, written_at: float, watermark_delay: float, last_read: Mapping[tuple[str, int], int | None] | None
 ) -> Closure:
-    """The windows a job had fired by its savepoint, from its watermark there: a Kafka read's watermark trails the
+    """The windows a job had fired by its savepoint as `--watermark-delay` says: a Kafka read's watermark trails the
     Kafka time of the records it read by at most `watermark_delay` seconds, and a partition read to its end
     (nothing produced before the savepoint left unread) trails the savepoint's own time. `last_read` is, per
     source partition, the Kafka time (ms) of the last record read before the savepoint, or None for a partition
@@ -214,48 +219,100 @@ def closure(
     basis = (
         f"windows ending by {_time(watermark - watermark_delay)} had closed at the savepoint {savepoint} "
         f"({_time(written_at)}): {why}, and a watermark trails the records' Kafka time by at most "
-        f"{watermark_delay:g} s (--watermark-delay)"
+        f"{watermark_delay:g} s (--watermark-delay, given)"
     )
     return Closure(savepoint, written_at, watermark - watermark_delay, basis)
 
 
-def find_rewrites(ledger: Ledger, closed: Closure) -> Rewrites:
-    """The files written after the savepoint for windows that had closed at it: a restored job wrote them again."""
-    rewritten = [
-        f
-        for f in ledger.files
-        if f.window_end is not None and f.window_end / 1000 <= closed.closed_by and f.modified > closed.written_at
-    ]
+def windows_after(ledger: Ledger, written_at: float) -> tuple[tuple[int, int], ...]:
+    """The windows of the files written after a savepoint's time (`written_at`, seconds)."""
+    return tuple(sorted({f.window for f in ledger.files if f.window is not None and f.modified > written_at}))
+
+
+def find_rewrites(
+    ledger: Ledger, savepoint: str, written_at: float, verdicts: Iterable[WindowVerdict], evidence: str
+) -> Rewrites:
+    """The files written after the savepoint for windows that had closed at it: a restored job wrote them again.
+    `verdicts` judge the windows written after it that hold records read before it (every other window's files are
+    its first firing); `evidence` says what the rules had to go on. Files of undecided windows are named (info)."""
+    judged = {v.window: v for v in verdicts}
+    after = [f for f in ledger.files if f.window in judged and f.modified > written_at]
+    rewritten = [f for f in after if f.window is not None and judged[f.window].closed]
+    undecided = [f for f in after if f.window is not None and judged[f.window].closed is None]
     marked = {f.path for f in rewritten}
     files = tuple(replace(f, rewritten=True) if f.path in marked else f for f in ledger.files)
     windows = tuple(sorted({f.window for f in rewritten if f.window is not None}))
-    finding = None
+    notes = [f"which windows had closed at the savepoint: {evidence}", *_window_notes(judged.values(), after)]
+    findings = []
     if rewritten:
-        finding = Finding(
-            kind=REWRITTEN,
-            severity=ERROR,
-            topic=None,
-            partition=None,
-            count=len(rewritten),
-            sample=tuple(
-                {
-                    "path": f.path,
-                    "window": _window(f.window_start, f.window_end),
-                    "pane": f.pane,
-                    "modified": _time(f.modified),
-                    "rows": f.rows,
-                }
-                for f in rewritten[:SAMPLE_FILES]
-            ),
-            detail=(
-                f"{len(rewritten)} files of {len(windows)} windows that had closed at the savepoint "
-                f"{closed.savepoint} were written after it ({_time(closed.written_at)}): the restored job fired "
-                "those windows again and replaced their files; a file now holds only what the restored job read of "
-                "its window"
-            ),
-            evidence=closed.basis,
+        rules = sorted({judged[w].rule for w in windows})
+        findings.append(
+            Finding(
+                kind=REWRITTEN,
+                severity=ERROR,
+                topic=None,
+                partition=None,
+                count=len(rewritten),
+                sample=tuple(_file_sample(f, judged) for f in rewritten[:SAMPLE_FILES]),
+                detail=(
+                    f"{len(rewritten)} files of {len(windows)} windows that had closed at the savepoint {savepoint} "
+                    f"were written after it ({_time(written_at)}): the restored job fired those windows again and "
+                    "replaced their files; a file now holds only what the restored job read of its window"
+                ),
+                evidence=f"decided by {' and '.join(rules)}: {evidence}",
+            )
         )
-    return Rewrites(replace(ledger, files=files), windows, finding, closed.basis)
+    if undecided:
+        count = len({f.window for f in undecided})
+        findings.append(
+            Finding(
+                kind=UNDECIDED_WINDOWS,
+                severity=INFO,
+                topic=None,
+                partition=None,
+                count=len(undecided),
+                sample=tuple(_file_sample(f, judged) for f in undecided[:SAMPLE_FILES]),
+                detail=(
+                    f"{len(undecided)} files of {count} windows holding records read before the savepoint {savepoint} "
+                    "were written after it, and nothing tells whether those windows had closed at it: they may have "
+                    "been replaced (give --watermark-delay to decide by the job's watermark lag)"
+                ),
+                evidence=evidence,
+            )
+        )
+    return Rewrites(replace(ledger, files=files), windows, tuple(findings), tuple(notes))
+
+
+def _file_sample(f: SinkFile, judged: Mapping[tuple[int, int], WindowVerdict]) -> dict[str, object]:
+    assert f.window is not None
+    return {
+        "path": f.path,
+        "window": _window(f.window_start, f.window_end),
+        "pane": f.pane,
+        "modified": _time(f.modified),
+        "rows": f.rows,
+        "decided_by": judged[f.window].rule,
+    }
+
+
+def _window_notes(verdicts: Iterable[WindowVerdict], after: list[SinkFile]) -> list[str]:
+    """One note per judged window (the first SAMPLE_FILES): what it was at the savepoint, and by which rule."""
+    files: dict[tuple[int, int], int] = defaultdict(int)
+    for f in after:
+        if f.window is not None:
+            files[f.window] += 1
+    ordered = sorted(verdicts, key=lambda v: v.window)
+    notes = []
+    for verdict in ordered[:SAMPLE_FILES]:
+        what = {True: "closed at the savepoint: rewritten", False: "open at the savepoint: first firing",
+                None: "undecided"}[verdict.closed]  # fmt: skip
+        notes.append(
+            f"window {_window(*verdict.window)} ({files[verdict.window]} files written after the savepoint): "
+            f"{what} (decided by {verdict.rule})"
+        )
+    if len(ordered) > SAMPLE_FILES:
+        notes.append(f"and {len(ordered) - SAMPLE_FILES} more windows holding records read before the savepoint")
+    return notes
 
 
 def count_rows(frame: DataFrame, ledger: Ledger, root: str) -> Ledger:

@@ -28,8 +28,6 @@ class SinkColumns:
 
 
 PAYLOAD = "value"  # the payload mode's identity: the record value on both sides
-# how far a job's watermark may trail its records' Kafka time, in seconds, unless told (--watermark-delay)
-WATERMARK_DELAY = 10.0
 
 
 @dataclass(frozen=True)
@@ -183,7 +181,9 @@ class AuditRequest:
     identity: IdentityMatch | None = None  # no coordinates in the sink: map its rows to source records (--sink-key)
     jar: str | None = None  # the restored job's jar: evidence for classifying duplicates without lineage (--jar)
     sink_naming: str | None = None  # a custom FileNaming's template (--sink-naming); default: Beam's own names
-    watermark_delay: float = WATERMARK_DELAY  # seconds a job's watermark may trail its records' Kafka time
+    # seconds a job's watermark trails its records' Kafka time, given to override the savepoint's own evidence of
+    # which windows had closed (--watermark-delay); None: decided by that evidence (`window_evidence`)
+    watermark_delay: float | None = None
     aggregate: AggregateMatch | None = None  # an aggregating sink, reconciled against the source (--aggregate)
 
     def __post_init__(self) -> None:

@@ -26,7 +26,16 @@ from splitaudit.audit.findings import (
     Summary,
 )
 from splitaudit.audit.inference import RestoreEvidence, infer_classes
-from splitaudit.audit.ledger import Ledger, check_ledger, closure, count_rows, find_rewrites, ledger_of
+from splitaudit.audit.ledger import (
+    Ledger,
+    Rewrites,
+    check_ledger,
+    closure,
+    count_rows,
+    find_rewrites,
+    ledger_of,
+    windows_after,
+)
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
 from splitaudit.audit.request import AuditRequest, DiffRequest
 from splitaudit.audit.rewind import check_rewind, resume_offsets
@@ -151,19 +160,59 @@ def _judge_rewrites(
     if before is None:
         return ledger, [], [*notes, "give --before (the savepoint the job was restored from) to find rewritten windows"]
     written_at = metadata_written_at(before.path)
-    last_read = None if kafka is None else _last_read(kafka.bootstrap, resume_offsets(before), written_at)
-    rewrites = find_rewrites(ledger, closure(before.path, written_at, request.watermark_delay, last_read))
-    findings = [] if rewrites.finding is None else [rewrites.finding]
-    notes.append(rewrites.note)
-    if rewrites.windows and kafka is None:
-        notes.append("the records of the rewritten windows are not counted: give --bootstrap to read the source")
-    elif rewrites.windows and kafka is not None:
+    resume = resume_offsets(before)
+    records = None
+    if kafka is not None:
         from splitaudit.audit.kafka_topic import read_topics
-        from splitaudit.audit.rewrites import check_rewrites
 
         records = read_topics(spark, kafka.bootstrap, kafka.topics)
-        findings += check_rewrites(judged.sink, records, rewrites.windows, resume_offsets(before), before.path)
+    rewrites = _rewrites(request, ledger, before.path, written_at, kafka, records, resume)
+    findings = list(rewrites.findings)
+    notes += rewrites.notes
+    if rewrites.windows and records is None:
+        notes.append("the records of the rewritten windows are not counted: give --bootstrap to read the source")
+    elif rewrites.windows and records is not None:
+        from splitaudit.audit.rewrites import check_rewrites
+
+        findings += check_rewrites(judged.sink, records, rewrites.windows, resume, before.path)
     return rewrites.ledger, findings, notes
+
+
+def _rewrites(
+    request: AuditRequest,
+    ledger: Ledger,
+    savepoint: str,
+    written_at: float,
+    kafka: KafkaSource | None,
+    records: DataFrame | None,
+    resume: dict[tuple[str, int], int],
+) -> Rewrites:
+    """The windows written after the savepoint that hold records read before it (with the source; else those
+    starting before its time), each judged closed or open at it by the savepoint's evidence (`window_evidence`),
+    or by --watermark-delay when given."""
+    from splitaudit.audit import window_evidence as evidence
+
+    after = windows_after(ledger, written_at)
+    if records is not None:
+        held = evidence.windows_read_before(records, after, resume)
+    else:
+        held = frozenset(w for w in after if w[0] / 1000 < written_at)
+    if request.watermark_delay is not None:  # the override: the savepoint's own evidence is not read
+        last_read = None if kafka is None else _last_read(kafka.bootstrap, resume, written_at)
+        override = closure(savepoint, written_at, request.watermark_delay, last_read)
+        verdicts = evidence.judge_windows(held, evidence.NOT_READ, evidence.NO_POLICY, override.closed_by)
+        said = override.basis
+    else:
+        state = evidence.state_windows(savepoint, request.savepoint_options)
+        policy = evidence.policy_watermark(savepoint, request.savepoint_options)
+        verdicts = evidence.judge_windows(held, state, policy, None)
+        said = evidence.describe_evidence(savepoint, state, policy)
+    if records is None:
+        said += (
+            "; without the source (--bootstrap), a window written after the savepoint is judged when it starts "
+            "before the savepoint's time"
+        )
+    return find_rewrites(ledger, savepoint, written_at, verdicts, said)
 
 
 def _last_read(

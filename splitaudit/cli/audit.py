@@ -9,7 +9,6 @@ import click
 
 from splitaudit.audit.request import (
     SINK_FORMATS,
-    WATERMARK_DELAY,
     AggregateMatch,
     AuditRequest,
     IdentityMatch,
@@ -153,12 +152,12 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
 @click.option(
     "--watermark-delay",
     type=click.FloatRange(min=0),
-    default=WATERMARK_DELAY,
-    show_default=True,
+    default=None,
     metavar="SECONDS",
-    help="How far the job's watermark may trail its records' Kafka time (KafkaIO withLogAppendTime: 2 s when "
-    "caught up; withCreateTime(maxDelay): maxDelay): with --before, windows ending this long before the job's "
-    "watermark at that savepoint had closed, and a file written for one after it is a rewrite.",
+    help="Override: how far the job's watermark trailed its records' Kafka time at --before. By default which "
+    "windows had closed at that savepoint is read from it (its window operators' state, else its KafkaIO "
+    "timestamp policy's watermark); given, windows ending this long before the records it had read closed, "
+    "whatever the savepoint says.",
 )
 @SINK_COLUMNS
 @click.option(
@@ -243,8 +242,10 @@ def audit(ctx: click.Context, /, html_path: Path | None, log_path: Path | None, 
     File sinks: the ledger of Beam's windowed file names (window, pane, shard, rows, size, time; "ledger" in
       the JSON): files left in .temp-beam folders (unfinalized_files), absent shards and panes. With --before,
       the files written after that savepoint for windows that closed before it (rewritten_files: a restored job
-      re-read those windows and replaced their files) and, with --bootstrap, their records held once though read
-      twice (masked_duplicates) or lost with the replaced file (lost_by_rewrite).
+      re-read those windows and replaced their files; closed as the savepoint's window state, else its
+      timestamp policy's watermark, says; undecided_windows, info, where neither can) and, with --bootstrap,
+      their records held once though read twice (masked_duplicates) or lost with the replaced file
+      (lost_by_rewrite).
     Aggregating sinks (--aggregate, --before SP0 --savepoint SP1, --bootstrap): the aggregate per key the source
       records from SP0's to SP1's offsets give, against what the sink emitted after SP0 (aggregate_excess,
       aggregate_deficit); a twin-reader start that explains every key's excess is double_assignment, inferred.

@@ -16,6 +16,8 @@ splitaudit/splits/FORMAT.md, "Beam's coders in keyed state".
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import struct
 from collections.abc import Callable
@@ -345,6 +347,34 @@ def _read_interval_window(inp: DataInput) -> dict[str, int]:
     """`IntervalWindowCoder`: the end (Instant), then the span as a VarLong; [start, end) in ms."""
     end = read_instant(inp, "window end")
     return {"start": end - read_var_long(inp, "window span"), "end": end}
+
+
+GLOBAL_NAMESPACE = "//"  # StateNamespaces.GlobalNamespace.stringKey()
+
+
+def window_of_namespace(key: str) -> tuple[int, int] | None:
+    """The `IntervalWindow` [start, end) in ms a Beam state namespace names, or None (the global namespace, or a
+    key that is not an interval window's).
+
+    Beam's runners key window-scoped state and timers by `StateNamespace.stringKey()` (Beam 2.62.0
+    `StateNamespaces.WindowNamespace`: `/<window>/`, and `WindowAndTriggerNamespace`: `/<window>/<index>/`),
+    where `<window>` is `CoderUtils.encodeToBase64`: the window coder's OUTER bytes in URL-safe base64 without
+    padding; an `IntervalWindowCoder`'s are its end (Instant) and span (VarLong), nothing after."""
+    parts = key.split("/")
+    if len(parts) not in (3, 4) or parts[0] or parts[-1] or not parts[1]:
+        return None
+    text = parts[1]
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    inp = DataInput(raw, "")
+    try:
+        window = _read_interval_window(inp)
+        inp.expect_end("interval window")
+    except InputError:
+        return None
+    return window["start"], window["end"]
 
 
 _SIMPLE: dict[str, Decoder] = {

@@ -28,17 +28,25 @@ offsets can be treated between the savepoint and the restore:
   X..N-1 masked.
 
 Patched: every offset exactly once, in every output, and no file replaced, whatever happened to the group's
-offsets. `make test` runs stock and patched with `none`, and stock `group` with `mid-window`; `make users-job`
-(marker `users_job`) the other configurations and the run with the lineage kit's columns.
+offsets. Every first savepoint is taken as soon as the outputs settle, moments after the last window ended: which
+windows had closed at it, the audit reads from the savepoint's own window state (each judged window's note names
+the rule). One run (`deleted`, 4 s windows) savepoints between two windows on purpose: one closed (its files
+written) seconds before, one open (its first records read).
+
+`make test` runs stock and patched with `none`, and stock `group` with `mid-window`; `make users-job` (marker
+`users_job`) the other configurations, the run either side of a window's end and the one with the lineage kit's
+columns.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +65,11 @@ from splitaudit.audit.findings import (
     REWRITTEN,
     UNFINALIZED,
 )
+from splitaudit.audit.window_evidence import TIMESTAMP_POLICY, StateWindows, judge_windows, policy_watermark
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress
+from splitaudit.savepoint.fileio import SavepointOptions, metadata_written_at
 from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
 from splitaudit_lab.scenario.users_job_results import OffsetRange, UsersJobReport, Window, window_text
 from splitaudit_lab.stack.stack import Stack
@@ -99,11 +109,18 @@ LEDGER_KINDS = {UNFINALIZED, REWRITTEN, LOST_BY_REWRITE, MASKED_DUPLICATES}  # t
 
 
 def _run(
-    stack: Stack, tmp_path: Path, variant: str, consumer: str, lineage: bool = False, group_offsets: str = "committed"
+    stack: Stack,
+    tmp_path: Path,
+    variant: str,
+    consumer: str,
+    lineage: bool = False,
+    group_offsets: str = "committed",
+    open_window: int = 0,
+    window_seconds: int = 2,
 ) -> UsersJobReport:
     settings = UsersJobSettings(
-        consumer=consumer, group_offsets=group_offsets, window_seconds=2, partitions=PARTITIONS, before=N, down=M,
-        after=K, parallelism=2, lineage=lineage,
+        consumer=consumer, group_offsets=group_offsets, window_seconds=window_seconds, partitions=PARTITIONS,
+        before=N, down=M, after=K, parallelism=2, lineage=lineage, open_window=open_window,
     )  # fmt: skip
     jar = users_job_jar(variant)
     run_dir = tmp_path / f"{variant}-{consumer}-{group_offsets}"
@@ -389,6 +406,8 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     # The files of the cut window and of every closed window after it are replaced, in both sinks; only the cut
     # window's lost rows: exactly a..X-1 of each partition.
     later = [w for w in report.windows_before if w >= window]
+    taken = metadata_written_at(report.savepoint_before) - report.windows_before[-1][1] / 1000
+    print(f"savepoint {taken:.1f} s after the last window ended")  # shown with -s
     gone = sum(m.offset - m.window_offsets[0] for m in mids.values())
     assert _replaced(report) == [
         (name, w, _window_rows(report, w), _window_rows(report, w) - (gone if w == window else 0))
@@ -417,6 +436,9 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
         code, audits[sink] = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
         assert code == 1
         _assert_ledger_verdict(report, sink, audits[sink], lost, masked, unfinished if sink == "text" else None)
+        # Savepointed as soon as the outputs settled (no longer waiting for the old 10 s --watermark-delay margin
+        # to pass): each window told closed by the savepoint's window state.
+        assert _decided(audits[sink]) == {w: ("closed", "state") for w in later}
     # A copy of the text sink with ':' renamed and the temporary folder left out (what a user had to make before):
     # the same findings of the rows; its names no longer say a window (read as Beam's unwindowed `-SSSSS-of-NNNNN`
     # names), so nothing is judged rewritten.
@@ -425,6 +447,72 @@ def test_mid_window_group_offsets_lose_the_part_of_the_window_not_re_read(stack:
     assert _row_findings(renamed) == _row_findings(audits["text"])
     assert {(f["window_start"], f["rewritten"]) for f in renamed["ledger"]} == {(None, False)}
     assert {f["kind"] for f in audits["text"]["findings"]} - {f["kind"] for f in renamed["findings"]} == LEDGER_KINDS
+
+
+OPEN = 50  # records per partition produced into the window closing just before the savepoint, and the one after
+
+
+@LONG
+def test_windows_either_side_of_the_savepoint_are_told_apart_by_its_state(stack: Stack, tmp_path: Path) -> None:
+    """Savepointed moments after a window closed (its files written: OPEN records per partition, offsets
+    N..N+OPEN-1) and with the next window's first records read (OPEN more, buffered in the window operators'
+    state): inside the old 10 s `--watermark-delay` margin, where the ledger used to see no rewrite. The group
+    deleted, the stock twin re-reads every offset: the closed windows fire again and their files are replaced
+    (0..N+OPEN-1 masked); the open window fires for the first time after the restore with its records twice (the
+    restored state's and the twin's). The audit of each file sink, against what the files and the source measured,
+    finds exactly the replaced files and the masked records, each window decided by the savepoint's state."""
+    report = _run(stack, tmp_path, "stock", "group", group_offsets="deleted", open_window=OPEN, window_seconds=4)
+    *closed, still_open = report.windows_before
+    # The open window had no file at the savepoint (the job had not fired it), the closed ones had theirs.
+    assert [s.files_before for s in report.file_sinks] == [len(closed)] * 2
+    taken = metadata_written_at(report.savepoint_before)
+    print(f"savepoint {taken - closed[-1][1] / 1000:.1f} s after the last closed window ended")  # shown with -s
+    assert taken - closed[-1][1] / 1000 < 10  # inside the old margin
+    # The truth, from the files and the source: every closed window's files replaced with the same rows, their
+    # records in the file sinks once though read twice, the open window's records and everything after twice.
+    assert _replaced(report) == [(name, w, _window_rows(report, w), _window_rows(report, w)) for name in SINKS
+                                 for w in closed]  # fmt: skip
+    masked, twice = (0, N + OPEN - 1), (N + OPEN, N + 2 * OPEN + M + K - 1)
+    for p in report.partitions:
+        for out in (p.text, p.parquet):
+            assert (out.masked_duplicates, out.read_twice, out.lost_by_rewrite) == ((masked,), (twice,), ())
+    for sink, sink_format in (("text", "json"), ("parquet", "parquet")):
+        code, audit = _audit_file_sink(stack, report, getattr(report, f"{sink}_dir"), sink_format)
+        assert code == 1
+        _assert_ledger_verdict(report, sink, audit, {}, _every(masked), None, twice)
+        decided = {w: ("closed", "state") for w in closed} | {still_open: ("open", "state")}
+        assert _decided(audit) == decided
+    # Where the state could not say, the job's timestamp policy's watermark at the savepoint (its KafkaIO
+    # checkpoint marks') decides these windows the same way.
+    policy = policy_watermark(report.savepoint_before, SavepointOptions())
+    unread = StateWindows(frozenset(), (), 0, "not read")
+    verdicts = judge_windows(report.windows_before, unread, policy, None)
+    assert [(v.closed, v.rule) for v in verdicts] == [(True, TIMESTAMP_POLICY)] * len(closed) + [
+        (False, TIMESTAMP_POLICY)
+    ]
+
+
+# A ledger note on one judged window (`ledger._window_notes`): its bounds, what it was at the savepoint, the rule.
+WINDOW_NOTE = re.compile(
+    r"^window (\S+)\.\.(\S+) \(\d+ files written after the savepoint\): (closed|open|undecided)\b.*"
+    r"\(decided by ([^)]+)\)$"
+)
+
+
+def _decided(audit: dict[str, Any]) -> dict[Window, tuple[str, str]]:
+    """Per window the ledger judged (from its notes): closed, open or undecided at the savepoint, and the rule."""
+    decided = {}
+    for note in audit["notes"]:
+        match = WINDOW_NOTE.match(note)
+        if match:
+            start, end, what, rule = match.groups()
+            decided[(_millis(start), _millis(end))] = (what, rule)
+    return decided
+
+
+def _millis(instant: str) -> int:
+    """Joda's `Instant.toString()` (`2026-11-25T11:50:20.000Z`) as epoch milliseconds."""
+    return int(datetime.strptime(instant, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() * 1000)
 
 
 def _audit_file_sink(stack: Stack, report: UsersJobReport, sink: str, sink_format: str) -> tuple[int, dict[str, Any]]:
@@ -478,9 +566,10 @@ def _assert_ledger_verdict(
     lost: dict[int, OffsetRange],
     masked: dict[int, OffsetRange],
     unfinished: tuple[str, int] | None,
+    twice: OffsetRange = (N, N + M + K - 1),
 ) -> None:
     """The audit of one file sink against the run's truth: the replaced files marked in the ledger and counted,
-    the lost and masked records of each partition exactly, the plain duplicates as the twin's."""
+    the lost and masked records of each partition exactly, the plain duplicates (`twice`) as the twin's."""
     (truth,) = [s for s in report.file_sinks if s.name == sink]
     rewritten = sorted(f["path"] for f in audit["ledger"] if f["rewritten"])
     assert rewritten == sorted(f.name for f in truth.replaced)
@@ -492,7 +581,6 @@ def _assert_ledger_verdict(
     assert kinds.get(MASKED_DUPLICATES, []) == [(p, _size(run), [list(run)]) for p, run in sorted(masked.items())]
     assert kinds.get("missing_records", []) == kinds.get(LOST_BY_REWRITE, [])  # the gaps, and why
     if report.variant == "stock":  # read twice by the twin after the savepoint, in the sink twice
-        twice = (N, N + M + K - 1)
         assert kinds[DOUBLE_ASSIGNMENT] == [(p, _size(twice), [list(twice)]) for p in range(PARTITIONS)]
     else:
         assert DOUBLE_ASSIGNMENT not in kinds

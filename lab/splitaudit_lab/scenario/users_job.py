@@ -15,9 +15,11 @@ with `group`, one treatment of the group's committed offsets (`committed`, `dele
 2. produce N records per partition and run the job at parallelism 2 (with `none` the job starts at the log end,
    so the N are produced once the job runs and a checkpoint completed: its readers are placed by then); every
    phase is produced in batches half a window apart, so its records span several windows;
-3. wait until the outputs settle (below) and the last window ended 10 s ago (the audit's default
-   `--watermark-delay`: it calls a window closed at the savepoint only then); savepoint, cancel; snapshot both
-   file sinks (each finalized file's name, inode, modification time, size and records);
+3. wait until the outputs settle (below); with `open_window`, produce that many more records per partition into a
+   window and wait until its files are written, then as many into the next and wait until the job read them
+   (the first window closed moments before the savepoint, the second still open at it, its records buffered in
+   the window operators' state); savepoint, cancel; snapshot both file sinks (each finalized
+   file's name, inode, modification time, size and records);
 4. leave the group's committed offsets, delete the group, or set them to the middle of a closed window;
 5. produce M per partition while the job is down, and ask `guard` (with the topic's offsets) what the restore
    will do;
@@ -48,7 +50,6 @@ from types import MappingProxyType
 
 import pyarrow.parquet as pq
 
-from splitaudit.audit.request import WATERMARK_DELAY
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.predict import run_guard
@@ -126,6 +127,9 @@ class UsersJobSettings:
     parallelism: int = 2
     lineage: bool = False  # the job adds the lineage kit's columns to its Parquet rows
     watch: bool = False  # `splitaudit watch --on-error report` follows the restored job from its submission
+    # records per partition produced into a window that closes just before the first savepoint, and as many into one
+    # still open at it (`produce_around_the_savepoint`)
+    open_window: int = 0
     timeout: float = 300.0  # for each wait on the outputs
 
     def __post_init__(self) -> None:
@@ -317,15 +321,34 @@ class UsersJobRun(ScenarioRun):
             out.append(f"{topic} in the topic, {text} in text, {parquet} in Parquet; checkpoint {checkpoint}")
         return checkpoint
 
-    def wait_until_auditably_closed(self) -> None:
-        """Wait until the last window holding a produced record ended WATERMARK_DELAY seconds ago: the audit (by
-        default) calls a window closed at a savepoint only if it ended that long before it, so every window the job
-        fired before the savepoint is one the audit knows had closed (usually a second's wait, or none)."""
-        fired = window_of(self.produced_by, self.window_ms)[1] / 1000
-        wait = fired + WATERMARK_DELAY - time.time()
-        if wait > 0:
-            with self.steps.step(f"wait {wait:.1f} s: the last window ends {WATERMARK_DELAY:g} s before the savepoint"):
-                time.sleep(wait)
+    def produce_around_the_savepoint(self, per_partition: int) -> dict[int, OffsetRange | None]:
+        """Produce `per_partition` records to each partition into two windows, the savepoint to come between their
+        ends: into the first, wait until both file sinks wrote its file (it fired); then at once into the second
+        and wait until the output topic holds them (the job read them). Savepointed at once, the first window
+        closed moments before it and the second is still open at it (the job's watermark cannot pass its end
+        sooner). Their offsets (the two batches: consecutive)."""
+        first = {p: self.produced.get((self.input_topic, p), 0) for p in range(self.job.partitions)}
+        sinks = (self.text, self.parquet)
+        files = [len(sink.finalized()) for sink in sinks]
+        self._produce_into_a_window(per_partition, " into a window that closes just before the savepoint")
+        poll("the file sinks to write the window's files",
+             lambda: all(len(sink.finalized()) > n for sink, n in zip(sinks, files, strict=True)),
+             timeout=self.settings.timeout, interval=0.1)  # fmt: skip
+        self._produce_into_a_window(per_partition, " into a window left open at the savepoint")
+        return {p: (first[p], first[p] + 2 * per_partition - 1) for p in range(self.job.partitions)}
+
+    def _produce_into_a_window(self, per_partition: int, what: str) -> None:
+        """Produce `per_partition` records to each partition into a window with at least half of it to run (the
+        current one, or the next just after it starts), and wait until the output topic holds them."""
+        now = int(time.time() * 1000)
+        left = window_of(now, self.window_ms)[1] - now
+        if left < self.window_ms / 2:
+            time.sleep(left / 1000 + 0.05)  # just past the next window's start
+        expected = self.topic_rows() + per_partition * self.job.partitions
+        self.produce(per_partition * self.job.partitions, what=what)
+        self.produced_by = int(time.time() * 1000)
+        poll(f"{expected} records in {self.output_topic}", lambda: self.topic_rows() >= expected,
+             timeout=self.settings.timeout, interval=0.1)  # fmt: skip
 
     def input_records(self) -> tuple[dict[str, tuple[int, int]], dict[tuple[int, int], int]]:
         """The input topic's records: each identity's (partition, offset), and each (partition, offset)'s
@@ -485,7 +508,9 @@ def run_users_job_scenario(
         phases["before"] = run.produce_each(settings.before, " (before the savepoint)")
         job_before = run.run_job(jar)
     run.wait_for_outputs(job_before, settings.before * each)
-    run.wait_until_auditably_closed()
+    if settings.open_window:
+        around = run.produce_around_the_savepoint(settings.open_window)
+        phases["before"] = {p: _joined(phases["before"][p], around[p]) for p in phases["before"]}
     savepoint_before = run.savepoint_and_cancel(job_before)
     with run.steps.step("snapshot both file sinks") as out:
         first = {sink.name: sink.snapshot() for sink in (run.text, run.parquet)}
@@ -505,9 +530,10 @@ def run_users_job_scenario(
             job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
         # Every reader of the restored job (the twin of a stock build too) has started once the backlog is in the
         # outputs and a checkpoint completed after it.
-        run.wait_for_outputs(job_after, (settings.before + settings.down) * each)
+        read_before = settings.before + 2 * settings.open_window
+        run.wait_for_outputs(job_after, (read_before + settings.down) * each)
         phases["after"] = run.produce_each(settings.after, " after the restored job runs")
-        run.wait_for_outputs(job_after, (settings.before + settings.down + settings.after) * each)
+        run.wait_for_outputs(job_after, (read_before + settings.down + settings.after) * each)
         savepoint_after = run.savepoint_and_cancel(job_after)
         watch = None if watching is None else watching.result()
     with run.steps.step("match every output to the input records by their timestamp") as out:
@@ -542,6 +568,13 @@ def run_users_job_scenario(
         guard=guard,
         watch=watch,
     )
+
+
+def _joined(first: OffsetRange | None, then: OffsetRange | None) -> OffsetRange | None:
+    """Two consecutive offset runs of one partition as one."""
+    if first is None or then is None:
+        return first or then
+    return first[0], then[1]
 
 
 def run_users_job_with_own_stack(

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "sink": None,
     "sink_format": "parquet",
     "sink_naming": None,
-    "watermark_delay": 10.0,
+    "watermark_delay": None,
     "topic_col": "topic",
     "partition_col": "partition",
     "offset_col": "offset",
