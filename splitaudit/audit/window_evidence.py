@@ -35,8 +35,8 @@ from splitaudit.savepoint.fileio import SavepointFiles, SavepointOptions
 from splitaudit.savepoint.keyed import UNREAD, Undecoded
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint_view import inspect_savepoint, keyed_reader
-from splitaudit.splits.beam import BeamSource
-from splitaudit.splits.beam_coders import GLOBAL_NAMESPACE, TimerData, window_of_namespace
+from splitaudit.splits.beam import kafka_checkpoint_marks
+from splitaudit.splits.beam_coders import GLOBAL_NAMESPACE, event_timer_namespace, timer_namespace, window_of_namespace
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -53,7 +53,6 @@ BEAM_EVENT_TIMERS = "_timer_state/event_beam-timer"  # Beam's Flink operators' e
 BUFFER = "buf"  # SystemReduceFn.BUFFER_NAME: a GroupByKey's buffered elements (or accumulator) per window
 WINDOW_OPERATOR_STATES = frozenset({BEAM_EVENT_TIMERS, BUFFER})  # what a Beam GroupByKey's keyed state registers
 PENDING_TIMERS = "pending-timers"  # Beam's map of the operator's pending timers by id (DoFnOperator, 2.62.0)
-EVENT_TIME = "EVENT_TIME"  # TimerData's time domain of an end-of-window timer
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ def _read_state_windows(location: str, options: SavepointOptions) -> StateWindow
                     or isinstance(entry.namespace, Undecoded)
                 ):  # a value kept as bytes (a user's coder) is no matter: only the namespace is read
                     return _refused(f"{entry.state} of operator {operator.operator_id}: {entry.status}")
-                for key, timer in (_namespace_key(entry.namespace), _pending_timer_key(entry.state, entry.value)):
+                for key, timer in (timer_namespace(entry.namespace), _pending_timer_key(entry.state, entry.value)):
                     window = None if key is None else window_of_namespace(key)
                     if window is None and key not in (None, GLOBAL_NAMESPACE):
                         return _refused(f"{entry.state} of operator {operator.operator_id} has a namespace that is "
@@ -124,20 +123,10 @@ def _read_state_windows(location: str, options: SavepointOptions) -> StateWindow
     return StateWindows(frozenset(opened), tuple(operators), timers)
 
 
-def _namespace_key(namespace: Any) -> tuple[str | None, bool]:
-    """The Beam state namespace key of an entry's namespace (a state's string key, or a timer's `TimerData`'s), and
-    whether it is an event-time timer; None for a namespace of no Beam state (Flink's `VoidNamespace`)."""
-    if isinstance(namespace, TimerData):
-        return namespace.namespace, namespace.domain == EVENT_TIME
-    return (namespace, False) if isinstance(namespace, str) else (None, False)
-
-
 def _pending_timer_key(state: str, value: Any) -> tuple[str | None, bool]:
     """The namespace key of a timer Beam's `FlinkTimerInternals` lists in its `pending-timers` map (the value is the
     `TimerData`), for an event-time one; None for any other entry."""
-    if state == PENDING_TIMERS and isinstance(value, TimerData) and value.domain == EVENT_TIME:
-        return value.namespace, False
-    return None, False
+    return (event_timer_namespace(value) if state == PENDING_TIMERS else None), False
 
 
 def _refused(why: str) -> StateWindows:
@@ -172,8 +161,7 @@ def policy_watermark(location: str, options: SavepointOptions) -> PolicyWatermar
         for operator in view.operators
         if operator.source is not None
         for split in operator.source.reader_splits
-        if isinstance(source := getattr(split.state, "source", None), BeamSource)
-        for mark in source.checkpoint or ()
+        for mark in kafka_checkpoint_marks(split.state)
     ]
     if not marks:
         return PolicyWatermark(None, 0, "it holds no KafkaIO checkpoint mark (a KafkaIO read's watermark)")

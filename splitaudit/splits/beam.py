@@ -274,6 +274,14 @@ def kafka_read_spec(states: Iterable[object]) -> KafkaIORead | None:
     return None
 
 
+def kafka_checkpoint_marks(state: object) -> tuple[PartitionMark, ...]:
+    """The KafkaIO checkpoint marks a decoded reader split holds (each partition's position and the watermark its
+    timestamp policy had given it); none for any other split."""
+    if isinstance(state, FlinkSourceSplit | UnboundedWrapperSplit):
+        return state.source.checkpoint or ()
+    return ()
+
+
 def is_java_serialization(data: bytes) -> bool:
     return data.startswith(STREAM_MAGIC)
 

@@ -390,3 +390,22 @@ _SIMPLE: dict[str, Decoder] = {
     # FlinkKeyUtils.ByteBufferCoder writes the key's bytes with ByteArrayCoder's nested encode in any context.
     BYTE_BUFFER_CODER: _read_nested_bytes,
 }
+
+
+EVENT_TIME = "EVENT_TIME"  # TimerData's time domain of an end-of-window timer
+
+
+def timer_namespace(namespace: object) -> tuple[str | None, bool]:
+    """The Beam state namespace key of a keyed entry's namespace (a state's string key, or a timer's `TimerData`'s),
+    and whether it is an event-time timer; None for a namespace of no Beam state (Flink's `VoidNamespace`)."""
+    if isinstance(namespace, TimerData):
+        return namespace.namespace, namespace.domain == EVENT_TIME
+    return (namespace, False) if isinstance(namespace, str) else (None, False)
+
+
+def event_timer_namespace(value: object) -> str | None:
+    """The namespace key of an event-time `TimerData` (a value of Beam's `pending-timers` map); None for any other
+    value."""
+    if isinstance(value, TimerData) and value.domain == EVENT_TIME:
+        return value.namespace
+    return None
