@@ -227,6 +227,8 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
         "session_s": session_s,
         "read_s": read_s,
         "partitions": partitions,
+        # this process's CPU and that of the JVM and its Python workers (GNU time sees only what was waited for)
+        "cpu_s": sum(os.times()[:2]) + sum(peaks.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK"),
         "driver_python_peak_bytes": _high_water_mark("self") or 0,
         "jvm_peak_bytes": peaks.peaks.get(peaks.root, 0),
         "python_workers": len(workers),
@@ -237,8 +239,9 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
 
 
 class ProcessPeaks:
-    """The peak resident set size (`VmHWM`, the kernel's high-water mark) of a process and of every process under
-    it, polled in a thread: a process that exits between two polls keeps the peak of its last poll."""
+    """The peak resident set size (`VmHWM`, the kernel's high-water mark) and the CPU time (user + system) of a
+    process and of every process under it, polled in a thread: a process that exits between two polls keeps what
+    its last poll saw."""
 
     def __init__(self, root: int, interval_s: float = 0.2) -> None:
         import threading
@@ -247,6 +250,7 @@ class ProcessPeaks:
         self.interval_s = interval_s
         self.peaks: dict[int, int] = {}
         self.python: dict[int, bool] = {}
+        self.cpu_ticks: dict[int, int] = {}
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -264,18 +268,22 @@ class ProcessPeaks:
 
     def _sample(self) -> None:
         parents: dict[int, list[int]] = {}
+        ticks: dict[int, int] = {}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
-                    stat = Path(f"/proc/{entry}/stat").read_text()
+                    fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
                 except OSError:
                     continue
-                parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+                ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime, stime (proc(5): fields 14, 15)
         pending = [self.root]
         while pending:
             pid = pending.pop()
             pending += parents.get(pid, [])
             peak = _high_water_mark(str(pid))
+            if pid in ticks:
+                self.cpu_ticks[pid] = max(self.cpu_ticks.get(pid, 0), ticks[pid])
             if peak is not None:
                 self.peaks[pid] = max(self.peaks.get(pid, 0), peak)
                 if pid not in self.python:
@@ -539,6 +547,7 @@ def main() -> None:
                     "session_s": statistics.median(o["session_s"] for o in outputs),
                     "read_s": statistics.median(o["read_s"] for o in outputs),
                     "partitions": outputs[0]["partitions"],
+                    "cpu_s": statistics.median(o["cpu_s"] for o in outputs),
                     **{
                         name: max(o[name] for o in outputs)
                         for name in (
@@ -561,7 +570,7 @@ def main() -> None:
     if options.baseline_pythonpath:
         columns += ["baseline", "baseline RSS"]
     if not options.no_data_source:
-        columns += ["data source (session)", "SPA/ds", "ds JVM peak", "ds workers peak sum / max"]
+        columns += ["data source (session; CPU)", "SPA/ds", "ds JVM peak", "ds workers peak sum / max"]
     print("\n" + " | ".join(columns))
     for e in results["savepoints"]:
         cells = [
@@ -584,7 +593,7 @@ def main() -> None:
         if "data_source" in e:
             detail = e["data_source_detail"]
             cells += [
-                f"{e['data_source']['median_s']:.1f} s ({detail['session_s']:.1f} s)",
+                f"{e['data_source']['median_s']:.1f} s ({detail['session_s']:.1f} s; {detail['cpu_s']:.1f} CPU)",
                 f"{e['data_source_ratio']:.2f}x",
                 mib(detail["jvm_peak_bytes"]),
                 f"{mib(detail['python_workers_peak_sum_bytes'])} / {mib(detail['python_workers_peak_max_bytes'])}",
