@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -489,11 +489,18 @@ def main() -> None:
         ),
         "state_processor_api": jvm_read,
     }
+
+    def data_source_read(savepoint: BenchSavepoint) -> Run:
+        """GNU time sees only this process tree's waited-for part (not the JVM): CPU time and the largest
+        process's peak from the process's own account of itself, the JVM and its workers."""
+        command = [sys.executable, __file__, "--read-spark", savepoint.snapshot, "--spark-master", options.spark_master]
+        run = run_measured(command, {**os.environ, "PYTHONPATH": str(REPO)})
+        out = run.output
+        largest = max(out["driver_python_peak_bytes"], out["jvm_peak_bytes"], out["python_workers_peak_max_bytes"])
+        return replace(run, cpu_s=out["cpu_s"], peak_rss=largest)
+
     if not options.no_data_source:
-        readers["data_source"] = lambda savepoint: run_measured(
-            [sys.executable, __file__, "--read-spark", savepoint.snapshot, "--spark-master", options.spark_master],
-            {**os.environ, "PYTHONPATH": str(REPO)},
-        )
+        readers["data_source"] = data_source_read
     if options.baseline_pythonpath:
         baseline = str(options.baseline_pythonpath.resolve())
         readers["baseline"] = lambda savepoint: run_measured(
@@ -521,10 +528,16 @@ def main() -> None:
                     run = read(savepoint)
                     check(name, run.output["checksum"], savepoint.expected)
                     runs[name].append(run)
-                    print(
-                        f"  {size} {backend} {name}: {run.wall_s:.1f} s ({run.cpu_s:.1f} s CPU), {mib(run.peak_rss)}",
-                        flush=True,
-                    )
+                    line = f"  {size} {backend} {name}: {run.wall_s:.1f} s ({run.cpu_s:.1f} s CPU), {mib(run.peak_rss)}"
+                    if name == "data_source":
+                        out = run.output
+                        line += (
+                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; JVM "
+                            f"{mib(out['jvm_peak_bytes'])}, {out['python_workers']} Python processes "
+                            f"{mib(out['python_workers_peak_sum_bytes'])} in all, "
+                            f"{mib(out['python_workers_peak_max_bytes'])} the largest)"
+                        )
+                    print(line, flush=True)
             entry = {
                 **{k: v for k, v in asdict(savepoint).items() if k not in ("shape", "job")},
                 "values": sum(c["count"] for c in savepoint.expected.values()),
