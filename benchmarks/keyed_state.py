@@ -2,21 +2,31 @@
 
     .venv/bin/python benchmarks/keyed_state.py [--sizes 64M,256M] [--backend heap,rocksdb] [--repeat 3]
         [--payload-chars 100 --list-elements 4 --map-entries 3] [--jvm-parallelism 2] [--jvm-heap auto]
-        [--baseline-pythonpath OTHER_CHECKOUT]
+        [--spark-master local[2]] [--no-data-source] [--baseline-pythonpath OTHER_CHECKOUT]
 
 1. For each size and backend, a canonical savepoint of a real job with that much keyed state, made once and kept
-   in `.stack/bench/keyed/<size>/<backend>/`: `KeyedStateBenchJob` (beam_pipelines/java/fixture-jobs) on a Flink
-   1.19.3 MiniCluster, parallelism 2, max parallelism 128, the heap (`hashmap`) or the RocksDB backend. Its
-   keyed operator `fill` has one key per value i (`"key-" + i`, StringSerializer) with value state `payload`
-   (String, `--payload-chars` ASCII characters), list state `values` (`--list-elements` Longs) and map state
-   `attributes` (`--map-entries` String → Long). The number of keys is chosen so that the keyed state files add up
-   to about the size asked for; the table shows what they came to. A savepoint whose witness files do not show
-   every key handled before the barrier is refused.
+   in `.stack/bench/keyed/<size>/<backend>/` (or under `$SPLITAUDIT_KEYED_BENCH`, e.g. another checkout's):
+   `KeyedStateBenchJob` (beam_pipelines/java/fixture-jobs) on a Flink 1.19.3 MiniCluster, parallelism 2, max
+   parallelism 128, the heap (`hashmap`) or the RocksDB backend. Its keyed operator `fill` has one key per value
+   i (`"key-" + i`, StringSerializer) with value state `payload` (String, `--payload-chars` ASCII characters),
+   list state `values` (`--list-elements` Longs) and map state `attributes` (`--map-entries` String → Long). The
+   number of keys is chosen so that the keyed state files add up to about the size asked for; the table shows
+   what they came to. A savepoint whose witness files do not show every key handled before the barrier is
+   refused.
 2. Read, per size and backend, `--repeat` times each, interleaved, every run a fresh process:
    - splitaudit: `splitaudit.savepoint_view.read_keyed_state(snapshot, uids=["fill"])` in a fresh Python process
      (this script with `--read`; PYTHONPATH is this checkout). That is the reader the `flink_savepoint` data
      source's `keyed` table and `inspect`'s splittable-DoFn read are built on; `inspect` itself prints no keyed
-     state, and the data source adds a Spark session (a JVM) around the same reader.
+     state.
+   - the data source: the `flink_savepoint` data source's `keyed` table (`option("uid", "fill")`) on a Spark
+     session of `--spark-master` (default `local[2]`), in a fresh Python process (this script with
+     `--read-spark`): the driver plans one input partition per subtask's handle or run of key groups of it
+     (`plan_keyed_state`) and two Python workers read them; the same checksum is an aggregation in Spark SQL
+     over the table's JSON columns (`crc32`, `from_json`). Its wall time includes starting the session (the
+     JVM), which it also reports apart (`session_s`), and its peak memory is per process, from the kernel's
+     high-water marks (`VmHWM`, polled every 0.2 s and read again before the session stops): the driver JVM,
+     and the Python processes under it (the worker daemon, its workers, the planning worker), their largest
+     and the sum of their peaks.
    - the State Processor API: `KeyedStateRead.java` (beam_pipelines/java/benchmarks), `SavepointReader.read(env,
      path, HashMapStateBackend)` (`--jvm-backend rocksdb`: EmbeddedRocksDBStateBackend) then
      `readKeyedState(OperatorIdentifier.forUid("fill"), KeyedStateReaderFunction)` on a local environment of
@@ -51,12 +61,12 @@ import sys
 import tempfile
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / ".stack" / "bench" / "keyed"
+BENCH = Path(os.environ.get("SPLITAUDIT_KEYED_BENCH", REPO / ".stack" / "bench" / "keyed"))
 OUT = REPO / "benchmarks" / "out"
 JOB_FOLDER = REPO / "beam_pipelines/java/fixture-jobs/src/main/java/dev/splitaudit/fixtures"
 JOB_SOURCES = ("SequenceFixtureJob.java", "KeyedStateFixtureJob.java", "KeyedStateBenchJob.java")
@@ -171,6 +181,128 @@ def splitaudit_checksum(snapshot: str) -> dict[str, Any]:
         "read_s": time.perf_counter() - started,
         "package": str(Path(splitaudit.__file__).parent),
     }
+
+
+def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
+    """The `--read-spark` side: the checksum of `fill`'s keyed state through the `flink_savepoint` data source's
+    `keyed` table on a Spark session of `master`, in this process, with each process's peak memory."""
+    started = time.perf_counter()
+    import splitaudit
+    from splitaudit.clients.spark import spark_session
+
+    with tempfile.TemporaryDirectory() as scratch:
+        spark = spark_session(master, app_name="keyed-state-bench", local_dir=Path(scratch), kafka=False)
+        session_s = time.perf_counter() - started
+        peaks = ProcessPeaks(spark.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]  # the JVM
+        peaks.start()
+        table = spark.read.format("flink_savepoint").option("table", "keyed").option("uid", UID).load(snapshot)
+        table.createOrReplaceTempView("keyed")
+        # JSON text of a string is it in quotes (no escapes in these keys and values): crc32 of what is inside.
+        text = "cast(substring({0}, 2, length({0}) - 2) as binary)"
+        rows = spark.sql(
+            f"""
+            select state, sum(n) as count, sum(s) as sum from (
+              select state,
+                case state when 'values' then size(from_json(value, 'array<bigint>')) else 1 end as n,
+                case state
+                  when 'payload' then crc32({text.format("key")}) + crc32({text.format("value")})
+                  when 'values' then aggregate(from_json(value, 'array<bigint>'), 0L, (a, x) -> a + x)
+                  when 'attributes' then crc32({text.format("user_key")}) + cast(value as bigint)
+                end as s
+              from keyed)
+            group by state
+            """
+        ).collect()
+        partitions = table.rdd.getNumPartitions()
+        read_s = time.perf_counter() - started - session_s
+        peaks.stop()
+        spark.stop()
+    got = {row["state"]: {"count": row["count"], "sum": row["sum"]} for row in rows}
+    unexpected = set(got) - set(STATES)
+    if unexpected:
+        raise SystemExit(f"unexpected keyed states {sorted(unexpected)}")
+    workers = [peak for pid, peak in peaks.peaks.items() if pid != peaks.root and peaks.python[pid]]
+    return {
+        "checksum": {state: got.get(state, {"count": 0, "sum": 0}) for state in STATES},
+        "session_s": session_s,
+        "read_s": read_s,
+        "partitions": partitions,
+        # this process's CPU and that of the JVM and its Python workers (GNU time sees only what was waited for)
+        "cpu_s": sum(os.times()[:2]) + sum(peaks.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK"),
+        "driver_python_peak_bytes": _high_water_mark("self") or 0,
+        "jvm_peak_bytes": peaks.peaks.get(peaks.root, 0),
+        "python_workers": len(workers),
+        "python_workers_peak_sum_bytes": sum(workers),
+        "python_workers_peak_max_bytes": max(workers, default=0),
+        "package": str(Path(splitaudit.__file__).parent),
+    }
+
+
+class ProcessPeaks:
+    """The peak resident set size (`VmHWM`, the kernel's high-water mark) and the CPU time (user + system) of a
+    process and of every process under it, polled in a thread: a process that exits between two polls keeps what
+    its last poll saw."""
+
+    def __init__(self, root: int, interval_s: float = 0.2) -> None:
+        import threading
+
+        self.root = root
+        self.interval_s = interval_s
+        self.peaks: dict[int, int] = {}
+        self.python: dict[int, bool] = {}
+        self.cpu_ticks: dict[int, int] = {}
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._sample()
+
+    def _poll(self) -> None:
+        while not self._stopped.wait(self.interval_s):
+            self._sample()
+
+    def _sample(self) -> None:
+        parents: dict[int, list[int]] = {}
+        ticks: dict[int, int] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+                ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime, stime (proc(5): fields 14, 15)
+        pending = [self.root]
+        while pending:
+            pid = pending.pop()
+            pending += parents.get(pid, [])
+            peak = _high_water_mark(str(pid))
+            if pid in ticks:
+                self.cpu_ticks[pid] = max(self.cpu_ticks.get(pid, 0), ticks[pid])
+            if peak is not None:
+                self.peaks[pid] = max(self.peaks.get(pid, 0), peak)
+                if pid not in self.python:
+                    try:
+                        self.python[pid] = "python" in Path(f"/proc/{pid}/comm").read_text()
+                    except OSError:
+                        self.python[pid] = False
+
+
+def _high_water_mark(pid: str) -> int | None:
+    """A live process's peak resident set size in bytes (`VmHWM` in /proc/PID/status), or None once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return None
 
 
 def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None) -> BenchSavepoint:
@@ -309,6 +441,9 @@ def mib(n: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--read", help=argparse.SUPPRESS)  # the splitaudit side, in a fresh process
+    parser.add_argument("--read-spark", help=argparse.SUPPRESS)  # the data source side, in a fresh process
+    parser.add_argument("--spark-master", default="local[2]", help="the data source side's Spark master")
+    parser.add_argument("--no-data-source", action="store_true", help="leave the data source side out")
     parser.add_argument("--sizes", default="64M,256M", help="keyed state per savepoint, e.g. 64M,256M,1G,2G")
     parser.add_argument("--backend", default="heap,rocksdb", help="the job's state backend(s): heap, rocksdb")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each reader; 0: only make the savepoints")
@@ -325,6 +460,9 @@ def main() -> None:
     options = parser.parse_args()
     if options.read:
         print(json.dumps(splitaudit_checksum(options.read)))
+        return
+    if options.read_spark:
+        print(json.dumps(spark_checksum(options.read_spark, options.spark_master)))
         return
 
     # Imported here, not above: the `--read` side must load nothing but the splitaudit of its PYTHONPATH.
@@ -351,6 +489,18 @@ def main() -> None:
         ),
         "state_processor_api": jvm_read,
     }
+
+    def data_source_read(savepoint: BenchSavepoint) -> Run:
+        """GNU time sees only this process tree's waited-for part (not the JVM): CPU time and the largest
+        process's peak from the process's own account of itself, the JVM and its workers."""
+        command = [sys.executable, __file__, "--read-spark", savepoint.snapshot, "--spark-master", options.spark_master]
+        run = run_measured(command, {**os.environ, "PYTHONPATH": str(REPO)})
+        out = run.output
+        largest = max(out["driver_python_peak_bytes"], out["jvm_peak_bytes"], out["python_workers_peak_max_bytes"])
+        return replace(run, cpu_s=out["cpu_s"], peak_rss=largest)
+
+    if not options.no_data_source:
+        readers["data_source"] = data_source_read
     if options.baseline_pythonpath:
         baseline = str(options.baseline_pythonpath.resolve())
         readers["baseline"] = lambda savepoint: run_measured(
@@ -360,6 +510,7 @@ def main() -> None:
         "shape": asdict(shape),
         "repeat": options.repeat,
         "jvm": {"parallelism": options.jvm_parallelism, "backend": options.jvm_backend, "heap": options.jvm_heap},
+        "spark_master": None if options.no_data_source else options.spark_master,
         "baseline_pythonpath": str(options.baseline_pythonpath) if options.baseline_pythonpath else None,
         "load_average_before": os.getloadavg(),
         "savepoints": [],
@@ -377,10 +528,16 @@ def main() -> None:
                     run = read(savepoint)
                     check(name, run.output["checksum"], savepoint.expected)
                     runs[name].append(run)
-                    print(
-                        f"  {size} {backend} {name}: {run.wall_s:.1f} s ({run.cpu_s:.1f} s CPU), {mib(run.peak_rss)}",
-                        flush=True,
-                    )
+                    line = f"  {size} {backend} {name}: {run.wall_s:.1f} s ({run.cpu_s:.1f} s CPU), {mib(run.peak_rss)}"
+                    if name == "data_source":
+                        out = run.output
+                        line += (
+                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; JVM "
+                            f"{mib(out['jvm_peak_bytes'])}, {out['python_workers']} Python processes "
+                            f"{mib(out['python_workers_peak_sum_bytes'])} in all, "
+                            f"{mib(out['python_workers_peak_max_bytes'])} the largest)"
+                        )
+                    print(line, flush=True)
             entry = {
                 **{k: v for k, v in asdict(savepoint).items() if k not in ("shape", "job")},
                 "values": sum(c["count"] for c in savepoint.expected.values()),
@@ -397,6 +554,25 @@ def main() -> None:
                 entry["baseline_package"] = runs["baseline"][0].output["package"]
             entry["splitaudit_package"] = runs["splitaudit"][0].output["package"]
             entry["ratio"] = entry["state_processor_api"]["median_s"] / entry["splitaudit"]["median_s"]
+            if "data_source" in runs:
+                outputs = [r.output for r in runs["data_source"]]
+                entry["data_source_detail"] = {
+                    "session_s": statistics.median(o["session_s"] for o in outputs),
+                    "read_s": statistics.median(o["read_s"] for o in outputs),
+                    "partitions": outputs[0]["partitions"],
+                    "cpu_s": statistics.median(o["cpu_s"] for o in outputs),
+                    **{
+                        name: max(o[name] for o in outputs)
+                        for name in (
+                            "driver_python_peak_bytes",
+                            "jvm_peak_bytes",
+                            "python_workers",
+                            "python_workers_peak_sum_bytes",
+                            "python_workers_peak_max_bytes",
+                        )
+                    },
+                }
+                entry["data_source_ratio"] = entry["state_processor_api"]["median_s"] / entry["data_source"]["median_s"]
             results["savepoints"].append(entry)
     if not options.repeat:
         return  # the savepoints are made; nothing was timed
@@ -406,6 +582,8 @@ def main() -> None:
     columns += ["sa peak RSS", "SPA peak RSS"]
     if options.baseline_pythonpath:
         columns += ["baseline", "baseline RSS"]
+    if not options.no_data_source:
+        columns += ["data source (session; CPU)", "SPA/ds", "ds JVM peak", "ds workers peak sum / max"]
     print("\n" + " | ".join(columns))
     for e in results["savepoints"]:
         cells = [
@@ -424,6 +602,14 @@ def main() -> None:
             cells += [
                 f"{e['baseline']['median_s']:.1f} s ({e['baseline']['median_cpu_s']:.1f} CPU)",
                 mib(e["baseline"]["peak_rss_bytes"]),
+            ]
+        if "data_source" in e:
+            detail = e["data_source_detail"]
+            cells += [
+                f"{e['data_source']['median_s']:.1f} s ({detail['session_s']:.1f} s; {detail['cpu_s']:.1f} CPU)",
+                f"{e['data_source_ratio']:.2f}x",
+                mib(detail["jvm_peak_bytes"]),
+                f"{mib(detail['python_workers_peak_sum_bytes'])} / {mib(detail['python_workers_peak_max_bytes'])}",
             ]
         print(" | ".join(cells))
     print(f"load average before {results['load_average_before']}, after {results['load_average_after']}")

@@ -9,6 +9,7 @@ read from keyed state with Beam's coders plugged into the keyed reader (`beam_co
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections import Counter
@@ -21,11 +22,16 @@ from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint.coordinator import read_coordinator_state
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.handles import (
+    ByteStreamStateHandle,
     EmptySegmentFileStateHandle,
+    FileStateHandle,
     IncrementalRemoteKeyedStateHandle,
     KeyedStateHandle,
     KeyGroupsStateHandle,
     OperatorStateHandle,
+    RelativeFileStateHandle,
+    SegmentFileStateHandle,
+    StreamStateHandle,
     UnreadKeyedStateHandle,
 )
 from splitaudit.savepoint.keyed import KeyedStateEntry, KeyGroupsReader
@@ -423,14 +429,42 @@ def read_keyed_state(
 
     Key-group handles (canonical savepoints, heap checkpoints) and RocksDB native snapshots (incremental
     checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read; the
-    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state").
+    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state"). The same rows, in the
+    same order, as reading every part of `plan_keyed_state` in turn with `read_keyed_part`.
 
     `location`, `uids`, `allow_external_state` and `max_file_size` as for `inspect_savepoint`. Raises
     InputError naming the file and byte offset of anything it cannot read, when it reaches it: the rows
     before it have been yielded."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
+    for part in plan_keyed_state(files, uids):
+        yield from read_keyed_part(files, part)
+
+
+@dataclass(frozen=True)
+class KeyedStatePart:
+    """A piece of a savepoint's keyed state that one reader (a Spark task) reads alone: one subtask's keyed state
+    handle, or the key groups [first, end) of a key-group handle (`key_groups`, None for the whole handle). Made
+    from `_metadata` alone (`plan_keyed_state`), so it carries the handle it reads."""
+
+    operator_id: str
+    uid: str | None
+    subtask: int
+    max_parallelism: int
+    handle: KeyedStateHandle
+    key_groups: tuple[int, int] | None = None
+
+
+def plan_keyed_state(
+    files: SavepointFiles, uids: Iterable[str] = (), part_bytes: int | None = None
+) -> list[KeyedStatePart]:
+    """The keyed state of the savepoint in parts, in the order `read_keyed_state` reads it, from `_metadata` alone:
+    one part per subtask's keyed state handle; with `part_bytes`, a key-group handle whose stream is larger is cut
+    into runs of whole key groups of about that many bytes each (by its key-group offsets and its stream's size as
+    `_metadata` records them: no state file is opened). RocksDB native snapshots and the changelog backend's
+    handles stay one part each."""
     metadata = read_metadata(files.read_metadata(), files.metadata_path)
     wanted = {operator_id_from_uid(uid): uid for uid in uids}
+    parts: list[KeyedStatePart] = []
     for operator in metadata.operators:
         if wanted and operator.operator_id not in wanted:
             continue
@@ -439,9 +473,62 @@ def read_keyed_state(
             handle = subtask.managed_keyed_state
             if handle is None:
                 continue
-            reader = keyed_reader(handle, files, operator.max_parallelism)
-            for entry in reader.entries():
-                yield KeyedStateRow(operator.operator_id, uid, subtask.subtask, entry)
+            ranges = key_group_runs(handle, part_bytes) if isinstance(handle, KeyGroupsStateHandle) else [None]
+            parts += (
+                KeyedStatePart(operator.operator_id, uid, subtask.subtask, operator.max_parallelism, handle, run)
+                for run in ranges
+            )
+    return parts
+
+
+def key_group_runs(handle: KeyGroupsStateHandle, part_bytes: int | None) -> list[tuple[int, int] | None]:
+    """The handle's key groups cut into runs [first, end) of at least `part_bytes` bytes of its stream each (the
+    last one may be smaller; a key group is never cut; empty key groups join the run after them, or the last),
+    in key-group order; [None] (the whole handle) when the
+    stream is no larger, or its size is not recorded. A key group's bytes run from its offset to the next larger
+    one (or the stream's end), as `KeyGroupsReader` reads them."""
+    size = _recorded_size(handle.delegate)
+    if part_bytes is None or size is None or size <= part_bytes:
+        return [None]
+    ends = sorted({offset for offset in handle.offsets if offset} | {size})
+    runs: list[tuple[int, int]] = []
+    first = handle.start_key_group
+    gathered = 0
+    for index, offset in enumerate(handle.offsets):
+        if offset:
+            following = bisect.bisect_right(ends, offset)
+            gathered += ends[following] - offset if following < len(ends) else 0
+        if gathered >= part_bytes:
+            end = handle.start_key_group + index + 1
+            runs.append((first, end))
+            first, gathered = end, 0
+    last = handle.start_key_group + len(handle.offsets)
+    if first < last and (gathered or not runs):
+        runs.append((first, last))
+    elif first < last:  # only empty key groups after the last cut: they join it
+        runs[-1] = (runs[-1][0], last)
+    return list(runs)
+
+
+def _recorded_size(delegate: StreamStateHandle) -> int | None:
+    """A stream's size as `_metadata` records it, or None."""
+    if isinstance(delegate, ByteStreamStateHandle):
+        return len(delegate.data)
+    if isinstance(delegate, FileStateHandle | RelativeFileStateHandle | SegmentFileStateHandle):
+        return delegate.state_size
+    return None
+
+
+def read_keyed_part(files: SavepointFiles, part: KeyedStatePart) -> Iterator[KeyedStateRow]:
+    """The entries of one part of `plan_keyed_state`, streamed as decoded, as `read_keyed_state` reads them."""
+    reader = keyed_reader(part.handle, files, part.max_parallelism)
+    if part.key_groups is None:
+        entries = reader.entries()
+    else:
+        assert isinstance(reader, KeyGroupsReader)  # key-group runs are planned for key-group handles only
+        entries = reader.entries(range(*part.key_groups))
+    for entry in entries:
+        yield KeyedStateRow(part.operator_id, part.uid, part.subtask, entry)
 
 
 def keyed_reader(

@@ -23,8 +23,14 @@ from itertools import islice
 import pyarrow as pa
 
 from splitaudit.audit.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
-from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
-from splitaudit.savepoint_view import SavepointView, read_keyed_state
+from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
+from splitaudit.savepoint_view import (
+    KeyedStatePart,
+    KeyedStateRow,
+    SavepointView,
+    read_keyed_part,
+    read_keyed_state,
+)
 
 KEYED_BATCH_ROWS = 10_000  # rows per Arrow batch of the keyed table: memory stays flat as the state grows
 
@@ -99,6 +105,18 @@ def keyed_batches(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[pa.RecordBatch]:
     """The `keyed` table of the savepoint at `location`, KEYED_BATCH_ROWS rows at a time."""
-    rows = keyed_rows(read_keyed_state(location, uids, allow_external_state, max_file_size))
+    return _keyed_batches(read_keyed_state(location, uids, allow_external_state, max_file_size))
+
+
+def keyed_part_batches(files: SavepointFiles, part: KeyedStatePart) -> Iterator[pa.RecordBatch]:
+    """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), KEYED_BATCH_ROWS at a
+    time."""
+    return _keyed_batches(read_keyed_part(files, part))
+
+
+def _keyed_batches(entries: Iterator[KeyedStateRow]) -> Iterator[pa.RecordBatch]:
+    """The rows typed column by column (a third of the time `from_pylist` takes over the rows' dicts)."""
+    rows = keyed_rows(entries)
+    schema = SCHEMAS["keyed"]
     while batch := list(islice(rows, KEYED_BATCH_ROWS)):
-        yield pa.RecordBatch.from_pylist(batch, schema=SCHEMAS["keyed"])
+        yield pa.RecordBatch.from_pydict({name: [row[name] for row in batch] for name in schema.names}, schema=schema)

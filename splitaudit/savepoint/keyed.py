@@ -294,14 +294,15 @@ class KeyGroupsReader:
             return "canonical"
         return "heap"
 
-    def entries(self) -> Iterator[KeyedStateEntry]:
+    def entries(self, key_groups: range | None = None) -> Iterator[KeyedStateEntry]:
         """Every entry, in key-group order, as it is decoded: each key group is read `WINDOW_BYTES` at a time
         (decompressed a chunk at a time when compressed), so memory does not grow with the key group or the
-        state."""
+        state. With `key_groups`, only the entries of those key groups (a part of the handle read on its own: the
+        other key groups' bytes are not read)."""
         for index, offset in enumerate(self.handle.offsets):
-            if offset == 0:
-                continue
             key_group = self.handle.start_key_group + index
+            if offset == 0 or (key_groups is not None and key_group not in key_groups):
+                continue
             end = next(e for e in self._ends if e > offset)
             what = f"key group {key_group}"
             if self.layout == "heap":
