@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup stack-lock demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job watch
+.PHONY: setup stack-lock demo test lint docs unit integration faults chromium matrix fuzz rescale discovery python-portable users-job word-count watch
 
 # The Python environment: uv resolves requirements.lock (the whole pinned tree) into .venv/, with bytecode
 # compiled at install as pip does (uv does not by default): a cold `splitaudit` run compiles no module from source.
@@ -98,6 +98,12 @@ python-portable: setup
 # `make test` runs stock and patched with no group (latest).
 users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
+
+# The users' job module's word count (WordCountPipeline) restored stock (twin at the log end, and at the log start)
+# and patched, each output topic reconciled with `audit --aggregate` against a pyarrow truth (about 12 minutes);
+# marker users_job, so not part of `make test`.
+word-count: setup
+	$(BIN)/pytest -m users_job tests/integration/test_word_count_restore.py
 
 # `splitaudit watch` through a restored job's other ends and faults: cancelled, stopped with a savepoint, REST
 # answering 500 while the job stops, REST failing past --rest-timeout, the TaskManager killed idle and while the job

@@ -1,0 +1,166 @@
+"""The windowed word count of the users' job module (`WordCountPipeline`: KafkaIO -> words -> processing-time
+panes -> Count.perElement -> a Kafka topic) restored from a savepoint on Flink 1.19.3 with Beam 2.62.0, stock
+and patched, and `splitaudit audit --aggregate` of its output topic against its input topic.
+
+Per partition (4, parallelism 2): N lines before SP0 (offsets 0..N-1), M while the job is down (N..N+M-1), K once
+the restored job runs (N+M..N+M+K-1); SP1 once the restored job's output has settled. The truth is computed here
+with pyarrow from the records read back from both topics (`splitaudit.scenario.word_count.words_in`, `per_key`),
+not by the audit: the expected count per word over the span SP0 -> SP1 (offsets N..N+M+K-1), and the excess of
+the stock build, every word of the lines from where its twin reader started (beam#31313) to SP1:
+
+- `none` (no group.id: Kafka's latest): the log end when the restore was submitted (N+M, noted by the scenario
+  then), so the K lines produced after the restore are counted twice;
+- `earliest`: the log start (0), so every line, those read before SP0 included, is counted once more after it.
+
+Before the audit is asserted, the output the restored job wrote is checked against that truth word by word: the
+twin's reads are what the job really did, not a model. `make word-count` (marker `users_job`) runs these; they
+are not in `make test`'s default selection (each restore takes about 3 minutes on the busy 2-core machine).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splitaudit.audit.findings import AGGREGATE_EXCESS, AGGREGATE_UNAUDITABLE, DOUBLE_ASSIGNMENT, INFERRED
+from splitaudit.audit.hypotheses import LOG_END_AT_RESTORE, LOG_START, SAVEPOINT_OFFSET
+from splitaudit.progress import Progress
+from splitaudit.scenario.users_job import users_job_jar
+from splitaudit.scenario.word_count import (
+    WordCountReport,
+    WordCountSettings,
+    per_key,
+    run_word_count_scenario,
+    words_in,
+)
+from splitaudit.stack.stack import Stack
+
+pytestmark = [pytest.mark.integration, pytest.mark.needs_build, pytest.mark.users_job]
+
+N, M, K = 250, 250, 250
+PARTITIONS = 4
+WORDS = "split(CAST(value AS STRING), ' ')"  # --group-key: each line's words
+SINK_KEY = "CAST(key AS STRING)"
+SINK_VALUE = "get_json_object(CAST(value AS STRING), '$.value')"
+
+
+def _run(stack: Stack, tmp_path: Path, variant: str, consumer: str) -> WordCountReport:
+    settings = WordCountSettings(consumer=consumer, partitions=PARTITIONS, before=N, down=M, after=K)
+    started = time.monotonic()
+    report = run_word_count_scenario(
+        stack, tmp_path / f"{variant}-{consumer}", users_job_jar(variant), variant, Progress(), settings
+    )
+    print(f"word count {variant} {consumer}: {time.monotonic() - started:.0f} s")  # shown with -s
+    return report
+
+
+def _audit(stack: Stack, report: WordCountReport, aggregate: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    """`splitaudit audit --aggregate` of the run's output topic against its input topic, SP0 -> SP1."""
+    command = [
+        sys.executable, "-m", "splitaudit", "--json", "audit", "--master", "local[1]",
+        "--sink", report.output_topic, "--sink-format", "kafka", "--bootstrap", stack.kafka.bootstrap,
+        "--topic", report.input_topic, "--before", report.savepoint_before, "--savepoint", report.savepoint_after,
+        "--aggregate", aggregate, "--group-key", WORDS, "--sink-group-key", SINK_KEY, "--sink-value", SINK_VALUE,
+        *extra,
+    ]  # fmt: skip
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    print(f"audit --aggregate {aggregate}: {time.monotonic() - started:.0f} s, exit {done.returncode}")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, document
+
+
+def _span(report: WordCountReport) -> dict[int, tuple[int, int]]:
+    """SP0 -> SP1 per partition; every phase's lines were read before each savepoint, so N and N+M+K."""
+    span = {p: (report.sp0_offsets[p], report.sp1_offsets[p]) for p in range(PARTITIONS)}
+    assert span == dict.fromkeys(range(PARTITIONS), (N, N + M + K))
+    return span
+
+
+def _truth(report: WordCountReport, twin: dict[int, int] | None) -> tuple[dict[str, int], dict[str, int]]:
+    """Per word, the expected count over the span and the excess the twin started at `twin` (None: no twin)
+    counted; asserted against what the restored job wrote."""
+    expected = words_in(report.source, _span(report), "count")
+    excess = {} if twin is None else words_in(report.source, {p: (s, N + M + K) for p, s in twin.items()}, "count")
+    emitted = per_key(report.sink, report.output_at_restore)
+    assert emitted == dict(Counter(expected) + Counter(excess))  # what the job wrote, word by word
+    return expected, excess
+
+
+def _assert_totals(document: dict[str, Any], expected: dict[str, int], excess: dict[str, int]) -> None:
+    totals = document["aggregate"]
+    keys = len(expected.keys() | excess.keys())
+    assert (totals["function"], totals["windows"], totals["keys"]) == ("count", "processing_time", keys)
+    assert (totals["expected_total"], totals["emitted_total"]) == (
+        sum(expected.values()),
+        sum(expected.values()) + sum(excess.values()),
+    )
+    assert (totals["excess_total"], totals["excess_keys"]) == (sum(excess.values()), len(excess))
+    assert (totals["deficit_total"], totals["deficit_keys"]) == (0, 0)
+
+
+def _assert_stock(report: WordCountReport, stack: Stack, twin: dict[int, int], start_is: str) -> dict[str, Any]:
+    expected, excess = _truth(report, twin)
+    code, document = _audit(stack, report, "count")
+    assert code == 1
+    _assert_totals(document, expected, excess)
+    hypotheses = {h["start_is"]: (h["keys_wrong"], h["chosen"]) for h in document["aggregate"]["hypotheses"]}
+    assert hypotheses[start_is] == (0, True)
+    assert all(wrong > 0 and not chosen for kind, (wrong, chosen) in hypotheses.items() if kind != start_is)
+    findings = document["findings"]
+    found = next(f for f in findings if f["kind"] == AGGREGATE_EXCESS)
+    assert found["count"] == len(excess)
+    largest = sorted(excess.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert [(s["key"], s["expected"], s["difference"]) for s in found["sample"]] == [
+        (word, expected.get(word, 0), n) for word, n in largest
+    ]
+    doubles = sorted((f for f in findings if f["kind"] == DOUBLE_ASSIGNMENT), key=lambda f: f["partition"])
+    assert [(f["topic"], f["partition"], f["offset_ranges"], f["count"], f["classified_by"]) for f in doubles] == [
+        (report.input_topic, p, [[twin[p], N + M + K - 1]], N + M + K - twin[p], INFERRED) for p in range(PARTITIONS)
+    ]
+    assert start_is in doubles[0]["evidence"]
+    return document
+
+
+def test_stock_counts_the_lines_after_the_restore_twice_from_the_log_end(stack: Stack, tmp_path: Path) -> None:
+    """`none`: the twin starts at the log end at the restore, N+M: the K lines after the restore count twice;
+    inferred from the excess alone as `log_end_at_restore`. A max of the same output is unauditable, not clean."""
+    report = _run(stack, tmp_path, "stock", "none")
+    twin = dict(report.log_end_at_restore)
+    assert twin == dict.fromkeys(range(PARTITIONS), N + M)
+    document = _assert_stock(report, stack, twin, LOG_END_AT_RESTORE)
+    assert any("log end at the restore" in note for note in document["notes"])
+
+    code, document = _audit(stack, report, "max:length(value)")
+    assert code == 0
+    assert [f["kind"] for f in document["findings"]] == [AGGREGATE_UNAUDITABLE]
+    assert "not clean" in document["findings"][0]["detail"]
+
+
+def test_stock_earliest_counts_every_line_again_from_the_log_start(stack: Stack, tmp_path: Path) -> None:
+    """`earliest`: the twin starts at the log start, 0: every line, those before SP0 included, counts once more
+    after SP0; inferred as `log_start`."""
+    report = _run(stack, tmp_path, "stock", "earliest")
+    _assert_stock(report, stack, dict.fromkeys(range(PARTITIONS), 0), LOG_START)
+
+
+def test_patched_counts_every_word_once(stack: Stack, tmp_path: Path) -> None:
+    """Patched, `none`: no twin; the output equals the source over the span on every word, exit 0."""
+    report = _run(stack, tmp_path, "patched", "none")
+    expected, excess = _truth(report, None)
+    code, document = _audit(stack, report, "count")
+    assert code == 0
+    _assert_totals(document, expected, excess)
+    assert not [f for f in document["findings"] if f["kind"] in (AGGREGATE_EXCESS, DOUBLE_ASSIGNMENT)]
+    assert [h["chosen"] for h in document["aggregate"]["hypotheses"]] == [False] * len(
+        document["aggregate"]["hypotheses"]
+    )
+    assert document["aggregate"]["hypotheses"][0]["start_is"] == SAVEPOINT_OFFSET
