@@ -107,35 +107,66 @@ class WordCountReport:
     steps: tuple[TimedStep, ...]
 
 
-def words_in(source: pa.Table, ranges: Mapping[int, tuple[int, int]], aggregate: str) -> dict[str, int]:
-    """Per word, the aggregate (count, or sum or max of the word's length) of the words of the source lines at
-    offsets [first, end) of each partition in `ranges`."""
-    keep = pa.array([False] * source.num_rows)
+GLOBAL_WINDOW = -1  # the output's window_start of a pane of the global window (processing-time panes)
+WindowKey = tuple[int, str]  # (window start in epoch ms, or GLOBAL_WINDOW; word)
+
+
+def words_in(
+    source: pa.Table, ranges: Mapping[int, tuple[int, int]], aggregate: str, window_ms: int | None = None
+) -> dict[WindowKey, int]:
+    """Per (window, word), the aggregate (count, or sum or max of the word's length) of the words of the source
+    lines at offsets [first, end) of each partition in `ranges`: with `window_ms` in the fixed window of the line's
+    Kafka timestamp (Beam's FixedWindows, no offset), else in the global window."""
+    keep = pa.array([False] * source.num_rows, pa.bool_())
     for partition, (first, end) in ranges.items():
         inside = pc.and_(
             pc.equal(source["partition"], partition),
             pc.and_(pc.greater_equal(source["offset"], first), pc.less(source["offset"], end)),
         )
         keep = pc.or_(keep, inside)
-    words = pc.list_flatten(pc.split_pattern(pc.cast(source.filter(keep)["value"], pa.string()), " "))
-    table = pa.table({"word": words, "length": pc.utf8_length(words)})
-    how = {"count": ("word", "count"), "sum": ("length", "sum"), "max": ("length", "max")}[aggregate]
-    grouped = table.group_by("word").aggregate([how])
-    return dict(zip(grouped["word"].to_pylist(), grouped[f"{how[0]}_{how[1]}"].to_pylist(), strict=True))
+    lines = source.filter(keep)
+    split = pc.split_pattern(pc.cast(lines["value"], pa.string()), " ")
+    words = pc.list_flatten(split)
+    if window_ms is None:
+        window = pa.repeat(pa.scalar(GLOBAL_WINDOW, pa.int64()), len(words))
+    else:
+        stamps = lines["timestamp"].to_numpy()
+        starts = pa.array(stamps - stamps % window_ms, pa.int64())
+        window = pc.take(starts, pc.list_parent_indices(split))
+    table = pa.table({"window": window, "word": words, "length": pc.utf8_length(words)})
+    column, function = {"count": ("word", "count"), "sum": ("length", "sum"), "max": ("length", "max")}[aggregate]
+    return _per_window_and_word(table, column, function)
 
 
-def per_key(sink: pa.Table, first: Mapping[int, int]) -> dict[str, int]:
-    """Per word, the sum of the output's values (discarding panes: each pane's own aggregate) over the records at
-    or after `first` of each output partition (e.g. those the restored job wrote)."""
-    keep = pa.array([False] * sink.num_rows)
+def per_key(sink: pa.Table, first: Mapping[int, int]) -> dict[WindowKey, int]:
+    """Per (window, word), the sum of the output's values (discarding panes: each pane's own aggregate) over the
+    records at or after `first` of each output partition (e.g. those the restored job wrote)."""
+    keep = pa.array([False] * sink.num_rows, pa.bool_())
     for partition, offset in first.items():
         inside = pc.and_(pc.equal(sink["partition"], partition), pc.greater_equal(sink["offset"], offset))
         keep = pc.or_(keep, inside)
     rows = sink.filter(keep)
-    values = pa.array([json.loads(v)["value"] for v in rows["value"].to_pylist()], pa.int64())
-    grouped = pa.table({"word": pc.cast(rows["key"], pa.string()), "value": values}).group_by("word")
-    summed = grouped.aggregate([("value", "sum")])
-    return dict(zip(summed["word"].to_pylist(), summed["value_sum"].to_pylist(), strict=True))
+    values = [json.loads(v) for v in rows["value"].to_pylist()]
+    table = pa.table(
+        {
+            "window": pa.array([v["window_start"] for v in values], pa.int64()),
+            "word": pc.cast(rows["key"], pa.string()),
+            "value": pa.array([v["value"] for v in values], pa.int64()),
+        }
+    )
+    return _per_window_and_word(table, "value", "sum")
+
+
+def _per_window_and_word(table: pa.Table, column: str, function: str) -> dict[WindowKey, int]:
+    """`function` of `column` per (window, word) of `table`."""
+    grouped = table.group_by(["window", "word"]).aggregate([(column, function)])
+    found = zip(
+        grouped["window"].to_pylist(),
+        grouped["word"].to_pylist(),
+        grouped[f"{column}_{function}"].to_pylist(),
+        strict=True,
+    )
+    return {(window, word): value for window, word, value in found}
 
 
 class WordCountRun(ScenarioRun):
@@ -241,8 +272,8 @@ class WordCountRun(ScenarioRun):
         """Wait until the output records the job wrote (at or after `written_from` of each output partition) hold
         the aggregate of the input lines `fed`: their values add up to at least the lines' count or sum, or, for a
         max, name every word; then until checkpoints over 3 s add no output record. The last checkpoint's id."""
-        source = self.input_table()
-        wanted = words_in(source, fed, self.job.aggregate)
+        window_ms = self.job.window_seconds * 1000 if self.job.event_time else None
+        wanted = words_in(self.input_table(), fed, self.job.aggregate, window_ms)
         total = sum(wanted.values())
         with self.steps.step(
             f"wait for the output of {sum(e - f for f, e in fed.values())} lines, then no growth"
