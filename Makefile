@@ -100,7 +100,8 @@ users-job: setup
 	$(BIN)/pytest -m users_job tests/integration/test_users_job.py
 
 # The users' job module's word count (WordCountPipeline) restored stock (twin at the log end, and at the log start)
-# and patched, each output topic reconciled with `audit --aggregate` against a pyarrow truth (about 12 minutes);
+# and patched, processing-time and event-time panes, each output topic reconciled with `audit --aggregate` against a
+# pyarrow truth (about 17 minutes on the busy 2-core machine: 1.5-2 min per run, 2-3 min per audit);
 # marker users_job, so not part of `make test`.
 word-count: setup
 	$(BIN)/pytest -m users_job tests/integration/test_word_count_restore.py

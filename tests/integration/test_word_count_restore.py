@@ -18,7 +18,8 @@ watermark), `none`: the twin's reads of the K lines fall in the same windows as 
 
 Before the audit is asserted, the output the restored job wrote is checked against that truth word by word: the
 twin's reads are what the job really did, not a model. `make word-count` (marker `users_job`) runs these; they
-are not in `make test`'s default selection (each restore takes about 3 minutes on the busy 2-core machine).
+are not in `make test`'s default selection (each run took 1.5-2 minutes and its audit 2-3 on the busy 2-core
+machine).
 """
 
 from __future__ import annotations
