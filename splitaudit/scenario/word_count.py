@@ -16,7 +16,8 @@ On a real stack, for one jar (stock or patched) and one consumer configuration (
 3. wait until the job's output for them is written (the output topic's records since the job started add up to
    the aggregate of the lines fed, for a max: hold every word fed) and checkpoints over 3 s add no record;
    savepoint SP0, cancel;
-4. produce M lines per partition while the job is down; note each partition's log end and the group's committed
+4. produce M lines per partition while the job is down (with `group` and `commit_at`, set the group's committed
+   offsets to that offset of every partition first); note each partition's log end and the group's committed
    offsets (where the stock twin starts, as the guard knows them);
 5. restore from SP0 (proven through REST) and wait as in 3 for the backlog's output;
 6. produce K lines per partition; wait as in 3; savepoint SP1, cancel;
@@ -73,8 +74,11 @@ class WordCountSettings:
     after: int = 250  # K per partition, produced once the restored job runs
     parallelism: int = 2
     timeout: float = 300.0  # for each wait on the output
+    commit_at: int | None = None  # with `group`: the offset the group's committed offsets are set to while down
 
     def __post_init__(self) -> None:
+        if self.commit_at is not None and self.consumer != "group":
+            raise UsageError("commit_at sets a group's committed offsets: it needs the group consumer")
         if self.consumer not in CONSUMERS:
             raise UsageError(f"consumer must be one of {', '.join(CONSUMERS)}, not {self.consumer!r}")
         if self.aggregate not in AGGREGATES:
@@ -332,8 +336,13 @@ def run_word_count_scenario(
     run.wait_for_output(job_before, run.fed_since(start), out_start)
     sp0_offsets = run.ends(run.input_topic)
     savepoint_before = run.savepoint_and_cancel(job_before)
-    run.produce(settings.down * each, what=" while the job is down")
     bootstrap = stack.kafka.bootstrap
+    if settings.commit_at is not None:
+        with run.steps.step(f"set the group's committed offsets to {settings.commit_at}"):
+            kafka_client.set_committed_offsets(
+                bootstrap, run.group, run.input_topic, dict.fromkeys(range(each), settings.commit_at)
+            )
+    run.produce(settings.down * each, what=" while the job is down")
     group = settings.consumer == "group"
     with run.steps.step("the input's log end and the group's committed offsets before the restore") as out:
         offsets = kafka_client.partition_offsets(bootstrap, run.input_topic, run.group if group else None)

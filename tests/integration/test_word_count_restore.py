@@ -10,7 +10,8 @@ the stock build, every word of the lines from where its twin reader started (bea
 
 - `none` (no group.id: Kafka's latest): the log end when the restore was submitted (N+M, noted by the scenario
   then), so the K lines produced after the restore are counted twice;
-- `earliest`: the log start (0), so every line, those read before SP0 included, is counted once more after it.
+- `earliest`: the log start (0), so every line, those read before SP0 included, is counted once more after it;
+- `group` with its committed offsets set to 100 while the job is down: the committed offset, lines 100.. again.
 
 The same with event-time windows (`--eventTime`: 2 s fixed windows of the log-append time, one pane each at the
 watermark), `none`: the twin's reads of the K lines fall in the same windows as the restored reader's, so each
@@ -35,7 +36,7 @@ from typing import Any
 import pytest
 
 from splitaudit.audit.findings import AGGREGATE_EXCESS, AGGREGATE_UNAUDITABLE, DOUBLE_ASSIGNMENT, INFERRED
-from splitaudit.audit.hypotheses import LOG_END_AT_RESTORE, LOG_START, SAVEPOINT_OFFSET
+from splitaudit.audit.hypotheses import COMMITTED, LOG_END_AT_RESTORE, LOG_START, SAVEPOINT_OFFSET
 from splitaudit.progress import Progress
 from splitaudit.scenario.users_job import users_job_jar
 from splitaudit.scenario.word_count import (
@@ -61,10 +62,13 @@ EVENT_TIME = ("--event-time", "CAST(timestamp AS DOUBLE) * 1000", "--window-size
 SINK_WINDOW = ("--sink-window", "get_json_object(CAST(value AS STRING), '$.window_start')")
 
 
-def _run(stack: Stack, tmp_path: Path, variant: str, consumer: str, event_time: bool = False) -> WordCountReport:
+def _run(
+    stack: Stack, tmp_path: Path, variant: str, consumer: str, event_time: bool = False, commit_at: int | None = None
+) -> WordCountReport:
     settings = WordCountSettings(
-        consumer=consumer, event_time=event_time, window_seconds=2, partitions=PARTITIONS, before=N, down=M, after=K
-    )
+        consumer=consumer, event_time=event_time, window_seconds=2, partitions=PARTITIONS, before=N, down=M, after=K,
+        commit_at=commit_at,
+    )  # fmt: skip
     started = time.monotonic()
     run_dir = tmp_path / f"{variant}-{consumer}-{'event' if event_time else 'processing'}"
     report = run_word_count_scenario(stack, run_dir, users_job_jar(variant), variant, Progress(), settings)
@@ -79,7 +83,8 @@ def _audit(stack: Stack, report: WordCountReport, aggregate: str, *extra: str) -
         "--sink", report.output_topic, "--sink-format", "kafka", "--bootstrap", stack.kafka.bootstrap,
         "--topic", report.input_topic, "--before", report.savepoint_before, "--savepoint", report.savepoint_after,
         "--aggregate", aggregate, "--group-key", WORDS, "--sink-group-key", SINK_KEY, "--sink-value", SINK_VALUE,
-        *(EVENT_TIME + SINK_WINDOW if report.settings.event_time else ()), *extra,
+        *(EVENT_TIME + SINK_WINDOW if report.settings.event_time else ()),
+        *(("--group", report.group) if report.settings.consumer == "group" else ()), *extra,
     ]  # fmt: skip
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
@@ -132,7 +137,9 @@ def _assert_hypotheses(
     was produced between the restore and the restored job's first output)."""
     window_ms = 2000 if report.settings.event_time else None
     tested = []
-    for kind, start in ((SAVEPOINT_OFFSET, N), (LOG_START, 0), (LOG_END_AT_RESTORE, N + M)):
+    commit_at = report.settings.commit_at
+    group = () if commit_at is None else ((COMMITTED, commit_at),)  # tested with --group
+    for kind, start in ((SAVEPOINT_OFFSET, N), (LOG_START, 0), *group, (LOG_END_AT_RESTORE, N + M)):
         predicted = words_in(report.source, dict.fromkeys(range(PARTITIONS), (start, N + M + K)), "count", window_ms)
         wrong = sum(1 for key in predicted.keys() | excess.keys() if predicted.get(key, 0) != excess.get(key, 0))
         starts = [[report.input_topic, p, start] for p in range(PARTITIONS)]
@@ -193,6 +200,15 @@ def test_stock_earliest_counts_every_line_again_from_the_log_start(stack: Stack,
     after SP0; inferred as `log_start`."""
     report = _run(stack, tmp_path, "stock", "earliest")
     _assert_stock(report, stack, dict.fromkeys(range(PARTITIONS), 0), LOG_START)
+
+
+def test_stock_group_counts_again_from_the_committed_offset(stack: Stack, tmp_path: Path) -> None:
+    """`group` (commitOffsetsInFinalize, earliest), its committed offsets set to 100 while the job is down: the twin
+    starts at the group's committed offset, so lines 100.. of every partition count once more after SP0; inferred
+    as `committed_offset` (tested with `--group`)."""
+    report = _run(stack, tmp_path, "stock", "group", commit_at=100)
+    assert dict(report.committed_at_restore) == dict.fromkeys(range(PARTITIONS), 100)
+    _assert_stock(report, stack, dict.fromkeys(range(PARTITIONS), 100), COMMITTED)
 
 
 def test_patched_counts_every_word_once(stack: Stack, tmp_path: Path) -> None:
