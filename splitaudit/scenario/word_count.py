@@ -62,7 +62,7 @@ def line(number: int) -> str:
 @dataclass(frozen=True)
 class WordCountSettings:
     """The knobs of the word-count scenario; refused when made (UsageError, exit 2) for a consumer or an
-    aggregate the job does not know."""
+    aggregate the job does not know, and for `commit_at` without the group consumer."""
 
     consumer: str = "none"
     aggregate: str = "count"
