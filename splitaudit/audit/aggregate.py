@@ -103,6 +103,8 @@ def reconcile(
         expected.join(emitted, keys, "full_outer")
         .select(
             *keys,
+            # a key only the hypotheses' earlier starts read (before the span, never emitted) is no key of the span
+            (F.col("expected").isNotNull() | F.col("emitted").isNotNull()).alias("_seen"),
             F.coalesce("expected", F.lit(0).cast(_value_type(match))).alias("expected"),
             F.coalesce("emitted", F.lit(0).cast(_value_type(match))).alias("emitted"),
             *[F.coalesce(f"_h{i}", F.lit(0).cast(_value_type(match))).alias(f"_h{i}") for i in range(len(hypotheses))],
@@ -112,7 +114,7 @@ def reconcile(
     )
     try:
         stats = joined.agg(
-            F.count(F.lit(1)).alias("keys"),
+            F.count_if(F.col("_seen")).alias("keys"),
             F.sum("expected").alias("expected"),
             F.sum("emitted").alias("emitted"),
             F.sum(F.when(F.col("diff") > 0, F.col("diff"))).alias("excess"),

@@ -3,7 +3,9 @@
 An unfixed FlinkSource restores each split and also starts a twin reader of it (`splitaudit.guard.twin`): the
 twin starts at the group's committed offset, the log start, the log end at the restore, or (a restored split
 read twice from where it was) the savepoint's own offset, and reads on to the end of the span. Each hypothesis
-is one of those starts applied to every partition the span covers; it predicts, for every key, the aggregate of
+is one of those starts applied to every partition the span covers (the log end at the restore is known to the audit
+only from evidence after it: `aggregate_sink` gives the log end when the restored job first wrote to the sink,
+which is the log end at the restore when nothing was appended in between); it predicts, for every key, the aggregate of
 the records from its start to the span's end. The reconciliation (`audit.aggregate`) counts, per hypothesis,
 the keys whose observed excess differs from the prediction; `choose` keeps the one hypothesis that explains
 every key exactly, and names the others with how many keys each got wrong. The start kinds are held here and
@@ -56,13 +58,18 @@ def hypotheses_of(
     span_start: Mapping[Partition, int],
     log_start: Mapping[Partition, int],
     committed: Mapping[Partition, int | None],
+    log_end_at_restore: Mapping[Partition, int | None] | None = None,
 ) -> tuple[Hypothesis, ...]:
-    """The twin starts that can be tested for the span's partitions: the savepoint's offset always; the log start
-    and the group's committed offset where Kafka gives them for every partition. The log end at the restore is
-    not offered: the audit does not know when the restore happened (it is the guard's LOG_END_AT_RESTORE)."""
+    """The twin starts that can be tested for the span's partitions: the savepoint's offset always; the log start,
+    the group's committed offset and the log end at the restore (the guard's LOG_END_AT_RESTORE, as the caller
+    found it after the restore) where they are known for every partition."""
     parts = sorted(span_start)
     found = [Hypothesis(SAVEPOINT_OFFSET, tuple((tp, span_start[tp]) for tp in parts))]
-    for kind, offsets in ((LOG_START, log_start), (COMMITTED, committed)):
+    for kind, offsets in (
+        (LOG_START, log_start),
+        (COMMITTED, committed),
+        (LOG_END_AT_RESTORE, log_end_at_restore or {}),
+    ):
         known = {tp: offsets.get(tp) for tp in parts}
         if parts and all(o is not None for o in known.values()):
             starts = tuple((tp, o) for tp, o in known.items() if o is not None)

@@ -207,11 +207,18 @@ class FlinkRestClient:
         program_args: list[str] | None = None,
         parallelism: int | None = None,
         job_id: str | None = None,
+        entry_class: str | None = None,
     ) -> tuple[str, CheckpointRef]:
-        """Run an uploaded jar from `savepoint` until all its vertices run, and prove through REST that it
-        restored from that very savepoint (`latest.restored`); the job id and that checkpoint."""
+        """Run an uploaded jar (its `entry_class`, else its manifest's main class) from `savepoint` until all its
+        vertices run, and prove through REST that it restored from that very savepoint (`latest.restored`); the
+        job id and that checkpoint."""
         restored_id = self.run_jar(
-            jar_id, program_args=program_args, parallelism=parallelism, savepoint_path=savepoint, job_id=job_id
+            jar_id,
+            program_args=program_args,
+            entry_class=entry_class,
+            parallelism=parallelism,
+            savepoint_path=savepoint,
+            job_id=job_id,
         )
         self.wait_all_running(restored_id)
         restored = self.checkpoints(restored_id).latest_restored

@@ -285,14 +285,15 @@ def _reason(ex: KafkaException) -> str:
 
 @dataclass(frozen=True)
 class ConsumedRecord:
-    """One record as a consumer reads it: where it is, its value bytes (None for a tombstone) and its timestamp
+    """One record as a consumer reads it: where it is, its value bytes (None for a tombstone), its timestamp
     (epoch ms: the producer's create time, or the broker's log-append time when the topic's
-    message.timestamp.type is LogAppendTime; None when the broker gives none)."""
+    message.timestamp.type is LogAppendTime; None when the broker gives none) and its key bytes (None: no key)."""
 
     partition: int
     offset: int
     value: bytes | None
     timestamp: int | None
+    key: bytes | None = None
 
 
 def read_topic(
@@ -320,7 +321,7 @@ def read_topic(
             if message.error() is None and partition is not None and offset is not None:
                 kind, millis = message.timestamp()
                 stamp = None if kind == TIMESTAMP_NOT_AVAILABLE else millis
-                records.append(ConsumedRecord(partition, offset, message.value(), stamp))
+                records.append(ConsumedRecord(partition, offset, message.value(), stamp, message.key()))
                 seen[partition] += 1
         return all(seen[p] >= offsets[p].end - offsets[p].log_start for p in seen)
 

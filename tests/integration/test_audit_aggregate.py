@@ -115,3 +115,20 @@ def test_an_idempotent_aggregate_is_unauditable_not_clean() -> None:
     finding = unauditable(AggregateMatch("max:offset", "value", "k", "n"))
     assert (finding.kind, finding.severity) == (AGGREGATE_UNAUDITABLE, "warning")
     assert "not clean" in finding.detail
+
+
+def test_a_key_only_an_earlier_start_reads_is_no_key_of_the_span(spark: SparkSession) -> None:
+    # Partition 0, span 6..9 (w0 2: offsets 6, 9; w1 1; w2 1; all 4). The log-start hypothesis reads 0..9, where
+    # "early" is at offset 0 only: it predicts an excess of 1 on it, but it is neither in the span nor emitted, so
+    # the span has the 4 keys, not 5, and the sink that equals the span is clean.
+    rows = [("in", 0, o, "early" if o == 0 else f"w{o % 3} all", o * 1000) for o in range(10)]
+    source = spark.createDataFrame(rows, "topic string, partition int, offset long, value string, t long")
+    sink = spark.createDataFrame([("all", 4), ("w0", 2), ("w1", 1), ("w2", 1)], "k string, n long")
+    span = Span({("in", 0): 6}, {("in", 0): 10})
+    hypotheses = hypotheses_of(span.start, {("in", 0): 0}, {})
+    result = reconcile(source, sink, AggregateMatch("count", "split(value, ' ')", "k", "n"), span, hypotheses, "")
+    totals = result.totals
+    assert (totals.keys, totals.expected_total, totals.excess_keys, totals.deficit_keys) == (4, 8, 0, 0)
+    # SP0's offset predicts the span again on each of the 4 keys; the log start early 1, all 9, w0 3, w1 3, w2 3
+    assert [h["keys_wrong"] for h in totals.hypotheses] == [4, 5]
+    assert not result.findings

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.hypotheses import COMMITTED, LOG_START, SAVEPOINT_OFFSET, Hypothesis, choose, hypotheses_of
+from splitaudit.audit.hypotheses import (
+    COMMITTED,
+    LOG_END_AT_RESTORE,
+    LOG_START,
+    SAVEPOINT_OFFSET,
+    Hypothesis,
+    choose,
+    hypotheses_of,
+)
 
 SPAN_START = {("in", 0): 4, ("in", 1): 6}
 
@@ -13,6 +21,20 @@ def test_every_start_kafka_gives_is_tested_once() -> None:
         (SAVEPOINT_OFFSET, ((("in", 0), 4), (("in", 1), 6))),
         (LOG_START, ((("in", 0), 0), (("in", 1), 0))),
         (COMMITTED, ((("in", 0), 2), (("in", 1), 8))),
+    ]
+
+
+def test_the_log_end_at_the_restore_is_tested_when_known_on_every_partition() -> None:
+    # The twin of a consumer with no group (Kafka's default, latest) starts at the log end when it starts: 9 and 11
+    # here, after records produced while the job was down; it predicts offsets 9.. and 11.. read twice.
+    found = hypotheses_of(SPAN_START, {}, {}, {("in", 0): 9, ("in", 1): 11})
+    assert [(h.start_is, h.starts) for h in found] == [
+        (SAVEPOINT_OFFSET, ((("in", 0), 4), (("in", 1), 6))),
+        (LOG_END_AT_RESTORE, ((("in", 0), 9), (("in", 1), 11))),
+    ]
+    assert found[1].ranges({("in", 0): 12, ("in", 1): 12}) == {("in", 0): (9, 11), ("in", 1): (11, 11)}
+    assert [h.start_is for h in hypotheses_of(SPAN_START, {}, {}, {("in", 0): 9, ("in", 1): None})] == [
+        SAVEPOINT_OFFSET
     ]
 
 
