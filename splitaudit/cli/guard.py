@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,17 +30,7 @@ from splitaudit.cli.options import LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, default
 @MAX_FILE_SIZE
 @LOG_FILE
 @click.pass_context
-def guard(
-    ctx: click.Context,
-    savepoint: str,
-    jar: Path,
-    bootstrap: str | None,
-    parallelism: int | None,
-    sink: str | None,
-    sink_naming: str | None,
-    max_file_size: int,
-    log_path: Path | None,
-) -> None:
+def guard(ctx: click.Context, /, log_path: Path | None, sink_naming: str | None, **options: Any) -> None:
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
     \b
@@ -76,9 +67,8 @@ def guard(
         from splitaudit.guard.predict import run_guard
 
         naming = None if sink_naming is None else NamingTemplate.custom(sink_naming)
-        report = run_guard(
-            savepoint, jar, bootstrap, parallelism, context.progress, max_file_size, sink=sink, sink_naming=naming
-        )
+        # savepoint, jar, bootstrap, parallelism, sink and max_file_size: run_guard's parameters of those names
+        report = run_guard(progress=context.progress, sink_naming=naming, **options)
         context.output.guard_report(report)
         return report.exit_code
 
