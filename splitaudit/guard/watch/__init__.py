@@ -1,5 +1,6 @@
-"""`splitaudit watch`: the pure judging of a poll's metrics and a checkpoint (`judging.py`) and the loop that polls
-Flink's REST API, tracks the job's attempts and acts on the first error (`loop.py`)."""
+"""`splitaudit watch`: the pure judging of a poll's metrics and a checkpoint (`judging.py`), how Flink's REST API is
+asked (each call retried while Flink fails transiently, the job's phase and why it ended: `rest.py`), and the loop
+that polls, tracks the job's attempts and acts on the first error (`loop.py`)."""
 
 from splitaudit.guard.watch.judging import (
     PARTITION_READ_TWICE,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.offsets import check_offsets
@@ -42,37 +42,27 @@ from splitaudit.clients.flink import (
     FlinkRestClient,
     FlinkRestError,
     FlinkUnreachableError,
-    error_line,
 )
 from splitaudit.clients.kafka import PartitionOffsets, topics_offsets
-from splitaudit.errors import ExternalError, SplitauditError, UsageError, printable
+from splitaudit.errors import ExternalError, SplitauditError, UsageError
 from splitaudit.guard.lifecycle import (
     CANCELLING,
     DEFAULT_REST_TIMEOUT,
     ENDED,
-    FAILED,
-    GONE,
-    NOT_FOUND,
     RESTART,
     RESTARTING,
     RESTORED,
     RUNNING,
     SUSPENDED,
-    duration_seconds,
     ends_watch,
-    highly_available,
-    job_phase,
     new_attempt_cause,
     request_timeout,
-    retry_delays,
-    transient,
 )
 from splitaudit.guard.results import (
     ACTIONS,
     CANCEL,
     STOP,
     JobEnd,
-    RestFault,
     WatchAttempt,
     WatchEvent,
     WatchReport,
@@ -99,19 +89,13 @@ from splitaudit.guard.watch.judging import (
     judge_sample,
     subtask_sample,
 )
+from splitaudit.guard.watch.rest import SHORTEST_QUIET, WAIT_INTERVAL, JobRest
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
-WAIT_INTERVAL = 0.1  # seconds between looks for the job while it is not listed yet
 # A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
 # for clocks that disagree a little (on one host they agree).
 CLOCK_MARGIN = 0.2
-# Flink refreshes the metrics REST serves every `metrics.fetcher.update-interval` (10 s unless set): counts are
-# final once steady for two of those intervals (and at least this long).
-FETCHER_OPTION, DEFAULT_FETCHER_INTERVAL, SHORTEST_QUIET = "metrics.fetcher.update-interval", 10.0, 1.0
-END_TIMEOUT = 120.0  # seconds to wait for a job stopped or cancelled by the watch to reach its final state
-
-T = TypeVar("T")
 
 
 def restored_offsets(location: str) -> dict[Key, int]:
@@ -161,6 +145,7 @@ class _Watch:
     flink: FlinkRestClient
     progress: Progress
     emit: Callable[[WatchEvent], None]
+    rest: JobRest = field(init=False)  # how Flink's REST API is asked (retries, the job's phase and end)
     start: float = field(default_factory=time.monotonic)
     resume: dict[Key, int] = field(default_factory=dict)
     restored: CheckpointRef | None = None
@@ -171,9 +156,6 @@ class _Watch:
     judged: int = 0  # the last checkpoint id judged
     probing: tuple[str, _Poll] | None = None  # a checkpoint triggered after a poll: its trigger id and that poll
     marks: dict[str, float] = field(default_factory=dict)
-    faults: dict[tuple[str, str], RestFault] = field(default_factory=dict)  # retried REST answers, by call and answer
-    state: str | None = None  # Flink's last answered state of the job
-    gone: str | None = None  # why the job is taken for gone
     # The attempts ended so far (restarts), and the current one's start, last counts and since when they are steady.
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
@@ -202,8 +184,15 @@ class _Watch:
     began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
     awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
 
+    def __post_init__(self) -> None:
+        self.rest = JobRest(self.flink, self.settings.rest_timeout)
+
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
+
+    def configured(self) -> None:
+        """Read what the watch needs of the JobManager's configuration (`JobRest.configured`)."""
+        self.quiet, self.highly_available = self.rest.configured()
 
     def mark(self, stage: str) -> None:
         self.marks.setdefault(stage, self.now())
@@ -223,75 +212,6 @@ class _Watch:
             self.events.append(event)
             self.emit(event)
         return error
-
-    def ask(self, call: str, answer: Callable[[], T]) -> T:
-        """`answer()` (the REST call named `call`), retried on an internal error, an unavailable server or no
-        answer, with backoff, until `rest_timeout` seconds have passed since the first attempt (the attempts' own
-        time counted, no wait past that deadline); then its last error is raised."""
-        deadline = time.monotonic() + self.settings.rest_timeout
-        delays = iter(retry_delays(self.settings.rest_timeout))
-        while True:
-            try:
-                return answer()
-            except (FlinkRestError, FlinkUnreachableError) as ex:
-                delay, left = next(delays, None), deadline - time.monotonic()
-                if not transient(ex.status) or delay is None or left <= 0:
-                    raise
-                if isinstance(ex, FlinkRestError):
-                    what = f"HTTP {ex.status}: {printable(error_line(ex.flink_errors))}"
-                else:
-                    what = str(ex)
-                fault = self.faults.get((call, what), RestFault(call, what, 0, ex.detail))
-                self.faults[(call, what)] = RestFault(call, what, fault.times + 1, fault.detail)
-                time.sleep(min(delay, left))
-
-    def phase(self, job: str) -> tuple[str, dict[str, Any]]:
-        """The job's lifecycle phase and its details (GET /jobs/:id): `gone` when Flink no longer knows it or its
-        REST API stopped answering within `rest_timeout`."""
-        try:
-            document = self.ask(f"GET /jobs/{job}", lambda: self.flink.job(job))
-        except FlinkRestError as ex:
-            if ex.status != NOT_FOUND and not transient(ex.status):
-                raise
-            kept = f"REST kept failing for {self.settings.rest_timeout:g} s"
-            self.gone = f"{'Flink no longer knows the job' if ex.status == NOT_FOUND else kept}: {ex}"
-            return GONE, {}
-        except FlinkUnreachableError as ex:
-            self.gone = f"no answer for {self.settings.rest_timeout:g} s: {ex}"
-            return GONE, {}
-        self.state = str(document.get("state"))
-        return job_phase(self.state), document
-
-    def await_end(self, job: str) -> str:
-        """Wait (up to `END_TIMEOUT` seconds) for the job to end; its phase then (still running: timed out)."""
-        deadline = time.monotonic() + END_TIMEOUT
-        phase, _ = self.phase(job)
-        while phase not in ENDED and time.monotonic() < deadline:
-            time.sleep(WAIT_INTERVAL)
-            phase, _ = self.phase(job)
-        return phase
-
-    def ending(self, job: str, phase: str) -> str | None:
-        """Why the job failed (Flink's root exception, its first line) or is taken for gone; None otherwise."""
-        if phase == GONE:
-            return self.gone
-        if phase != FAILED:
-            return None
-        try:
-            root = self.ask(f"GET /jobs/{job}/exceptions", lambda: self.flink.job_exceptions(job))
-        except (FlinkRestError, FlinkUnreachableError) as ex:
-            return f"Flink did not say why: {ex}"
-        return printable(root.strip().splitlines()[0]) if root.strip() else "Flink did not say why"
-
-    def configured(self) -> None:
-        """Read what the watch needs of the JobManager's configuration: how long counts must stay steady to be
-        final (two of its metric fetcher intervals), and whether the cluster is highly available."""
-        try:
-            config = self.ask("GET /jobmanager/config", self.flink.jobmanager_config)
-        except (FlinkRestError, FlinkUnreachableError):
-            config = {}
-        interval = duration_seconds(config.get(FETCHER_OPTION, "")) or DEFAULT_FETCHER_INTERVAL
-        self.quiet, self.highly_available = max(SHORTEST_QUIET, 2 * interval), highly_available(config)
 
     def follow(self, document: Mapping[str, Any], source: dict[str, Any]) -> dict[str, Any]:
         """The source vertex as the running job has it now (GET /jobs/:id: a rescale changes its parallelism, so
@@ -320,7 +240,7 @@ class _Watch:
             return tuple(
                 subtask_sample(
                     i,
-                    self.ask(
+                    self.rest.ask(
                         f"GET /jobs/{job}/vertices/{source['id']}/subtasks/{i}/metrics",
                         lambda i=i: self.flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS),  # type: ignore[misc]
                     ),
@@ -468,7 +388,7 @@ class _Watch:
         each unfinished job that restored from the savepoint."""
         # The overview, not the job's own page: asking for a job Flink does not know yet logs an error on the
         # JobManager at every poll.
-        jobs = self.ask("GET /jobs/overview", self.flink.jobs)
+        jobs = self.rest.ask("GET /jobs/overview", self.flink.jobs)
         if self.settings.job is not None:
             named = any(str(job.get("jid")) == self.settings.job for job in jobs)
             return [(self.settings.job, self.flink.job(self.settings.job))] if named else []
@@ -571,7 +491,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     polls, phase = 0, RUNNING
     suspended: float | None = None  # since when the job has been suspended (monotonic)
     while not (error and acts):
-        phase, document = watch.phase(job)
+        phase, document = watch.rest.phase(job)
         suspended = (suspended or time.monotonic()) if phase == SUSPENDED else None
         recoverable = suspended is not None and time.monotonic() - suspended < settings.rest_timeout
         if ends_watch(phase, watch.highly_available and recoverable) or (
@@ -592,7 +512,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             watch.mark("running")
         source = watch.follow(document, source)
         try:
-            checkpoints = watch.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
+            checkpoints = watch.rest.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
         except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
             checkpoints = None
         if checkpoints is not None:
@@ -617,11 +537,13 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         with progress.step(what):
             if action == STOP:
                 request = flink.stop_with_savepoint(job, settings.savepoint_dir)
-                savepoint = watch.ask(f"GET /jobs/{job}/savepoints", lambda: flink.wait_for_savepoint(job, request))
+                savepoint = watch.rest.ask(
+                    f"GET /jobs/{job}/savepoints", lambda: flink.wait_for_savepoint(job, request)
+                )
             else:
                 flink.cancel(job)
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
-            phase = watch.await_end(job)
+            phase = watch.rest.await_end(job)
         watch.mark("ended")
     stopped = "the job ended" if phase in ENDED else "the watch ended"
     tallied = watch.final_tally(
@@ -638,10 +560,10 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         events=tuple(watch.events),
         action=action,
         savepoint=savepoint,
-        end=JobEnd(phase, watch.state, watch.ending(job, phase)),
+        end=JobEnd(phase, watch.rest.state, watch.rest.ending(job, phase)),
         timeline=WatchTimeline(**watch.marks),
         tally=tallied,
-        rest_faults=tuple(watch.faults.values()),
+        rest_faults=tuple(watch.rest.faults.values()),
         attempts=tuple(watch.begun),
     )
 

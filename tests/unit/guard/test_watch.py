@@ -23,7 +23,9 @@ from splitaudit.guard.watch import (
     subtask_sample,
 )
 from splitaudit.guard.watch import loop as watch_module
+from splitaudit.guard.watch import rest as rest_module
 from splitaudit.guard.watch.loop import _Poll, _same_location, _Watch
+from splitaudit.guard.watch.rest import JobRest
 from splitaudit.progress import Progress
 
 SOURCE = "Source__Read/KafkaIO_Read_ReadFromKafkaViaUnbounded/Read(KafkaUnboundedSource)"
@@ -354,11 +356,8 @@ def test_a_failing_call_is_retried_until_the_deadline_its_attempts_time_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _VirtualClock()
-    monkeypatch.setattr(watch_module, "time", clock)
-    watch = _Watch(
-        WatchSettings("http://127.0.0.1:1", "j", rest_timeout=1.0), FlinkRestClient("http://127.0.0.1:1"), Progress(),
-        print,
-    )  # fmt: skip
+    monkeypatch.setattr(rest_module, "time", clock)
+    rest = JobRest(FlinkRestClient("http://127.0.0.1:1"), rest_timeout=1.0)
 
     attempts: list[float] = []
 
@@ -368,11 +367,11 @@ def test_a_failing_call_is_retried_until_the_deadline_its_attempts_time_counted(
         raise FlinkRestError("GET", "/jobs/j", 503, ["busy"])
 
     with pytest.raises(FlinkRestError):
-        watch.ask("GET /jobs/j", unavailable)
+        rest.ask("GET /jobs/j", unavailable)
     # The backoff 0.1, 0.2 between attempts; the third fails past the 1 s deadline: no fourth (the backoff alone,
     # 0.1 + 0.2 + 0.4 + 0.3 s, would have made five attempts and ended at 2.25 s).
     assert (attempts, clock.slept, clock.now) == ([0.0, 0.35, 0.8], [0.1, 0.2], 1.05)
-    assert [f.times for f in watch.faults.values()] == [2]
+    assert [f.times for f in rest.faults.values()] == [2]
 
 
 @pytest.mark.parametrize(("budget", "timeout"), [(0.0, 10.0), (30.0, 30.0), (300.0, 60.0)])
