@@ -70,8 +70,9 @@ def _operator(view: SavepointView, op: OperatorView) -> dict[str, Any]:
 
 def keyed_rows(entries: Iterator[KeyedStateRow]) -> Iterator[dict[str, Any]]:
     """One row per keyed-state entry: key, namespace, user key and value as JSON text (their types differ state
-    by state; bytes a serializer this reader does not know wrote are `{"serializer", "bytes"}`), null when
-    absent (`VoidNamespace`, no user key, or an `unread` row), and the entry's status."""
+    by state; bytes a serializer this reader does not know wrote are `{"serializer", "bytes"}`, with `"type_class"`
+    when its snapshot names one), null when absent (`VoidNamespace`, no user key, or an `unread` row), and the
+    entry's status."""
     for row in entries:
         entry = row.entry
         yield {

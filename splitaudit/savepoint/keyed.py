@@ -74,13 +74,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Undecoded:
-    """Bytes of a value whose serializer this reader does not know, with the serializer snapshot's class."""
+    """Bytes of a value whose serializer this reader does not know, with the serializer snapshot's class (and the
+    class it serializes when the snapshot names it: Kryo's type class)."""
 
     serializer: str
     data: bytes
+    type_class: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"serializer": self.serializer, "bytes": self.data.hex()}
+        named = {"type_class": self.type_class} if self.type_class else {}
+        return {"serializer": self.serializer, **named, "bytes": self.data.hex()}
 
 
 @dataclass(frozen=True)
@@ -578,7 +581,7 @@ class StateCodec:
         entry = self._canonical_entry(key_group, key, value)
         for part in (entry.key, entry.namespace, entry.user_key, entry.value):
             if isinstance(part, Undecoded):
-                return replace(entry, status=raw_status(part.serializer))
+                return replace(entry, status=raw_status(part.serializer, part.type_class))
         return entry
 
     def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
@@ -661,10 +664,11 @@ class StateCodec:
         return result
 
     def _undecoded(self, value: DataInput, container: str | None = None) -> Undecoded:
-        serializer = self._serializer_class(self.value_serializer)
-        if container is not None and self.value_serializer is not None and len(self.value_serializer.nested) == 2:
-            serializer = self.value_serializer.nested[1].snapshot_class
-        return Undecoded(serializer, value.read_bytes(value.remaining()))
+        snapshot = self.value_serializer
+        if container is not None and snapshot is not None and len(snapshot.nested) == 2:
+            snapshot = snapshot.nested[1]
+        type_class = "" if snapshot is None else snapshot.type_class
+        return Undecoded(self._serializer_class(snapshot), value.read_bytes(value.remaining()), type_class)
 
     def heap_entries(self, key_group: int, window: _Window) -> Iterator[KeyedStateEntry]:
         """`int n`, then n x (namespace, key, state) — or n timers — as the serializers write them, each decoded
@@ -710,9 +714,10 @@ class StateCodec:
                 yield KeyedStateEntry(name, key_group, key, namespace, None, value)
 
 
-def raw_status(serializer: str) -> str:
-    """`KeyedStateEntry.status` of an entry with a part kept as bytes, and why."""
-    return f"{RAW}: {serializer}: {RAW_REASONS.get(serializer, 'a serializer this reader does not know')}"
+def raw_status(serializer: str, type_class: str = "") -> str:
+    """`KeyedStateEntry.status` of an entry with a part kept as bytes (the class it holds, when named), and why."""
+    named = f" ({type_class})" if type_class else ""
+    return f"{RAW}: {serializer}{named}: {RAW_REASONS.get(serializer, 'a serializer this reader does not know')}"
 
 
 def _expect_variable_int(key: DataInput, value: int, what: str) -> None:

@@ -54,6 +54,9 @@ SQL_DATE = _BASE + "SqlDateSerializer$SqlDateSerializerSnapshot"
 SQL_TIME = _BASE + "SqlTimeSerializer$SqlTimeSerializerSnapshot"
 SQL_TIMESTAMP = _BASE + "SqlTimestampSerializer$SqlTimestampSerializerSnapshot"
 INSTANT = _BASE + "InstantSerializer$InstantSerializerSnapshot"
+LOCAL_DATE = _BASE + "LocalDateSerializer$LocalDateSerializerSnapshot"
+LOCAL_TIME = _BASE + "LocalTimeSerializer$LocalTimeSerializerSnapshot"
+LOCAL_DATE_TIME = _BASE + "LocalDateTimeSerializer$LocalDateTimeSerializerSnapshot"
 BIG_INT = _BASE + "BigIntSerializer$BigIntSerializerSnapshot"
 BIG_DEC = _BASE + "BigDecSerializer$BigDecSerializerSnapshot"
 STRING_VALUE = _BASE + "StringValueSerializer$StringValueSerializerSnapshot"
@@ -89,6 +92,9 @@ GLOBAL_WINDOW = (
     "org.apache.flink.streaming.api.windowing.windows.GlobalWindow$Serializer$GlobalWindowSerializerSnapshot"
 )
 TIMER = "org.apache.flink.streaming.api.operators.TimerSerializerSnapshot"
+# A state with TTL (`StateTtlConfig`): `TtlStateFactory.TtlSerializer`, a `CompositeSerializer` of
+# `TtlValue(long lastAccessTimestamp, T userValue)` (flink-runtime 1.19); its snapshot's outer snapshot is empty.
+TTL = "org.apache.flink.runtime.state.ttl.TtlStateFactory$TtlSerializerSnapshot"
 # Beam's CoderTypeSerializer snapshot (Flink 1.19 runner): `int len, byte[len]` = the serializer, Java-serialized
 # by Beam's SerializableUtils (Snappy-compressed), its Coder inside. Kept as bytes: the Beam layer reads the coder.
 BEAM_CODER_SNAPSHOT = "org.apache.beam.runners.flink.translation.types.UnversionedTypeSerializerSnapshot"
@@ -125,6 +131,9 @@ EMPTY_BODY_SNAPSHOTS = frozenset(
         SQL_TIME,
         SQL_TIMESTAMP,
         INSTANT,
+        LOCAL_DATE,
+        LOCAL_TIME,
+        LOCAL_DATE_TIME,
         BIG_INT,
         BIG_DEC,
         STRING_VALUE,
@@ -135,7 +144,7 @@ EMPTY_BODY_SNAPSHOTS = frozenset(
     | PRIMITIVE_ARRAYS.keys()
 )
 # CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
-COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW})
+COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW, TTL})
 
 # TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
 FIXED_LENGTHS = {
@@ -145,6 +154,9 @@ FIXED_LENGTHS = {
     SQL_TIME: 8,
     SQL_TIMESTAMP: 12,
     INSTANT: 12,
+    LOCAL_DATE: 6,
+    LOCAL_TIME: 7,
+    LOCAL_DATE_TIME: 13,
     ENUM: 4,
     LONG: 8,
     INT: 4,
@@ -477,6 +489,9 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
     if snapshot.snapshot_class == TIMER and len(children) == 2:
         timer_key, timer_namespace = children
         return lambda inp: _read_timer(inp, timer_key, timer_namespace)
+    if snapshot.snapshot_class == TTL and len(children) == 2:
+        timestamp, user_value = children
+        return lambda inp: {"last_access_timestamp": timestamp(inp), "value": user_value(inp)}
     return None
 
 
@@ -607,6 +622,51 @@ def _read_instant(inp: DataInput) -> dict[str, int] | None:
     return None if seconds == -(1 << 63) and nanos == -(1 << 31) else {"epoch_second": seconds, "nano": nanos}
 
 
+def _read_local_date(inp: DataInput) -> str | None:
+    """`LocalDateSerializer` (Flink 1.19): `int year, byte month, byte day`; null is `int Integer.MIN_VALUE, short
+    Short.MIN_VALUE`. As ISO `yyyy-mm-dd`."""
+    at = inp.tell()
+    year = inp.read_int("LocalDate year")
+    if year == -(1 << 31):
+        inp.read_short("LocalDate null padding")
+        return None
+    month = inp.read_unsigned_byte("LocalDate month")
+    day = inp.read_unsigned_byte("LocalDate day")
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        raise inp.error(f"LocalDate month {month} day {day} out of range", at)
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _read_local_time(inp: DataInput) -> str | None:
+    """`LocalTimeSerializer` (Flink 1.19): `byte hour, byte minute, byte second, int nano`; null is `byte
+    Byte.MIN_VALUE, short Short.MIN_VALUE, int Integer.MIN_VALUE`. As ISO `hh:mm:ss.nnnnnnnnn`."""
+    at = inp.tell()
+    hour = int.from_bytes(inp.read_bytes(1, "LocalTime hour"), "big", signed=True)
+    if hour == -128:
+        inp.read_short("LocalTime null padding")
+        inp.read_int("LocalTime null padding")
+        return None
+    minute = inp.read_unsigned_byte("LocalTime minute")
+    second = inp.read_unsigned_byte("LocalTime second")
+    nano = inp.read_int("LocalTime nano")
+    if not (0 <= hour < 24 and minute < 60 and second < 60 and 0 <= nano < 1_000_000_000):
+        raise inp.error(f"LocalTime {hour}:{minute}:{second}.{nano} out of range", at)
+    return f"{hour:02d}:{minute:02d}:{second:02d}.{nano:09d}"
+
+
+def _read_local_date_time(inp: DataInput) -> str | None:
+    """`LocalDateTimeSerializer` (Flink 1.19): `LocalDateSerializer` then `LocalTimeSerializer`, both null for
+    null (one null alone is an error, as Flink's `deserialize` says). As ISO `yyyy-mm-ddThh:mm:ss.nnnnnnnnn`."""
+    at = inp.tell()
+    date = _read_local_date(inp)
+    time = _read_local_time(inp)
+    if date is None and time is None:
+        return None
+    if date is None or time is None:
+        raise inp.error("exactly one of LocalDate and LocalTime is null", at)
+    return f"{date}T{time}"
+
+
 def _read_big_int(inp: DataInput) -> int | None:
     """`BigIntSerializer.writeBigInteger`: `int n`: 0 null, 1 ZERO, 2 ONE, 3 TEN, else n - 4 two's-complement
     big-endian bytes (`BigInteger.toByteArray`)."""
@@ -670,6 +730,9 @@ _SIMPLE: dict[str, Decoder] = {
     SQL_TIME: _nullable_millis,
     SQL_TIMESTAMP: _read_timestamp,
     INSTANT: _read_instant,
+    LOCAL_DATE: _read_local_date,
+    LOCAL_TIME: _read_local_time,
+    LOCAL_DATE_TIME: _read_local_date_time,
     BIG_INT: _read_big_int,
     BIG_DEC: _read_big_dec,
     STRING_VALUE: _read_string_value_type,

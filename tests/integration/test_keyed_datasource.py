@@ -62,3 +62,22 @@ def test_the_keyed_table_refuses_a_bad_part_size(spark: SparkSession) -> None:
         spark.read.format("flink_savepoint").option("table", "keyed").option("keyedPartBytes", "0").load(
             str(snapshot)
         ).collect()
+
+
+@pytest.mark.parametrize("backend", ["heap", "rocksdb"])
+def test_the_keyed_table_reads_every_state_of_the_all_types_job(spark: SparkSession, backend: str) -> None:
+    """AllTypesFixtureJob's savepoint (POJO, Kryo, tuple, enum, java.time, array, reducing, aggregating, TTL, timer
+    and window state; its values: tests/unit/savepoint/test_all_types_fixture.py) through the data source, in parts
+    of about 4 KB: the serial reader's rows, every one read but the Kryo class's, kept as bytes with its class."""
+    snapshot, _ = snapshot_of(f"1.19.3-all-types-{backend}-savepoint-canonical")
+    table = spark.read.format("flink_savepoint").option("table", "keyed").option("keyedPartBytes", "4000")
+    rows = [row.asDict() for row in table.load(str(snapshot)).collect()]
+    assert rows == list(keyed_rows(read_keyed_state(str(snapshot))))
+    assert len(rows) == 24 * 13 + 120 + 44 * 2  # 13 states of a value per key, a timer per value, 44 windows
+    kryo = [row for row in rows if row["state"] == "kryo"]
+    assert len(kryo) == 24
+    assert {row["status"] for row in kryo} == {
+        "raw: org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot "
+        "(dev.splitaudit.fixtures.AllTypesFixtureJob$Opaque): Kryo's field layout is not in the snapshot"
+    }
+    assert {row["status"] for row in rows if row["state"] != "kryo"} == {"read"}

@@ -22,6 +22,7 @@ from splitaudit.savepoint.metadata import read_metadata
 from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 from splitaudit.splits import registry
 from tests.unit.conftest import FIXTURES, normalized, versioned
+from tests.unit.savepoint.test_all_types_fixture import check_all_types_fixture
 
 EXPECTED_FILES = sorted(FIXTURES.glob("*/*/expected.json"))
 SINK_FAMILIES = frozenset({"beam_sink"})
@@ -195,6 +196,9 @@ def _keyed(folder: Path, expected: dict[str, Any]) -> None:
     snapshot = str(folder / expected["snapshot_dir"])
     metadata = read_metadata((folder / expected["snapshot_dir"] / "_metadata").read_bytes(), snapshot)
     assert (metadata.version, metadata.checkpoint_id) == (expected["format_version"], expected["checkpoint_id"])
+    if expected["job"].get("class") == "AllTypesFixtureJob":
+        check_all_types_fixture(folder, expected)
+        return
     want = {
         operator_id: {name: value for name, value in operator["states"].items() if value}
         for operator_id, operator in expected["keyed"].items()
