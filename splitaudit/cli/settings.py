@@ -3,9 +3,9 @@ command one validated, frozen object built from them, so an option is written on
 place (the object's constructor).
 
 `settings(target, build, *options)` makes such a decorator; the groups several commands share are below, a
-command's own beside it. A group's
-options keep their order in `--help`; a group that does not combine (a `UsageError` from `build`) is shown
-through the Output like every other error (exit 2), before the command's action runs.
+command's own beside it. A group's options keep their order in `--help`; a group that does not combine (a
+`UsageError` from `build`) is shown through the Output like every other error (exit 2), before the command's
+action runs.
 """
 
 from __future__ import annotations
