@@ -199,6 +199,8 @@ class ScenarioRun:
 
     # The topic configuration the run's input topics are created with (none beyond the broker's defaults).
     topic_config: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    # The class the job's runs start (run and restore alike); None: the jar manifest's main class.
+    entry_class: ClassVar[str | None] = None
 
     def __init__(self, stack: Stack, run_dir: Path, name: str, settings: ScenarioSettings, progress: Progress):
         if run_dir.exists():
@@ -297,8 +299,14 @@ class ScenarioRun:
     def run_job(self, jar: Path) -> str:
         """Submit `jar` with a fresh job id and wait until every vertex runs; the job id."""
         parallelism = self.settings.parallelism
-        with self.steps.step(f"upload {jar.name} and run it (parallelism {parallelism})") as out:
-            job = self.flink.run_jar(self.upload(jar), program_args=self.job_args(parallelism), job_id=uuid.uuid4().hex)
+        run = self.entry_class or "it"
+        with self.steps.step(f"upload {jar.name} and run {run} (parallelism {parallelism})") as out:
+            job = self.flink.run_jar(
+                self.upload(jar),
+                program_args=self.job_args(parallelism),
+                entry_class=self.entry_class,
+                job_id=uuid.uuid4().hex,
+            )
             self.flink.wait_all_running(job)
             out.append(f"job {job}")
         return job
@@ -309,7 +317,11 @@ class ScenarioRun:
         parallelism = self.settings.parallelism_after
         with self.steps.step(f"{what} (parallelism {parallelism})") as out:
             job, restored = self.flink.restore(
-                self.upload(jar), savepoint, program_args=self.job_args(parallelism), job_id=uuid.uuid4().hex
+                self.upload(jar),
+                savepoint,
+                program_args=self.job_args(parallelism),
+                job_id=uuid.uuid4().hex,
+                entry_class=self.entry_class,
             )
             out.append(f"job {job} restored from {restored.external_path}")
         return job, str(restored.external_path)
@@ -320,7 +332,11 @@ class ScenarioRun:
         parallelism = self.settings.parallelism_after
         with self.steps.step(f"submit the restore from the savepoint (parallelism {parallelism})") as out:
             self.flink.run_jar(
-                self.upload(jar), program_args=self.job_args(parallelism), savepoint_path=savepoint, job_id=job
+                self.upload(jar),
+                program_args=self.job_args(parallelism),
+                entry_class=self.entry_class,
+                savepoint_path=savepoint,
+                job_id=job,
             )
             out.append(f"job {job}")
 
