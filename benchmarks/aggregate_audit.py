@@ -35,9 +35,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from spark_bench import kept_topic_run, timed
 
-from splitaudit.audit.aggregate import Span, reconcile
-from splitaudit.audit.hypotheses import hypotheses_of
-from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.checks.hypotheses import hypotheses_of
+from splitaudit.audit.passes.aggregate import Span, reconcile
+from splitaudit.audit.passes.kafka_topic import read_topics
 from splitaudit.audit.request import AggregateMatch
 from splitaudit.clients import kafka
 from splitaudit.clients.spark import spark_session

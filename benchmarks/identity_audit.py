@@ -40,10 +40,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from spark_bench import UI_CONFIG, StageMetrics, add_master_options, kept_topic_run, spark_master, timed
 
-from splitaudit.audit.identity import map_to_source
-from splitaudit.audit.kafka_topic import read_topics, topic_records
+from splitaudit.audit.passes.identity import map_to_source
+from splitaudit.audit.passes.kafka_topic import read_topics, topic_records
+from splitaudit.audit.passes.sink import audit_sink
 from splitaudit.audit.request import IdentityMatch
-from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit.clients.spark import spark_session
 

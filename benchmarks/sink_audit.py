@@ -73,11 +73,11 @@ from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 from spark_bench import UI_CONFIG, StageMetrics, add_master_options, spark_master, timed
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
-from splitaudit.audit.parquet_pass import parquet_files
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MISSING, REPLAY
+from splitaudit.audit.passes.parquet_pass import parquet_files
+from splitaudit.audit.passes.sink import audit_sink
+from splitaudit.audit.passes.sink_files import read_sink
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink
-from splitaudit.audit.sink_files import read_sink
 from splitaudit.clients.spark import spark_session
 
 PARTITIONS = 12

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from splitaudit.audit.findings import SAVEPOINT_ASSIGNMENT_KINDS, Finding, Findings
+from splitaudit.audit.checks.findings import SAVEPOINT_ASSIGNMENT_KINDS, Finding, Findings
 from splitaudit.audit.request import AuditRequest, SinkColumns
 from splitaudit.progress import Progress
 

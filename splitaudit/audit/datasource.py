@@ -32,7 +32,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from splitaudit.audit.tables import SCHEMAS, TABLES, keyed_part_batches, savepoint_table
+from splitaudit.audit.checks.tables import SCHEMAS, TABLES, keyed_part_batches, savepoint_table
 from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import SavepointFiles, absolute_location
 from splitaudit.savepoint_view import KeyedStatePart, inspect_savepoint, plan_keyed_state
@@ -42,7 +42,7 @@ KEYED_PART_BYTES = 64 << 20  # the `keyed` table's default input partition: abou
 
 
 class FlinkSavepointDataSource(DataSource):
-    """`flink_savepoint`: the tables of `splitaudit.audit.tables` read from one savepoint or checkpoint.
+    """`flink_savepoint`: the tables of `splitaudit.audit.checks.tables` read from one savepoint or checkpoint.
 
     Spark makes one per `load()`, with the reader's options (`self.options`: `path`, `table`, `uid`,
     `allowExternalState`); the package's `pyspark_flink_savepoint.DefaultSource` is this class.

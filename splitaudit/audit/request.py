@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from splitaudit.audit.beam_names import NamingTemplate
+from splitaudit.audit.checks.beam_names import NamingTemplate
 from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import SavepointOptions
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.assignment import AssignmentCheck, PartitionList, check_assignment
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
     REWIND,
@@ -25,21 +25,20 @@ from splitaudit.audit.findings import (
     SinkFile,
     Summary,
 )
-from splitaudit.audit.inference import RestoreEvidence, infer_classes
-from splitaudit.audit.ledger import (
+from splitaudit.audit.checks.inference import RestoreEvidence, infer_classes
+from splitaudit.audit.checks.ledger import (
     Ledger,
     Rewrites,
     check_ledger,
     closure,
-    count_rows,
     find_rewrites,
     ledger_of,
     windows_after,
 )
-from splitaudit.audit.offsets import check_offsets, sink_next_offsets
+from splitaudit.audit.checks.offsets import check_offsets, sink_next_offsets
+from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.request import AuditRequest, DiffRequest
-from splitaudit.audit.rewind import check_rewind, resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.errors import UsageError
 from splitaudit.patch.jar import read_jar_facts
 from splitaudit.progress import Progress
@@ -48,8 +47,8 @@ from splitaudit.savepoint.fileio import SavepointOptions, list_tree, metadata_wr
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from splitaudit.audit.parquet_pass import ParquetFiles
-    from splitaudit.audit.sink import SinkAudit
+    from splitaudit.audit.passes.parquet_pass import ParquetFiles
+    from splitaudit.audit.passes.sink import SinkAudit
 
 DENSE_NOTE = (
     "gaps are judged between each partition's lowest and highest sink offset, assuming dense offsets "
@@ -88,11 +87,11 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             findings += check_ledger(ledger)
     aggregate = None
     if request.aggregate is not None and not request.aggregate.auditable:
-        from splitaudit.audit.aggregate import unauditable  # an idempotent aggregate: nothing to read, no Spark
+        from splitaudit.audit.passes.aggregate import unauditable  # an idempotent aggregate: nothing to read, no Spark
 
         findings.append(unauditable(request.aggregate))
     elif request.aggregate is not None and before is not None and savepoint is not None and kafka is not None:
-        from splitaudit.audit.aggregate_sink import reconcile_sink
+        from splitaudit.audit.passes.aggregate_sink import reconcile_sink
 
         with progress.step(f"reconcile the aggregates of {request.sink} with {kafka.named}"):
             reconciled = reconcile_sink(_spark(request, progress), request, before, savepoint, kafka.topics)
@@ -114,7 +113,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
                 findings += found
                 notes += said
             if savepoint is not None:
-                from splitaudit.audit.replay import check_past_savepoint
+                from splitaudit.audit.passes.replay import check_past_savepoint
 
                 with progress.step("find sink records past the savepoint's next offsets"):
                     findings += check_past_savepoint(judged.sink, savepoint, exactly_once=request.exactly_once)
@@ -152,9 +151,11 @@ def _judge_rewrites(
 ) -> tuple[Ledger, list[Finding], list[str]]:
     """The ledger's rows per file and, with --before, the windows the restored job wrote again and, with the
     source topics (--bootstrap), the records those rewrites held once though read twice, or lost."""
-    from splitaudit.audit.sink_files import read_files
+    from splitaudit.audit.passes.sink_files import read_files
 
     assert request.sink is not None
+    from splitaudit.audit.passes.windows import count_rows
+
     ledger = count_rows(read_files(spark, request.sink, request.sink_format), ledger, request.sink)
     notes = [f"the sink's file ledger reads {ledger.naming}: {len(ledger.files)} files"]
     if before is None:
@@ -163,7 +164,7 @@ def _judge_rewrites(
     resume = resume_offsets(before)
     records = None
     if kafka is not None:
-        from splitaudit.audit.kafka_topic import read_topics
+        from splitaudit.audit.passes.kafka_topic import read_topics
 
         records = read_topics(spark, kafka.bootstrap, kafka.topics)
     rewrites = _rewrites(request, ledger, before.path, written_at, kafka, records, resume)
@@ -172,7 +173,7 @@ def _judge_rewrites(
     if rewrites.windows and records is None:
         notes.append("the records of the rewritten windows are not counted: give --bootstrap to read the source")
     elif rewrites.windows and records is not None:
-        from splitaudit.audit.rewrites import check_rewrites
+        from splitaudit.audit.passes.rewrites import check_rewrites
 
         findings += check_rewrites(judged.sink, records, rewrites.windows, resume, before.path)
     return rewrites.ledger, findings, notes
@@ -190,11 +191,13 @@ def _rewrites(
     """The windows written after the savepoint that hold records read before it (with the source; else those
     starting before its time), each judged closed or open at it by the savepoint's evidence (`window_evidence`),
     or by --watermark-delay when given."""
-    from splitaudit.audit import window_evidence as evidence
+    from splitaudit.audit.checks import window_evidence as evidence
 
     after = windows_after(ledger, written_at)
     if records is not None:
-        held = evidence.windows_read_before(records, after, resume)
+        from splitaudit.audit.passes.windows import windows_read_before
+
+        held = windows_read_before(records, after, resume)
     else:
         held = frozenset(w for w in after if w[0] / 1000 < written_at)
     if request.watermark_delay is not None:  # the override: the savepoint's own evidence is not read
@@ -256,12 +259,12 @@ class JudgedSink:
 def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource | None) -> Iterator[JudgedSink]:
     """The sink with its own coordinates, or, with --sink-key/--match-payload, mapped to the source records
     whose identity its rows carry (`identity.map_to_source`), kept while the block runs."""
-    from splitaudit.audit.kafka_topic import read_topics, source_offsets, topic_records
+    from splitaudit.audit.passes.kafka_topic import read_topics, source_offsets, topic_records
 
     assert request.sink is not None
     if request.identity is None:
-        from splitaudit.audit.parquet_pass import parquet_files
-        from splitaudit.audit.sink_files import PARSED_FORMATS
+        from splitaudit.audit.passes.parquet_pass import parquet_files
+        from splitaudit.audit.passes.sink_files import PARSED_FORMATS
 
         source = None if kafka is None else source_offsets(spark, kafka.bootstrap, kafka.topics)
         sink = _read_sink(spark, request, request.sink)
@@ -275,7 +278,7 @@ def _judged_sink(spark: SparkSession, request: AuditRequest, kafka: KafkaSource 
         finally:
             sink.unpersist()
         return
-    from splitaudit.audit.identity import map_to_source
+    from splitaudit.audit.passes.identity import map_to_source
 
     assert kafka is not None  # AuditRequest: an identity needs the source topics' cluster
     records = read_topics(spark, kafka.bootstrap, kafka.topics, headers=True)
@@ -290,7 +293,7 @@ def _audit_judged(
 ) -> SinkAudit:
     """The sink checks, then, for a sink without lineage restored from --before, its duplicates classified by
     evidence (`inference`)."""
-    from splitaudit.audit.sink import SinkAudit, audit_sink
+    from splitaudit.audit.passes.sink import SinkAudit, audit_sink
 
     topics = frozenset(_source_topics(request, savepoint))
     audit = audit_sink(
@@ -399,10 +402,10 @@ def _read_raw_sink(spark: SparkSession, request: AuditRequest, sink: str) -> Dat
     """The sink with its own columns, for an identity to be computed over: files as Spark reads them, a topic as
     Spark's Kafka source gives it (key, value, topic, partition, offset, timestamp, headers: the sink topic's)."""
     if request.sink_format == "kafka" and request.bootstrap:
-        from splitaudit.audit.kafka_topic import read_topics
+        from splitaudit.audit.passes.kafka_topic import read_topics
 
         return read_topics(spark, request.bootstrap, (sink,), headers=True)
-    from splitaudit.audit.sink_files import read_files
+    from splitaudit.audit.passes.sink_files import read_files
 
     return read_files(spark, sink, request.sink_format)
 
@@ -410,10 +413,10 @@ def _read_raw_sink(spark: SparkSession, request: AuditRequest, sink: str) -> Dat
 def _read_sink(spark: SparkSession, request: AuditRequest, sink: str) -> DataFrame:
     """The sink as `read_sink` shapes it: files through Spark's readers, or a topic through its Kafka source."""
     if request.sink_format == "kafka" and request.bootstrap:
-        from splitaudit.audit.kafka_topic import read_kafka_sink
+        from splitaudit.audit.passes.kafka_topic import read_kafka_sink
 
         return read_kafka_sink(spark, request.bootstrap, sink, request.columns)
-    from splitaudit.audit.sink_files import read_sink
+    from splitaudit.audit.passes.sink_files import read_sink
 
     return read_sink(spark, sink, request.sink_format, request.columns)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from splitaudit.audit.beam_names import NamingTemplate
+from splitaudit.audit.checks.beam_names import NamingTemplate
 from splitaudit.cli.context import Context, run
 from splitaudit.cli.options import LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, default_log
 

@@ -19,13 +19,13 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.beam_names import NamingTemplate
-from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, WARNING, Finding
-from splitaudit.audit.ledger import ledger_of
-from splitaudit.audit.offsets import check_offsets
-from splitaudit.audit.rewind import positions, resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
+from splitaudit.audit.checks.assignment import PartitionList, check_assignment
+from splitaudit.audit.checks.beam_names import NamingTemplate
+from splitaudit.audit.checks.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, WARNING, Finding
+from splitaudit.audit.checks.ledger import ledger_of
+from splitaudit.audit.checks.offsets import check_offsets
+from splitaudit.audit.checks.rewind import positions, resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts

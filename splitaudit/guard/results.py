@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from splitaudit.audit.findings import ERROR, Finding
+from splitaudit.audit.checks.findings import ERROR, Finding
 from splitaudit.errors import EXIT_CLEAN, EXIT_FINDINGS, EXIT_JOB_LOST, printable
 from splitaudit.guard.lifecycle import ENDED_ABNORMALLY
 from splitaudit.guard.partitions import HeldPartition, PendingPartition

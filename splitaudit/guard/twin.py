@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from splitaudit.audit.findings import offset_range
-from splitaudit.audit.hypotheses import COMMITTED as COMMITTED  # re-exported: the guard names these starts
-from splitaudit.audit.hypotheses import LOG_END_AT_RESTORE as LOG_END_AT_RESTORE
-from splitaudit.audit.hypotheses import LOG_START as LOG_START
+from splitaudit.audit.checks.findings import offset_range
+from splitaudit.audit.checks.hypotheses import COMMITTED as COMMITTED  # re-exported: the guard names these starts
+from splitaudit.audit.checks.hypotheses import LOG_END_AT_RESTORE as LOG_END_AT_RESTORE
+from splitaudit.audit.checks.hypotheses import LOG_START as LOG_START
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets

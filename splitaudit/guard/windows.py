@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from splitaudit.audit.beam_names import instant_text
-from splitaudit.audit.findings import WARNING, Finding, offset_range
-from splitaudit.audit.ledger import Ledger
+from splitaudit.audit.checks.beam_names import instant_text
+from splitaudit.audit.checks.findings import WARNING, Finding, offset_range
+from splitaudit.audit.checks.ledger import Ledger
 from splitaudit.guard.twin import TwinStart
 
 REREADS_CLOSED_WINDOWS = "rereads_closed_windows"  # a twin re-reads records of windows closed before the savepoint

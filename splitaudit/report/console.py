@@ -23,7 +23,7 @@ DETAIL_INDENT = 4
 # Each result's own helpers are imported where it is rendered: `inspect` on the console loads nothing of guard,
 # the lab's scenarios or its stack.
 if TYPE_CHECKING:
-    from splitaudit.audit.findings import AssignmentMatrix, Finding, Findings, SinkFile
+    from splitaudit.audit.checks.findings import AssignmentMatrix, Finding, Findings, SinkFile
     from splitaudit.guard.results import GuardReport, WatchReport
     from splitaudit.guard.tally import PartitionTally
     from splitaudit.patch.results import LineageKitReport, PatchReport
@@ -175,7 +175,7 @@ class ConsoleOutput(Output):
             self.console.print(Text(f"note: {note}", "dim"), soft_wrap=True)
 
     def savepoint_view(self, view: SavepointView) -> None:
-        from splitaudit.audit.savepoint_tables import tables_of
+        from splitaudit.audit.checks.savepoint_tables import tables_of
 
         kind = view.kind or "snapshot"
         if view.savepoint_format:
@@ -330,7 +330,7 @@ def _coverage_table(findings: Findings) -> Table:
 
 def _ledger_table(findings: Findings) -> Table:
     """Per family of a file sink's files (directory, prefix, suffix): its windows and what was written again."""
-    from splitaudit.audit.beam_names import instant_text
+    from splitaudit.audit.checks.beam_names import instant_text
 
     table = Table(title="file sink ledger (Beam's file names)")
     for column in ("files", "windows", "first window", "last window", "rows", "rewritten files"):

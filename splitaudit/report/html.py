@@ -13,7 +13,7 @@ from html import escape
 from itertools import groupby
 from pathlib import Path
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
     MISSING,

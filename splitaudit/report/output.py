@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from splitaudit.audit.findings import Findings
+    from splitaudit.audit.checks.findings import Findings
     from splitaudit.guard.results import GuardReport, WatchEvent, WatchReport
     from splitaudit.patch.results import LineageKitReport, PatchReport
     from splitaudit.savepoint_view import SavepointView

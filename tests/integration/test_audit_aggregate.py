@@ -9,15 +9,15 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from splitaudit.audit.aggregate import ORDER, Span, reconcile, unauditable
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     AGGREGATE_DEFICIT,
     AGGREGATE_EXCESS,
     AGGREGATE_UNAUDITABLE,
     DOUBLE_ASSIGNMENT,
     INFERRED,
 )
-from splitaudit.audit.hypotheses import hypotheses_of
+from splitaudit.audit.checks.hypotheses import hypotheses_of
+from splitaudit.audit.passes.aggregate import ORDER, Span, reconcile, unauditable
 from splitaudit.audit.request import AggregateMatch
 
 pytestmark = pytest.mark.integration

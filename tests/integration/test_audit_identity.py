@@ -17,8 +17,7 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit import identity
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     AMBIGUOUS_IDENTITY,
     DUPLICATE,
     INVALID,
@@ -28,9 +27,10 @@ from splitaudit.audit.findings import (
     NOT_A_SOURCE_TOPIC,
     UNMATCHED,
 )
-from splitaudit.audit.kafka_topic import read_topics, topic_records
+from splitaudit.audit.passes import identity
+from splitaudit.audit.passes.kafka_topic import read_topics, topic_records
+from splitaudit.audit.passes.sink import audit_sink
 from splitaudit.audit.request import IdentityMatch
-from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit_lab.stack.stack import Stack
 

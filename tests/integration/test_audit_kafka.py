@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 
-from splitaudit.audit.findings import LAG, MISSING, UNASSIGNED
+from splitaudit.audit.checks.findings import LAG, MISSING, UNASSIGNED
 from splitaudit.clients import kafka
 from splitaudit_lab.stack.stack import Stack
 from tests.kafka_transactions import MARKED, produce_transactions

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from splitaudit.audit.findings import COMMITTED_OFFSET, ERROR, EXPIRED_UNREAD, INFO, LAG, WARNING
-from splitaudit.audit.offsets import check_offsets
+from splitaudit.audit.checks.findings import COMMITTED_OFFSET, ERROR, EXPIRED_UNREAD, INFO, LAG, WARNING
+from splitaudit.audit.checks.offsets import check_offsets
 from splitaudit.clients import kafka
 from splitaudit_lab.stack.stack import Stack
 

@@ -13,17 +13,17 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.assignment import PartitionList, check_assignment
+from splitaudit.audit.checks.findings import (
     ERROR,
     PAST_SAVEPOINT,
     UNASSIGNED,
     WARNING,
 )
-from splitaudit.audit.replay import check_past_savepoint
-from splitaudit.audit.rewind import check_rewind, resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
-from splitaudit.audit.tables import SCHEMAS
+from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
+from splitaudit.audit.checks.tables import SCHEMAS
+from splitaudit.audit.passes.replay import check_past_savepoint
 
 pytestmark = pytest.mark.integration
 

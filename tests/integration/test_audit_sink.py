@@ -15,8 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from splitaudit.audit import filters, pass_one, suspects
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
     ERROR,
@@ -26,9 +25,10 @@ from splitaudit.audit.findings import (
     REPLAY,
     WARNING,
 )
+from splitaudit.audit.passes import filters, pass_one, suspects
+from splitaudit.audit.passes.sink import audit_sink
+from splitaudit.audit.passes.sink_files import read_sink
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink
-from splitaudit.audit.sink_files import read_sink
 
 pytestmark = pytest.mark.integration
 

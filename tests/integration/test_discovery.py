@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, NEW_PARTITION, UNASSIGNED
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, NEW_PARTITION, UNASSIGNED
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario

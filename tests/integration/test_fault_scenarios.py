@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import (
     ScenarioSettings,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.findings import ERROR, INFO, LAG, NEW_PARTITION, UNASSIGNED, Finding
+from splitaudit.audit.checks.findings import ERROR, INFO, LAG, NEW_PARTITION, UNASSIGNED, Finding
 from splitaudit.guard.predict import DISCOVERED_ON_RESTORE
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.flink_kafka import (

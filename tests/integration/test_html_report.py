@@ -20,7 +20,7 @@ from typing import Any, cast
 import pytest
 from PIL import Image
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     ERROR,
 )

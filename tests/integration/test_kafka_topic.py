@@ -10,10 +10,10 @@ import pytest
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.findings import ERROR, MISSING, REPLAY
-from splitaudit.audit.kafka_topic import read_kafka_sink, source_offsets
+from splitaudit.audit.checks.findings import ERROR, MISSING, REPLAY
+from splitaudit.audit.passes.kafka_topic import read_kafka_sink, source_offsets
+from splitaudit.audit.passes.sink import audit_sink
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink
 from splitaudit.clients import kafka
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError

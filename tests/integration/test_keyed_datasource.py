@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.rows import keyed_rows
+from splitaudit.audit.checks.rows import keyed_rows
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint_view import plan_keyed_state, read_keyed_state
 from tests.unit.conftest import FIXTURES

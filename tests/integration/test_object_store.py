@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.fs as pafs
 import pytest
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import s3_filesystem
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario

@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit import parquet_pass, pass_one
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, INVALID, MISSING, REPLAY
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, DUPLICATE, INVALID, MISSING, REPLAY
+from splitaudit.audit.passes import parquet_pass, pass_one
+from splitaudit.audit.passes.sink import audit_sink
+from splitaudit.audit.passes.sink_files import read_sink
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.sink import audit_sink
-from splitaudit.audit.sink_files import read_sink
 
 pytestmark = pytest.mark.integration
 

@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import ERROR, INFO, UNASSIGNED
-from splitaudit.audit.rewind import check_rewind
-from splitaudit.audit.savepoint_tables import savepoint_tables
+from splitaudit.audit.checks.assignment import PartitionList, check_assignment
+from splitaudit.audit.checks.findings import ERROR, INFO, UNASSIGNED
+from splitaudit.audit.checks.rewind import check_rewind
+from splitaudit.audit.checks.savepoint_tables import savepoint_tables
 from splitaudit.errors import ExternalError
 from splitaudit.guard.predict import RESCALE, RESTORE_REFUSED_IMPULSE, run_guard
 from splitaudit.guard.results import GuardReport

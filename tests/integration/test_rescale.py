@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.findings import ASSIGNED_TWICE, DOUBLE_ASSIGNMENT
+from splitaudit.audit.checks.findings import ASSIGNED_TWICE, DOUBLE_ASSIGNMENT
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar, run_restore_scenario
 from splitaudit_lab.scenario.results import ScenarioReport

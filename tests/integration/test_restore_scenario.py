@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, REPLAY
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, REPLAY
 from splitaudit.patch.jar import patch_jar
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import (

@@ -15,7 +15,7 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 import pytest
 
-from splitaudit.audit.tables import savepoint_table
+from splitaudit.audit.checks.tables import savepoint_table
 from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit_lab.stack.process import free_port
 from splitaudit_lab.stack.spark_cluster import SparkCluster

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT
 from splitaudit.audit.request import AuditRequest
 from splitaudit.audit.run import run_audit
 from splitaudit.progress import Progress

@@ -55,8 +55,8 @@ import pyarrow.dataset as ds
 import pytest
 from pyspark.sql import SparkSession
 
-from splitaudit.audit.beam_names import instant_text
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.beam_names import instant_text
+from splitaudit.audit.checks.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
     INFERRED,
@@ -65,7 +65,7 @@ from splitaudit.audit.findings import (
     REWRITTEN,
     UNFINALIZED,
 )
-from splitaudit.audit.window_evidence import TIMESTAMP_POLICY, StateWindows, judge_windows, policy_watermark
+from splitaudit.audit.checks.window_evidence import TIMESTAMP_POLICY, StateWindows, judge_windows, policy_watermark
 from splitaudit.guard.twin import COMMITTED, LOG_END_AT_RESTORE, LOG_START
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS
 from splitaudit.progress import Progress

@@ -36,8 +36,8 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.findings import AGGREGATE_EXCESS, AGGREGATE_UNAUDITABLE, DOUBLE_ASSIGNMENT, INFERRED
-from splitaudit.audit.hypotheses import COMMITTED, LOG_END_AT_RESTORE, LOG_START, SAVEPOINT_OFFSET
+from splitaudit.audit.checks.findings import AGGREGATE_EXCESS, AGGREGATE_UNAUDITABLE, DOUBLE_ASSIGNMENT, INFERRED
+from splitaudit.audit.checks.hypotheses import COMMITTED, LOG_END_AT_RESTORE, LOG_START, SAVEPOINT_OFFSET
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.users_job import users_job_jar

@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from splitaudit.audit import findings
-from splitaudit.audit.tables import SCHEMAS
+from splitaudit.audit.checks import findings
+from splitaudit.audit.checks.tables import SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[2]
 API = ROOT / "docs" / "api"

@@ -112,7 +112,7 @@ def test_a_request_that_does_not_combine_is_refused_when_made() -> None:
 
 # --8<-- [start:findings]
 def test_findings() -> None:
-    from splitaudit.audit.findings import ERROR, SAVEPOINT_ASSIGNMENT_KINDS
+    from splitaudit.audit.checks.findings import ERROR, SAVEPOINT_ASSIGNMENT_KINDS
     from splitaudit.audit.request import AuditRequest
     from splitaudit.audit.run import run_audit
     from splitaudit.progress import Progress

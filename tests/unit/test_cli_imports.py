@@ -123,8 +123,13 @@ OTHER_COMMANDS = (
     "splitaudit_lab.stack",
     "splitaudit.cli.",
 )
-# What the console's inspect tables are made of (`audit/savepoint_tables.py`, the data source's rows).
-INSPECT_TABLES = {"splitaudit.audit", "splitaudit.audit.savepoint_tables", "splitaudit.audit.rows"}
+# What the console's inspect tables are made of (`audit/checks/savepoint_tables.py`, the data source's rows).
+INSPECT_TABLES = {
+    "splitaudit.audit",
+    "splitaudit.audit.checks",
+    "splitaudit.audit.checks.savepoint_tables",
+    "splitaudit.audit.checks.rows",
+}
 
 
 @pytest.mark.parametrize("args", [("--json", "inspect"), ("inspect",)], ids=["json", "console"])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.findings import ERROR, WARNING
-from splitaudit.audit.savepoint_tables import tables_of
+from splitaudit.audit.checks.findings import ERROR, WARNING
+from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.guard.partitions import HeldPartition
 from splitaudit.guard.predict import (
     AUTO_COMMIT_WITHOUT_FINALIZE,

@@ -13,7 +13,7 @@ from typing import Any
 
 import splitaudit
 import splitaudit_lab
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     AssignmentMatrix,
     Finding,
     Findings,

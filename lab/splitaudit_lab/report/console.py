@@ -296,7 +296,7 @@ def _topic_label(report: ScenarioReport, topic: str) -> str:
 
 def _verdict(report: ScenarioReport) -> Text:
     """One line of the auditor's findings on a scenario run."""
-    from splitaudit.audit.findings import DOUBLE_ASSIGNMENT_KINDS, INFO, UNASSIGNED
+    from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT_KINDS, INFO, UNASSIGNED
 
     audit = report.audit
     if not audit.findings:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from splitaudit.audit.findings import offset_range
+from splitaudit.audit.checks.findings import offset_range
 from splitaudit.progress import TimedStep
 
 if TYPE_CHECKING:

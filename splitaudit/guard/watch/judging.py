@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from splitaudit.audit.findings import ERROR, Finding
+from splitaudit.audit.checks.findings import ERROR, Finding
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.tally import Key
 

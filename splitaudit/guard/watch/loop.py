@@ -32,10 +32,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from splitaudit.audit.findings import ERROR, EXPIRED_UNREAD, Finding
-from splitaudit.audit.offsets import check_offsets
-from splitaudit.audit.rewind import resume_offsets
-from splitaudit.audit.savepoint_tables import savepoint_tables
+from splitaudit.audit.checks.findings import ERROR, EXPIRED_UNREAD, Finding
+from splitaudit.audit.checks.offsets import check_offsets
+from splitaudit.audit.checks.rewind import resume_offsets
+from splitaudit.audit.checks.savepoint_tables import savepoint_tables
 from splitaudit.clients.flink import (
     TERMINAL_STATES,
     CheckpointRef,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from splitaudit.audit.beam_names import NamingTemplate, WindowedName, instant_text
+from splitaudit.audit.checks.beam_names import NamingTemplate, WindowedName, instant_text
 from splitaudit.errors import UsageError
 
 DEFAULTS = NamingTemplate.beam_defaults()

@@ -8,15 +8,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from splitaudit.audit.bitmaps import BUCKET_SIZE
-from splitaudit.audit.bucket_offsets import (
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, REPLAY
+from splitaudit.audit.passes.bitmaps import BUCKET_SIZE
+from splitaudit.audit.passes.bucket_offsets import (
     RUNS_PER_BUCKET,
     BucketTally,
     DuplicatedOffsets,
     OffsetRuns,
     joined_runs,
 )
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, REPLAY
 
 BASE = 3 * BUCKET_SIZE  # bucket 3's first offset
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.duplicates import Lineage
+from splitaudit.audit.passes.duplicates import Lineage
 
 
 def test_generations_are_job_and_attempt_when_the_sink_has_job_id() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.findings import ERROR, MISSING, Finding
+from splitaudit.audit.checks.findings import ERROR, MISSING, Finding
 
 
 def test_ranges_text_compresses_single_offsets_and_marks_what_is_cut() -> None:

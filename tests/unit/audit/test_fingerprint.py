@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from splitaudit.audit.fingerprint import LOW_32, range_fingerprint, spark_xxhash64
+from splitaudit.audit.passes.fingerprint import LOW_32, range_fingerprint, spark_xxhash64
 
 # Printed by Spark 4.3.0: SELECT xxhash64(o) for o in (0, 1, 2, -5, 2^40), and for id in range(1000, 70001):
 # SELECT sum(shiftright(xxhash64(id + 1), 32) - shiftright(xxhash64(id), 32)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.hypotheses import (
+from splitaudit.audit.checks.hypotheses import (
     COMMITTED,
     LOG_END_AT_RESTORE,
     LOG_START,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
     ERROR,
@@ -13,7 +13,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.inference import RestoreEvidence, infer_classes
+from splitaudit.audit.checks.inference import RestoreEvidence, infer_classes
 
 # The job was restored from a savepoint whose next offset is 1000 in each partition; the sink holds 0..2999.
 RESUMED = {("t", 0): 1000, ("t", 1): 1000}

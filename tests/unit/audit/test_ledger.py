@@ -3,10 +3,17 @@ savepoint evidence of which windows had closed, on savepoints other runs made (f
 
 from pathlib import Path
 
-from splitaudit.audit.beam_names import NamingTemplate, instant_text
-from splitaudit.audit.findings import INFO, MISSING_PANES, MISSING_SHARDS, REWRITTEN, UNDECIDED_WINDOWS, UNFINALIZED
-from splitaudit.audit.ledger import check_ledger, closure, find_rewrites, ledger_of, windows_after
-from splitaudit.audit.window_evidence import (
+from splitaudit.audit.checks.beam_names import NamingTemplate, instant_text
+from splitaudit.audit.checks.findings import (
+    INFO,
+    MISSING_PANES,
+    MISSING_SHARDS,
+    REWRITTEN,
+    UNDECIDED_WINDOWS,
+    UNFINALIZED,
+)
+from splitaudit.audit.checks.ledger import check_ledger, closure, find_rewrites, ledger_of, windows_after
+from splitaudit.audit.checks.window_evidence import (
     OVERRIDE,
     STATE,
     TIMESTAMP_POLICY,

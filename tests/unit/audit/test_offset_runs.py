@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from splitaudit.audit.bitmaps import BUCKET_BITS
-from splitaudit.audit.fingerprint import INT64_MAX, LOW_32, SPARK_SEED, spark_xxhash64
-from splitaudit.audit.offset_runs import bucket_sums, run_pieces
+from splitaudit.audit.passes.bitmaps import BUCKET_BITS
+from splitaudit.audit.passes.fingerprint import INT64_MAX, LOW_32, SPARK_SEED, spark_xxhash64
+from splitaudit.audit.passes.offset_runs import bucket_sums, run_pieces
 
 
 def _row_by_row(keys: np.ndarray, offsets: np.ndarray) -> dict[tuple[int, int], tuple[int, int, int, int, int]]:

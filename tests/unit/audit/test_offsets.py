@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     COMMITTED_OFFSET,
     ERROR,
     EXPIRED_UNREAD,
@@ -12,7 +12,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.offsets import check_offsets, sink_next_offsets
+from splitaudit.audit.checks.offsets import check_offsets, sink_next_offsets
 from splitaudit.clients.kafka import PartitionOffsets
 
 

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from splitaudit.audit.bitmaps import BUCKET_BITS
-from splitaudit.audit.fingerprint import LOW_32, spark_xxhash64
-from splitaudit.audit.parquet_pass import (
+from splitaudit.audit.passes.bitmaps import BUCKET_BITS
+from splitaudit.audit.passes.fingerprint import LOW_32, spark_xxhash64
+from splitaudit.audit.passes.parquet_pass import (
     BUCKET,
     INVALID,
     RUNLESS,
@@ -23,7 +23,7 @@ from splitaudit.audit.parquet_pass import (
     _file_rows,
     _joined,
 )
-from splitaudit.audit.pass_one import BucketStats
+from splitaudit.audit.passes.pass_one import BucketStats
 from splitaudit.audit.request import SinkColumns
 
 Sums = dict[tuple[object, ...], tuple[object, ...]]  # (topic, partition, bucket) -> rows, first, last, high, low

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from splitaudit.audit.row_runs import SMALL_RANGE, batch_runs, codes, key_codes
+from splitaudit.audit.passes.row_runs import SMALL_RANGE, batch_runs, codes, key_codes
 
 
 def test_a_batch_is_cut_into_runs_per_partition_and_reader_in_offset_order() -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from splitaudit.audit.assignment import ENUMERATOR_SOURCE, PartitionList, check_assignment
-from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, ERROR, REWIND, UNASSIGNED
-from splitaudit.audit.rewind import check_rewind, resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
-from splitaudit.audit.tables import SCHEMAS
+from splitaudit.audit.checks.assignment import ENUMERATOR_SOURCE, PartitionList, check_assignment
+from splitaudit.audit.checks.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, ERROR, REWIND, UNASSIGNED
+from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
+from splitaudit.audit.checks.tables import SCHEMAS
 
 FIXTURES = Path(__file__).parents[3] / "fixtures"
 BEAM = FIXTURES / "beam_flink_source"

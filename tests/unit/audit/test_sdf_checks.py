@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import ASSIGNED_TWICE, ERROR, REWIND, UNASSIGNED
-from splitaudit.audit.rewind import check_rewind
-from splitaudit.audit.savepoint_tables import savepoint_tables, tables_of
+from splitaudit.audit.checks.assignment import PartitionList, check_assignment
+from splitaudit.audit.checks.findings import ASSIGNED_TWICE, ERROR, REWIND, UNASSIGNED
+from splitaudit.audit.checks.rewind import check_rewind
+from splitaudit.audit.checks.savepoint_tables import savepoint_tables, tables_of
 from splitaudit.savepoint_view import ReaderSplit, SourceState, inspect_savepoint
 from splitaudit.splits import beam_sdf
 

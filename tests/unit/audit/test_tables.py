@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
-from splitaudit.audit.tables import SCHEMAS, keyed_batches, savepoint_table
+from splitaudit.audit.checks.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.checks.tables import SCHEMAS, keyed_batches, savepoint_table
 from splitaudit.savepoint_view import inspect_savepoint
 from tests.unit.conftest import FIXTURES, FlinkFixture, flink_fixtures
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.assignment import check_assignment
-from splitaudit.audit.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
-from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
+from splitaudit.audit.checks.assignment import check_assignment
+from splitaudit.audit.checks.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.predict import (

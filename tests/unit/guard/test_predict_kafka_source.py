@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from splitaudit.audit.assignment import PartitionList, check_assignment
-from splitaudit.audit.findings import ERROR, INFO, UNASSIGNED, Finding
-from splitaudit.audit.savepoint_tables import tables_of
+from splitaudit.audit.checks.assignment import PartitionList, check_assignment
+from splitaudit.audit.checks.findings import ERROR, INFO, UNASSIGNED, Finding
+from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.partitions import HeldPartition
 from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, enumerated_partitions, judge, source_facts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from splitaudit.audit.findings import WARNING
+from splitaudit.audit.checks.findings import WARNING
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.partitions import HeldPartition
 from splitaudit.guard.predict import (

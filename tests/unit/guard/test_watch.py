@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from splitaudit.audit.findings import ERROR, Finding
+from splitaudit.audit.checks.findings import ERROR, Finding
 from splitaudit.clients.flink import CheckpointHistory, CheckpointRef, FlinkRestClient, FlinkRestError
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError

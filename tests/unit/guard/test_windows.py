@@ -1,8 +1,8 @@
 """What the guard says of a twin re-reading records read before the savepoint: windows closed, files rewritten."""
 
-from splitaudit.audit.beam_names import NamingTemplate, instant_text
-from splitaudit.audit.findings import WARNING
-from splitaudit.audit.ledger import ledger_of
+from splitaudit.audit.checks.beam_names import NamingTemplate, instant_text
+from splitaudit.audit.checks.findings import WARNING
+from splitaudit.audit.checks.ledger import ledger_of
 from splitaudit.guard.twin import AUTO_OFFSET_RESET, COMMITTED, LOG_END_AT_RESTORE, LOG_START, TwinStart
 from splitaudit.guard.windows import REREADS_CLOSED_WINDOWS, closed_window_findings, reread_before_savepoint
 from splitaudit.savepoint.fileio import ListedFile

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     ERROR,
     INFO,

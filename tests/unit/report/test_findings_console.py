@@ -9,7 +9,7 @@ import io
 import pytest
 from rich.console import Console
 
-from splitaudit.audit.findings import Finding, Findings, Summary
+from splitaudit.audit.checks.findings import Finding, Findings, Summary
 from splitaudit.report.console import ConsoleOutput
 
 DOUBLE = Finding(

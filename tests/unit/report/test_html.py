@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     ERROR,
     INVALID,

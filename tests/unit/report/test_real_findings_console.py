@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from splitaudit.audit.findings import BY_LINEAGE, DOUBLE_ASSIGNMENT, ERROR, Finding, Findings, Summary
+from splitaudit.audit.checks.findings import BY_LINEAGE, DOUBLE_ASSIGNMENT, ERROR, Finding, Findings, Summary
+from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.audit.request import DiffRequest
 from splitaudit.audit.run import run_diff
-from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.cli import main
 from splitaudit.guard.predict import judge, kafka_specs, source_facts, source_twins
 from splitaudit.guard.results import GuardReport

@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-from splitaudit.audit.findings import Finding, Findings, PartitionCoverage, Summary
+from splitaudit.audit.checks.findings import Finding, Findings, PartitionCoverage, Summary
 from splitaudit_lab.report.console import LabConsoleOutput
 from splitaudit_lab.scenario.results import PartitionCounts, ScenarioReport
 

@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-from splitaudit.audit.findings import ERROR, Finding
+from splitaudit.audit.checks.findings import ERROR, Finding
 from splitaudit.guard.results import JobEnd, RestFault, WatchEvent, WatchReport
 from splitaudit.guard.tally import PartitionTally
 from splitaudit.guard.watch import READ_MORE_THAN_AVAILABLE

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.assignment import check_assignment
-from splitaudit.audit.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE
-from splitaudit.audit.savepoint_tables import tables_of
+from splitaudit.audit.checks.assignment import check_assignment
+from splitaudit.audit.checks.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE
+from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     ASSIGNED_AND_PENDING,
     ASSIGNED_TWICE,
     ERROR,
@@ -26,7 +26,7 @@ from splitaudit.audit.findings import (
     Holder,
     PartitionAssignment,
 )
-from splitaudit.audit.savepoint_tables import Row, SavepointTables, partition_rows
+from splitaudit.audit.checks.savepoint_tables import Row, SavepointTables, partition_rows
 from splitaudit.splits.model import ASSIGNED, PENDING
 
 ENUMERATOR_SOURCE = "the enumerator checkpoint"

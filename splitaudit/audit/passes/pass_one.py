@@ -18,9 +18,9 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from splitaudit.audit import fingerprint
-from splitaudit.audit.bitmaps import BUCKET_BITS, BucketKey
-from splitaudit.audit.filters import FILE_COLUMN, FILE_STATISTICS, MAX_FILTER_FILES, FileKey, file_filter
+from splitaudit.audit.passes import fingerprint
+from splitaudit.audit.passes.bitmaps import BUCKET_BITS, BucketKey
+from splitaudit.audit.passes.filters import FILE_COLUMN, FILE_STATISTICS, MAX_FILTER_FILES, FileKey, file_filter
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StructField, StructType
 
-from splitaudit.audit.bitmaps import BucketKey, OffsetSpan
-from splitaudit.audit.bucket_offsets import BucketOffsets, BucketTally
-from splitaudit.audit.duplicates import Lineage
-from splitaudit.audit.filters import offset_filter
-from splitaudit.audit.offset_runs import Int64s
-from splitaudit.audit.row_runs import BUCKET, FIRST, LAST, batch_runs
+from splitaudit.audit.passes.bitmaps import BucketKey, OffsetSpan
+from splitaudit.audit.passes.bucket_offsets import BucketOffsets, BucketTally
+from splitaudit.audit.passes.duplicates import Lineage
+from splitaudit.audit.passes.filters import offset_filter
+from splitaudit.audit.passes.offset_runs import Int64s
+from splitaudit.audit.passes.row_runs import BUCKET, FIRST, LAST, batch_runs
 
 RESULT_SCHEMA = "topic string, partition int, bucket bigint, result binary"  # result: a pickled BucketOffsets
 SIDE = "_side"  # which frame a row came from: the sink or the source

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from splitaudit.audit.offset_runs import Int64s, Keys, RunPieces, run_pieces
+from splitaudit.audit.passes.offset_runs import Int64s, Keys, RunPieces, run_pieces
 
 FIRST, LAST, BUCKET = "first", "last", "bucket"  # a run piece's columns, besides its key's
 SMALL_RANGE = 1 << 12  # integer columns spanning fewer values are numbered by value, not by a hash table

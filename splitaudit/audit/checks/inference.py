@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT,
     DUPLICATE,
     ERROR,

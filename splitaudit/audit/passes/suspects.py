@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from splitaudit.audit import fingerprint
-from splitaudit.audit.bitmaps import BUCKET_SIZE, BucketKey, OffsetSpan
-from splitaudit.audit.filters import FileKey, file_filter, offset_filter
-from splitaudit.audit.pass_one import BucketStats
+from splitaudit.audit.passes import fingerprint
+from splitaudit.audit.passes.bitmaps import BUCKET_SIZE, BucketKey, OffsetSpan
+from splitaudit.audit.passes.filters import FileKey, file_filter, offset_filter
+from splitaudit.audit.passes.pass_one import BucketStats
 
 PartitionKey = tuple[str, int]  # (topic, partition)
 

@@ -25,9 +25,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from splitaudit.audit.bitmaps import BUCKET_SIZE, OffsetSpan
-from splitaudit.audit.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, REPLAY
-from splitaudit.audit.row_runs import codes, key_codes
+from splitaudit.audit.checks.findings import DOUBLE_ASSIGNMENT, DUPLICATE, MAX_RANGES, REPLAY
+from splitaudit.audit.passes.bitmaps import BUCKET_SIZE, OffsetSpan
+from splitaudit.audit.passes.row_runs import codes, key_codes
 
 Int64s = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]

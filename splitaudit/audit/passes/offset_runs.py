@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from splitaudit.audit.bitmaps import BUCKET_BITS
-from splitaudit.audit.fingerprint import range_fingerprints
+from splitaudit.audit.passes.bitmaps import BUCKET_BITS
+from splitaudit.audit.passes.fingerprint import range_fingerprints
 
 Int64s = npt.NDArray[np.int64]
 Int32s = npt.NDArray[np.int32]

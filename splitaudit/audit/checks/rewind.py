@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from splitaudit.audit.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
-from splitaudit.audit.rows import concrete_offset
-from splitaudit.audit.savepoint_tables import SavepointTables, partition_rows
+from splitaudit.audit.checks.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
+from splitaudit.audit.checks.rows import concrete_offset
+from splitaudit.audit.checks.savepoint_tables import SavepointTables, partition_rows
 from splitaudit.splits.model import PENDING
 
 Key = tuple[str, str, int]  # operator id, topic, partition

@@ -2,7 +2,7 @@
 
 The tables are small (a row per split partition), so the checks never needed Spark for them: a savepoint-only
 audit or `diff` starts no Spark at all, and an audit with a sink joins the one table it needs (the resume
-offsets) into Spark itself. The rows are exactly the `flink_savepoint` data source's (`audit/tables.py`), and
+offsets) into Spark itself. The rows are exactly the `flink_savepoint` data source's (`audit/checks/tables.py`), and
 reading happens before anything else, so bad input fails with its file and byte offset first.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from splitaudit.audit.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint
 

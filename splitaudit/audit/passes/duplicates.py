@@ -29,10 +29,7 @@ from itertools import groupby
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from splitaudit.audit.bitmaps import BUCKET_BITS, BucketKey
-from splitaudit.audit.bucket_offsets import BucketOffsets, joined_runs
-from splitaudit.audit.filters import FILE_COLUMN, FileKey, any_of, file_filter
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     BY_LINEAGE,
     DOUBLE_ASSIGNMENT,
     ERROR,
@@ -41,6 +38,9 @@ from splitaudit.audit.findings import (
     WARNING,
     Finding,
 )
+from splitaudit.audit.passes.bitmaps import BUCKET_BITS, BucketKey
+from splitaudit.audit.passes.bucket_offsets import BucketOffsets, joined_runs
+from splitaudit.audit.passes.filters import FILE_COLUMN, FileKey, any_of, file_filter
 
 # Lineage columns a sink may carry besides its coordinates, with the Spark types a Kafka sink's JSON is read as:
 # the reference pipeline's sink columns (beam_pipelines/java/README.md).

@@ -11,7 +11,7 @@
 Offsets are Kafka's *next* offset to read. Negative values are Flink's symbolic offsets kept as they are
 (-2 earliest, -1 latest, -3 committed); a Kafka stopping offset of Long.MIN_VALUE (unbounded) becomes null.
 Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in
-`splitaudit/splits/model.py`); `audit/rows.py` lays them out as plain rows and this module types them
+`splitaudit/splits/model.py`); `audit/checks/rows.py` lays them out as plain rows and this module types them
 (pyarrow), so the data source, the checks and the tests share one shape.
 """
 
@@ -22,7 +22,7 @@ from itertools import islice
 
 import pyarrow as pa
 
-from splitaudit.audit.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint_view import (
     KeyedStatePart,

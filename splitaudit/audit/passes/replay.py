@@ -11,9 +11,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from splitaudit.audit.findings import ERROR, PAST_SAVEPOINT, WARNING, Finding
-from splitaudit.audit.rewind import resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables
+from splitaudit.audit.checks.findings import ERROR, PAST_SAVEPOINT, WARNING, Finding
+from splitaudit.audit.checks.rewind import resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables
 
 
 def check_past_savepoint(

@@ -29,8 +29,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit.duplicates import LINEAGE_COLUMNS
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     AMBIGUOUS_IDENTITY,
     ERROR,
     INVALID,
@@ -39,6 +38,7 @@ from splitaudit.audit.findings import (
     WARNING,
     Finding,
 )
+from splitaudit.audit.passes.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import IdentityMatch
 from splitaudit.errors import UsageError, printable, summary
 

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from splitaudit.audit import coverage, parquet_pass, pass_one, pass_two, suspects
-from splitaudit.audit.bitmaps import BucketKey, OffsetSpan
-from splitaudit.audit.duplicates import Lineage, classify_duplicates
-from splitaudit.audit.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
-from splitaudit.audit.pass_one import BucketStats
+from splitaudit.audit.checks.findings import ERROR, INFO, INVALID, NOT_A_SOURCE_TOPIC, Finding, PartitionCoverage
+from splitaudit.audit.passes import coverage, parquet_pass, pass_one, pass_two, suspects
+from splitaudit.audit.passes.bitmaps import BucketKey, OffsetSpan
+from splitaudit.audit.passes.duplicates import Lineage, classify_duplicates
+from splitaudit.audit.passes.pass_one import BucketStats
 from splitaudit.errors import UsageError, printable
 
 

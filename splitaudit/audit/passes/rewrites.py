@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from splitaudit.audit.beam_names import instant_text
-from splitaudit.audit.duplicates import runs_per_kind
-from splitaudit.audit.findings import ERROR, LOST_BY_REWRITE, MASKED_DUPLICATES, WARNING, Finding
+from splitaudit.audit.checks.beam_names import instant_text
+from splitaudit.audit.checks.findings import ERROR, LOST_BY_REWRITE, MASKED_DUPLICATES, WARNING, Finding
+from splitaudit.audit.passes.duplicates import runs_per_kind
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     AGGREGATE_DEFICIT,
     AGGREGATE_EXCESS,
     AGGREGATE_UNAUDITABLE,
@@ -41,7 +41,7 @@ from splitaudit.audit.findings import (
     AggregateTotals,
     Finding,
 )
-from splitaudit.audit.hypotheses import Choice, Hypothesis, Partition, choose
+from splitaudit.audit.checks.hypotheses import Choice, Hypothesis, Partition, choose
 from splitaudit.audit.request import AggregateMatch
 from splitaudit.errors import printable
 

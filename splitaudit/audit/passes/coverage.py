@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.bucket_offsets import NO_OFFSETS, BucketOffsets, OffsetRuns, joined_runs
-from splitaudit.audit.findings import ERROR, MISSING, NOT_IN_SOURCE, WARNING, Finding, PartitionCoverage
-from splitaudit.audit.pass_one import BucketStats
-from splitaudit.audit.suspects import DenseSpans, PartitionKey, partition_spans
+from splitaudit.audit.checks.findings import ERROR, MISSING, NOT_IN_SOURCE, WARNING, Finding, PartitionCoverage
+from splitaudit.audit.passes.bitmaps import BucketKey
+from splitaudit.audit.passes.bucket_offsets import NO_OFFSETS, BucketOffsets, OffsetRuns, joined_runs
+from splitaudit.audit.passes.pass_one import BucketStats
+from splitaudit.audit.passes.suspects import DenseSpans, PartitionKey, partition_spans
 
 
 @dataclass(frozen=True)

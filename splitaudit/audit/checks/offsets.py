@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.findings import (
     COMMITTED_OFFSET,
     ERROR,
     EXPIRED_UNREAD,
@@ -22,7 +22,7 @@ from splitaudit.audit.findings import (
     Finding,
     PartitionCoverage,
 )
-from splitaudit.audit.rows import concrete_offset
+from splitaudit.audit.checks.rows import concrete_offset
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from splitaudit.audit.bitmaps import BUCKET_SIZE, BucketKey
+from splitaudit.audit.passes.bitmaps import BUCKET_SIZE, BucketKey
 
 FILE_STATISTICS = "splitaudit.file_statistics"  # topic column metadata: read from files with row-group stats
 FILE_COLUMN = "_file"  # a sink of files: each row's file, struct(size, modified), from Spark's file metadata

@@ -20,13 +20,13 @@ from datetime import UTC, datetime
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit.aggregate import ORDER, Reconciliation, Span, reconcile
-from splitaudit.audit.hypotheses import Partition, hypotheses_of
-from splitaudit.audit.kafka_topic import read_topics
+from splitaudit.audit.checks.hypotheses import Partition, hypotheses_of
+from splitaudit.audit.checks.rewind import resume_offsets
+from splitaudit.audit.checks.savepoint_tables import SavepointTables
+from splitaudit.audit.passes.aggregate import ORDER, Reconciliation, Span, reconcile
+from splitaudit.audit.passes.kafka_topic import read_topics
+from splitaudit.audit.passes.sink_files import read_files
 from splitaudit.audit.request import AuditRequest
-from splitaudit.audit.rewind import resume_offsets
-from splitaudit.audit.savepoint_tables import SavepointTables
-from splitaudit.audit.sink_files import read_files
 from splitaudit.clients.kafka import offsets_for_time, topics_offsets
 from splitaudit.errors import UsageError
 from splitaudit.savepoint.fileio import metadata_written_at

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit.duplicates import LINEAGE_COLUMNS
-from splitaudit.audit.filters import FILE_COLUMN, FILE_STATISTICS
+from splitaudit.audit.passes.duplicates import LINEAGE_COLUMNS
+from splitaudit.audit.passes.filters import FILE_COLUMN, FILE_STATISTICS
 from splitaudit.audit.request import FILE_FORMATS, SinkColumns
 from splitaudit.errors import UsageError, summary
 

@@ -26,10 +26,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
 
-from splitaudit.audit.beam_names import NamingTemplate, instant_text
-from splitaudit.audit.findings import (
+from splitaudit.audit.checks.beam_names import NamingTemplate, instant_text
+from splitaudit.audit.checks.findings import (
     ERROR,
     INFO,
     MISSING_PANES,
@@ -41,11 +40,11 @@ from splitaudit.audit.findings import (
     Finding,
     SinkFile,
 )
-from splitaudit.audit.window_evidence import WindowVerdict
+from splitaudit.audit.checks.window_evidence import WindowVerdict
 from splitaudit.savepoint.fileio import ListedFile
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    pass
 
 SAMPLE_FILES = 20  # files a ledger finding names (its count is always exact)
 TEMP_FOLDER_PREFIXES = (".temp-beam", ".temp-")  # Beam's FileBasedSink.TEMP_DIRECTORY_PREFIX, and older forms
@@ -313,31 +312,6 @@ def _window_notes(verdicts: Iterable[WindowVerdict], after: list[SinkFile]) -> l
     if len(ordered) > SAMPLE_FILES:
         notes.append(f"and {len(ordered) - SAMPLE_FILES} more windows holding records read before the savepoint")
     return notes
-
-
-def count_rows(frame: DataFrame, ledger: Ledger, root: str) -> Ledger:
-    """The ledger with each file's rows, counted by Spark over the sink as read (one aggregate of its file
-    column: Parquet and ORC need no column's data for it)."""
-    from pyspark.sql import functions as F
-
-    counted = frame.groupBy(F.col("_metadata.file_path").alias("file")).count().collect()
-    rows = {}
-    for row in counted:
-        relative = _relative(row["file"], root)
-        if relative is not None:
-            rows[relative] = int(row["count"])
-    files = tuple(replace(f, rows=rows.get(f.path, 0)) for f in ledger.files)
-    return replace(ledger, files=files)
-
-
-def _relative(file_uri: str, root: str) -> str | None:
-    """A Spark file path (`file:/sink/a.json`, `s3a://bucket/sink/a.json`) relative to the sink's root."""
-    path = unquote(urlparse(file_uri).path) if "://" in file_uri or file_uri.startswith("file:") else file_uri
-    base = unquote(urlparse(root).path) if "://" in root or root.startswith("file:") else root
-    base = posixpath.normpath(base).rstrip("/")
-    marker = base.lstrip("/") + "/"
-    at = path.find(marker)
-    return None if at < 0 else path[at + len(marker) :]
 
 
 def _window(start: int | None, end: int | None) -> str:

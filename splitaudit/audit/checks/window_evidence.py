@@ -25,11 +25,11 @@ them not rewritten.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from splitaudit.audit.beam_names import instant_text
+from splitaudit.audit.checks.beam_names import instant_text
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles, SavepointOptions
 from splitaudit.savepoint.keyed import UNREAD, Undecoded
@@ -39,7 +39,7 @@ from splitaudit.splits.beam import kafka_checkpoint_marks
 from splitaudit.splits.beam_coders import GLOBAL_NAMESPACE, event_timer_namespace, timer_namespace, window_of_namespace
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    pass
 
 Window = tuple[int, int]  # [start, end) in epoch ms
 
@@ -196,36 +196,6 @@ def judge_windows(
         else:
             verdicts.append(WindowVerdict(window, None, UNDECIDED))
     return tuple(verdicts)
-
-
-def windows_read_before(
-    records: DataFrame, windows: Iterable[Window], resume: Mapping[tuple[str, int], int]
-) -> frozenset[Window]:
-    """Of `windows`, those holding a source record read before the savepoint (an offset below `resume`, its next
-    offset per topic partition), a record's window being its Kafka timestamp's. `records` has the source topics'
-    (topic, partition, offset, timestamp): one join of them with the few windows, on Spark."""
-    from pyspark.sql import functions as F
-
-    spans = sorted(set(windows))
-    if not spans or not resume:
-        return frozenset()
-    spark = records.sparkSession
-    frame = spark.createDataFrame(spans, "window_start long, window_end long")
-    resumed = spark.createDataFrame(
-        [(topic, partition, offset) for (topic, partition), offset in resume.items()],
-        "topic string, partition int, resume long",
-    )
-    millis = F.unix_millis(F.col("timestamp"))
-    read = (
-        records.join(F.broadcast(resumed), ["topic", "partition"])
-        .where(F.col("offset") < F.col("resume"))
-        .select(millis.alias("millis"))
-    )
-    held = read.join(
-        F.broadcast(frame), (F.col("millis") >= F.col("window_start")) & (F.col("millis") < F.col("window_end"))
-    )
-    found = held.select(*frame.columns).distinct().collect()
-    return frozenset((row["window_start"], row["window_end"]) for row in found)
 
 
 def describe_evidence(savepoint: str, state: StateWindows, policy: PolicyWatermark) -> str:

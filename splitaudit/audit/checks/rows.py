@@ -1,5 +1,5 @@
 """A savepoint's `operators`, `splits` and `enumerator` tables as plain rows (dicts): what the checks read on
-the driver and what `audit/tables.py` types for pyarrow and Spark; and its `keyed` table, every keyed-state
+the driver and what `audit/checks/tables.py` types for pyarrow and Spark; and its `keyed` table, every keyed-state
 entry. Pure Python, so a savepoint-only audit, `diff` and `guard` start without pyarrow.
 
 Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorState.enumerator_entries` in

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from splitaudit.audit.duplicates import LINEAGE_COLUMNS
+from splitaudit.audit.passes.duplicates import LINEAGE_COLUMNS
 from splitaudit.audit.request import SinkColumns
 from splitaudit.clients.kafka import partition_offsets, topic_partitions
 from splitaudit.errors import ExternalError, UsageError
@@ -34,7 +34,7 @@ def source_offsets(spark: SparkSession, bootstrap: str, topics: tuple[str, ...])
 
 
 def read_kafka_sink(spark: SparkSession, bootstrap: str, topic: str, columns: SinkColumns) -> DataFrame:
-    """A Kafka topic as the job's sink, shaped as `splitaudit.audit.sink_files.read_sink` shapes a file sink.
+    """A Kafka topic as the job's sink, shaped as `splitaudit.audit.passes.sink_files.read_sink` shapes a file sink.
 
     Each record's value is a JSON object holding the source coordinates of the record it was made from, in the
     fields `columns` names (topic, partition, offset by default; partition and offset JSON integers), and

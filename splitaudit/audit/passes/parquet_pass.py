@@ -30,13 +30,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from splitaudit.audit.bitmaps import BucketKey
-from splitaudit.audit.duplicates import Lineage
-from splitaudit.audit.filters import FILE_COLUMN, FileKey
-from splitaudit.audit.offset_runs import piece_sums, run_pieces
-from splitaudit.audit.pass_one import BucketStats, PassOne, Runs
+from splitaudit.audit.passes.bitmaps import BucketKey
+from splitaudit.audit.passes.duplicates import Lineage
+from splitaudit.audit.passes.filters import FILE_COLUMN, FileKey
+from splitaudit.audit.passes.offset_runs import piece_sums, run_pieces
+from splitaudit.audit.passes.pass_one import BucketStats, PassOne, Runs
+from splitaudit.audit.passes.row_runs import key_codes, pieces_table
 from splitaudit.audit.request import SinkColumns
-from splitaudit.audit.row_runs import key_codes, pieces_table
 
 BATCH_ROWS = 1 << 20  # rows per pyarrow batch: numpy's per-call cost stays small next to the rows
 TASKS_PER_CORE = 3  # file groups per core: balanced by size, a slow file does not hold up the pass
