@@ -25,7 +25,7 @@ from pathlib import Path
 from splitaudit.guard.results import ACTIONS, STOP
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit_lab.scenario.watched import run_watched_restore
+from splitaudit_lab.scenario.watched import WatchedCase, run_watched_restore
 from splitaudit_lab.stack.stack import Stack
 
 
@@ -49,11 +49,12 @@ def main() -> None:
         # about a dozen jobs' worth.
         with Stack(workdir / f"stack-{rate}").running(Progress()) as stack:
             for index, (variant, seconds) in enumerate(runs):
+                case = WatchedCase(
+                    stack, workdir / f"{rate}-{index}-{variant}", pipeline_jar(variant), variant, settings
+                )
                 result = run_watched_restore(
-                    stack, workdir / f"{rate}-{index}-{variant}", pipeline_jar(variant), variant, Progress(),
-                    settings, on_error=args.on_error, watch_seconds=seconds, probe=args.probe,
-                    interval=args.interval,
-                )  # fmt: skip
+                    case, on_error=args.on_error, watch_seconds=seconds, probe=args.probe, interval=args.interval
+                )
                 load = round(os.getloadavg()[0], 1)
                 line = {"rate": rate, "probe": args.probe, "interval": args.interval, "load": load}
                 print(json.dumps(line | result.to_json()), flush=True)

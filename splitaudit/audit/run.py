@@ -7,7 +7,7 @@ checks run on the driver over the savepoint's small tables, so a savepoint-only 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,7 @@ from splitaudit.audit.checks.ledger import (
     windows_after,
 )
 from splitaudit.audit.checks.offsets import check_offsets, sink_next_offsets
-from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.rewind import check_rewind
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.request import AuditRequest, DiffRequest
 from splitaudit.errors import UsageError
@@ -62,78 +62,176 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     own offsets (real gaps, expired records, committed group offsets, lag). The request was checked when it was
     made: what is left to refuse here depends on what the savepoint holds.
 
-    `progress` is told each step as it runs (`Progress()` reports nothing; the CLI's `ConsoleProgress` prints
-    them). Spark starts (or the active session is taken) only for a sink or a topic read through Spark's Kafka
-    source: a savepoint-only audit runs on the driver. Raises UsageError (the CLI's exit 2) for what the
-    savepoint makes impossible, and InputError naming the file and byte offset of a savepoint it cannot read.
-    Returns every finding, with the coverage, assignment and notes they were judged on; `exit_code` says
-    whether any is an error."""
-    savepoint = before = None
-    if request.savepoint:
-        savepoint = _load(request.savepoint, request.savepoint_options, progress)
-    if request.before:
-        before = _load(request.before, request.savepoint_options, progress)
-    evidence = _restore_evidence(request, before)
-    kafka = None
-    if request.bootstrap:
-        kafka = KafkaSource(request.bootstrap, _required_topics(request, savepoint, "--bootstrap"))
-    sink_audit = None
+    The savepoints are read first (bad input fails with its file and byte offset before anything else), then each
+    of `STEPS` runs in turn; every step returns its findings and notes (`Outcome`), and the findings are reported
+    in `FINDINGS_ORDER`, the savepoint's own first. `progress` is told each step as it runs (`Progress()` reports
+    nothing; the CLI's `ConsoleProgress` prints them). Spark starts (or the active session is taken) only for a
+    sink or a topic read through Spark's Kafka source: a savepoint-only audit runs on the driver. Raises UsageError
+    (the CLI's exit 2) for what the savepoint makes impossible, and InputError naming the file and byte offset of
+    a savepoint it cannot read. Returns every finding, with the coverage, assignment and notes they were judged
+    on; `exit_code` says whether any is an error."""
+    run = AuditRun(request, progress)
+    outcomes = {name: step(run) for name, step in STEPS}
+    findings = [f for name in FINDINGS_ORDER for f in outcomes[name].findings]
+    notes = [n for outcome in outcomes.values() for n in outcome.notes]
+    return _findings(findings, run.sink_audit, run.assignment, notes, run.ledger_files, run.aggregate)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one step of an audit found, and what it says of how it judged (the notes)."""
+
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+NOTHING = Outcome()
+
+
+class AuditRun:
+    """One audit as its steps run: what the request gives, read before any step (both savepoints' tables, the
+    restore they are evidence of, the source topics' cluster), the Spark session the first step that needs one
+    starts, and what a step makes for the later ones: the sink's file ledger, the sink's audit, the assignment
+    check and the reconciled aggregates."""
+
+    def __init__(self, request: AuditRequest, progress: Progress) -> None:
+        self.request = request
+        self.progress = progress
+        self.savepoint = (
+            None if not request.savepoint else _load(request.savepoint, request.savepoint_options, progress)
+        )
+        self.before = None if not request.before else _load(request.before, request.savepoint_options, progress)
+        self.evidence = _restore_evidence(request, self.before)
+        self.kafka = None
+        if request.bootstrap:
+            self.kafka = KafkaSource(request.bootstrap, _required_topics(request, self.savepoint, "--bootstrap"))
+        self.ledger: Ledger | None = None
+        self.sink_audit: SinkAudit | None = None
+        self.assignment: AssignmentCheck | None = None
+        self.aggregate: AggregateTotals | None = None
+        self._spark: SparkSession | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        """The session the sink's steps run on, started when first asked for."""
+        if self._spark is None:
+            self._spark = _spark(self.request, self.progress)
+        return self._spark
+
+    @property
+    def ledger_files(self) -> tuple[SinkFile, ...]:
+        return () if self.ledger is None else self.ledger.files
+
+
+def _ledger_step(run: AuditRun) -> Outcome:
+    """A file sink's names as a ledger (`checks.ledger`): files of one window written twice, temporary files left
+    behind. Not for a topic, a single file, or aggregates (reconciled by key, not by file)."""
+    request = run.request
+    if not request.sink or request.sink_format == "kafka" or _is_local_file(request.sink) or request.aggregate:
+        return NOTHING
+    with run.progress.step(f"read the file names of {request.sink}"):
+        run.ledger = ledger_of(list_tree(request.sink), request.naming)
+        return Outcome(tuple(check_ledger(run.ledger)))
+
+
+def _aggregate_step(run: AuditRun) -> Outcome:
+    """An aggregating sink (--aggregate): reconciled with the source between --before and --savepoint, or, for an
+    aggregate a double read leaves as it was, said to be unauditable (nothing read, no Spark)."""
+    aggregate = run.request.aggregate
+    if aggregate is None:
+        return NOTHING
+    if not aggregate.auditable:
+        from splitaudit.audit.passes.aggregate import unauditable
+
+        return Outcome((unauditable(aggregate),))
+    from splitaudit.audit.passes.aggregate_sink import reconcile_sink
+
+    # AuditRequest: --aggregate comes with --sink, --bootstrap, --before and --savepoint
+    assert run.before is not None
+    assert run.savepoint is not None
+    assert run.kafka is not None
+    with run.progress.step(f"reconcile the aggregates of {run.request.sink} with {run.kafka.named}"):
+        reconciled = reconcile_sink(run.spark, run.request, run.before, run.savepoint, run.kafka.topics)
+    run.aggregate = reconciled.totals
+    return Outcome(tuple(reconciled.findings), tuple(reconciled.notes))
+
+
+def _sink_step(run: AuditRun) -> Outcome:
+    """The sink's records: duplicates and gaps per partition (judged against the source's offsets with
+    --bootstrap, else assuming dense offsets), the windows a restored job wrote again (a windowed file sink), and
+    the records past the savepoint's next offsets."""
+    request = run.request
+    if not request.sink or request.aggregate is not None:
+        return NOTHING
     findings: list[Finding] = []
-    notes: list[str] = []
-    ledger = None
-    if request.sink and request.sink_format != "kafka" and not _is_local_file(request.sink) and not request.aggregate:
-        with progress.step(f"read the file names of {request.sink}"):
-            ledger = ledger_of(list_tree(request.sink), request.naming)
-            findings += check_ledger(ledger)
-    aggregate = None
-    if request.aggregate is not None and not request.aggregate.auditable:
-        from splitaudit.audit.passes.aggregate import unauditable  # an idempotent aggregate: nothing to read, no Spark
+    with (
+        run.progress.step(f"audit the {request.sink_format} sink {request.sink}"),
+        _judged_sink(run.spark, request, run.kafka) as judged,
+    ):
+        sink_audit = run.sink_audit = _audit_judged(judged, request, run.savepoint, run.evidence)
+        findings += judged.findings + sink_audit.findings
+        gaps = DENSE_NOTE if run.kafka is None else run.kafka.gaps_note
+        notes = [*judged.notes, gaps, sink_audit.lineage.note]
+        if run.ledger is not None and run.ledger.windowed:
+            with run.progress.step("count the rows of each file and find the windows written again"):
+                found, said = _judge_rewrites(run, judged)
+            findings += found
+            notes += said
+        if run.savepoint is not None:
+            from splitaudit.audit.passes.replay import check_past_savepoint
 
-        findings.append(unauditable(request.aggregate))
-    elif request.aggregate is not None and before is not None and savepoint is not None and kafka is not None:
-        from splitaudit.audit.passes.aggregate_sink import reconcile_sink
+            with run.progress.step("find sink records past the savepoint's next offsets"):
+                findings += check_past_savepoint(judged.sink, run.savepoint, exactly_once=request.exactly_once)
+    return Outcome(tuple(findings), tuple(notes))
 
-        with progress.step(f"reconcile the aggregates of {request.sink} with {kafka.named}"):
-            reconciled = reconcile_sink(_spark(request, progress), request, before, savepoint, kafka.topics)
-        findings += reconciled.findings
-        notes += reconciled.notes
-        aggregate = reconciled.totals
-    elif request.sink:
-        spark = _spark(request, progress)
-        with (
-            progress.step(f"audit the {request.sink_format} sink {request.sink}"),
-            _judged_sink(spark, request, kafka) as judged,
-        ):
-            sink_audit = _audit_judged(judged, request, savepoint, evidence)
-            findings += judged.findings + sink_audit.findings
-            notes += [*judged.notes, DENSE_NOTE if kafka is None else kafka.gaps_note, sink_audit.lineage.note]
-            if ledger is not None and ledger.windowed:
-                with progress.step("count the rows of each file and find the windows written again"):
-                    ledger, found, said = _judge_rewrites(spark, request, ledger, judged, kafka, before)
-                findings += found
-                notes += said
-            if savepoint is not None:
-                from splitaudit.audit.passes.replay import check_past_savepoint
 
-                with progress.step("find sink records past the savepoint's next offsets"):
-                    findings += check_past_savepoint(judged.sink, savepoint, exactly_once=request.exactly_once)
-    assignment = None
-    if savepoint is not None:
-        with progress.step("check the savepoint's partition assignment"):
-            assignment = check_assignment(savepoint, _partition_list(request, kafka, savepoint, sink_audit))
-        findings = list(assignment.findings) + findings
-    if before is not None and savepoint is not None:
-        with progress.step("compare with the earlier savepoint"):
-            findings = list(check_rewind(before, savepoint)) + findings
-    if kafka is not None:
-        from splitaudit.clients.kafka import topics_offsets
+def _assignment_step(run: AuditRun) -> Outcome:
+    """The savepoint's partition assignment: partitions held twice, held by nobody, pending and held at once,
+    against the topics' partitions as the best evidence at hand lists them (`_partition_list`)."""
+    if run.savepoint is None:
+        return NOTHING
+    with run.progress.step("check the savepoint's partition assignment"):
+        partitions = _partition_list(run.request, run.kafka, run.savepoint, run.sink_audit)
+        run.assignment = check_assignment(run.savepoint, partitions)
+    return Outcome(run.assignment.findings)
 
-        with progress.step(f"compare with the offsets of {kafka.named} at {kafka.bootstrap}"):
-            offsets = topics_offsets(kafka.bootstrap, kafka.topics, request.group)
-            resume = {} if savepoint is None else resume_offsets(savepoint)
-            processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
-            findings += check_offsets(offsets, resume, processed, request.group)
-    return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files, aggregate)
+
+def _rewind_step(run: AuditRun) -> Outcome:
+    """--before against --savepoint: partitions whose position went backwards, dropped or new."""
+    if run.before is None or run.savepoint is None:
+        return NOTHING
+    with run.progress.step("compare with the earlier savepoint"):
+        return Outcome(check_rewind(run.before, run.savepoint))
+
+
+def _offsets_step(run: AuditRun) -> Outcome:
+    """With --bootstrap, the topics' own offsets: records expired before they were read, the group's committed
+    offsets and lag, against where the savepoint resumes and what the sink processed."""
+    if run.kafka is None:
+        return NOTHING
+    from splitaudit.clients.kafka import topics_offsets
+
+    kafka = run.kafka
+    with run.progress.step(f"compare with the offsets of {kafka.named} at {kafka.bootstrap}"):
+        offsets = topics_offsets(kafka.bootstrap, kafka.topics, run.request.group)
+        resume = {} if run.savepoint is None else run.savepoint.resume_offsets
+        processed = {} if run.sink_audit is None else sink_next_offsets(run.sink_audit.coverage)
+        return Outcome(tuple(check_offsets(offsets, resume, processed, run.request.group)))
+
+
+# The steps in the order they run: each may use what an earlier one made (the sink's audit lists the partitions
+# the assignment check judges when nothing better does, the ledger tells the sink step which windows to judge).
+STEPS: tuple[tuple[str, Callable[[AuditRun], Outcome]], ...] = (
+    ("ledger", _ledger_step),
+    ("aggregate", _aggregate_step),
+    ("sink", _sink_step),
+    ("assignment", _assignment_step),
+    ("rewind", _rewind_step),
+    ("offsets", _offsets_step),
+)
+# The order findings are reported in: the savepoint's own first, then the sink's, then the topic's. Notes keep the
+# order the steps ran in.
+FINDINGS_ORDER = ("rewind", "assignment", "ledger", "aggregate", "sink", "offsets")
 
 
 def _is_local_file(path: str) -> bool:
@@ -141,33 +239,28 @@ def _is_local_file(path: str) -> bool:
     return len(urlparse(path).scheme) <= 1 and Path(path).is_file()
 
 
-def _judge_rewrites(
-    spark: SparkSession,
-    request: AuditRequest,
-    ledger: Ledger,
-    judged: JudgedSink,
-    kafka: KafkaSource | None,
-    before: SavepointTables | None,
-) -> tuple[Ledger, list[Finding], list[str]]:
+def _judge_rewrites(run: AuditRun, judged: JudgedSink) -> tuple[list[Finding], list[str]]:
     """The ledger's rows per file and, with --before, the windows the restored job wrote again and, with the
-    source topics (--bootstrap), the records those rewrites held once though read twice, or lost."""
+    source topics (--bootstrap), the records those rewrites held once though read twice, or lost. The run's ledger
+    becomes the one with rows counted and rewritten files marked."""
     from splitaudit.audit.passes.sink_files import read_files
-
-    assert request.sink is not None
     from splitaudit.audit.passes.windows import count_rows
 
-    ledger = count_rows(read_files(spark, request.sink, request.sink_format), ledger, request.sink)
-    notes = [f"the sink's file ledger reads {ledger.naming}: {len(ledger.files)} files"]
+    request, before, kafka = run.request, run.before, run.kafka
+    assert request.sink is not None
+    assert run.ledger is not None
+    files = read_files(run.spark, request.sink, request.sink_format)
+    run.ledger = count_rows(files, run.ledger, request.sink)
+    notes = [f"the sink's file ledger reads {run.ledger.naming}: {len(run.ledger.files)} files"]
     if before is None:
-        return ledger, [], [*notes, "give --before (the savepoint the job was restored from) to find rewritten windows"]
-    written_at = metadata_written_at(before.path)
-    resume = resume_offsets(before)
+        return [], [*notes, "give --before (the savepoint the job was restored from) to find rewritten windows"]
     records = None
     if kafka is not None:
         from splitaudit.audit.passes.kafka_topic import read_topics
 
-        records = read_topics(spark, kafka.bootstrap, kafka.topics)
-    rewrites = _rewrites(request, ledger, before.path, written_at, kafka, records, resume)
+        records = read_topics(run.spark, kafka.bootstrap, kafka.topics)
+    rewrites = _rewrites(run, before, records)
+    run.ledger = rewrites.ledger
     findings = list(rewrites.findings)
     notes += rewrites.notes
     if rewrites.windows and records is None:
@@ -175,24 +268,19 @@ def _judge_rewrites(
     elif rewrites.windows and records is not None:
         from splitaudit.audit.passes.rewrites import check_rewrites
 
-        findings += check_rewrites(judged.sink, records, rewrites.windows, resume, before.path)
-    return rewrites.ledger, findings, notes
+        findings += check_rewrites(judged.sink, records, rewrites.windows, before.resume_offsets, before.path)
+    return findings, notes
 
 
-def _rewrites(
-    request: AuditRequest,
-    ledger: Ledger,
-    savepoint: str,
-    written_at: float,
-    kafka: KafkaSource | None,
-    records: DataFrame | None,
-    resume: dict[tuple[str, int], int],
-) -> Rewrites:
-    """The windows written after the savepoint that hold records read before it (with the source; else those
+def _rewrites(run: AuditRun, before: SavepointTables, records: DataFrame | None) -> Rewrites:
+    """The windows written after `before` that hold records read before it (with the source; else those
     starting before its time), each judged closed or open at it by the savepoint's evidence (`window_evidence`),
     or by --watermark-delay when given."""
     from splitaudit.audit.checks import window_evidence as evidence
 
+    request, kafka, ledger = run.request, run.kafka, run.ledger
+    assert ledger is not None
+    savepoint, written_at, resume = before.path, metadata_written_at(before.path), before.resume_offsets
     after = windows_after(ledger, written_at)
     if records is not None:
         from splitaudit.audit.passes.windows import windows_read_before
@@ -311,7 +399,7 @@ def _restore_evidence(request: AuditRequest, before: SavepointTables | None) -> 
         return None
     jar = None if request.jar is None else read_jar_facts(Path(request.jar))
     return RestoreEvidence(
-        resume_offsets(before),
+        before.resume_offsets,
         before.path,
         None if jar is None else jar.label,
         None if jar is None else jar.rereads_restored_splits,

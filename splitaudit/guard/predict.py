@@ -24,7 +24,6 @@ from splitaudit.audit.checks.beam_names import NamingTemplate
 from splitaudit.audit.checks.findings import ERROR, EXPIRED_UNREAD, INFO, LAG, UNASSIGNED, WARNING, Finding
 from splitaudit.audit.checks.ledger import ledger_of
 from splitaudit.audit.checks.offsets import check_offsets
-from splitaudit.audit.checks.rewind import positions, resume_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
@@ -114,7 +113,7 @@ def run_guard(
             listed = PartitionList(frozenset(offsets), f"the Kafka admin API at {bootstrap}")
     with progress.step("judge the restore"):
         assignment = check_assignment(tables, listed)
-        offset_findings = check_offsets(offsets, resume_offsets(tables), {}, None)
+        offset_findings = check_offsets(offsets, tables.resume_offsets, {}, None)
         per_source = source_twins(facts, sources, offsets, start_offsets)
         findings = judge(
             facts,
@@ -200,7 +199,7 @@ def source_facts(tables: SavepointTables, specs: Mapping[str, KafkaIORead] | Non
     for row in (*tables.splits, *tables.enumerator):
         families[row["operator_id"]].add(row["split_type"])
     held: dict[str, list[HeldPartition]] = defaultdict(list)
-    for (operator_id, topic, partition), offset in sorted(positions(tables).items()):
+    for (operator_id, topic, partition), offset in sorted(tables.positions.items()):
         held[operator_id].append(HeldPartition(topic, partition, offset))
     pending: dict[str, list[PendingPartition]] = defaultdict(list)
     for row in tables.enumerator:

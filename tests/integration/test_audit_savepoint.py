@@ -20,7 +20,7 @@ from splitaudit.audit.checks.findings import (
     UNASSIGNED,
     WARNING,
 )
-from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.rewind import check_rewind
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.checks.tables import SCHEMAS
 from splitaudit.audit.passes.replay import check_past_savepoint
@@ -167,7 +167,7 @@ def test_the_driver_checks_find_what_the_tables_spark_serves_give(spark: SparkSe
         listed = PartitionList(frozenset((t, p) for t in topics for p in range(6)), "six partitions")
         for partitions in (None, listed):
             assert check_assignment(driver, partitions) == check_assignment(through_spark, partitions)
-        assert resume_offsets(driver) == resume_offsets(through_spark)
+        assert driver.resume_offsets == through_spark.resume_offsets
     before, after = (savepoint_tables(path) for path in (STOCK_BEFORE, STOCK_AFTER))
     spark_before, spark_after = (_through_spark(spark, path) for path in (STOCK_BEFORE, STOCK_AFTER))
     assert check_rewind(after, before) == check_rewind(spark_after, spark_before)

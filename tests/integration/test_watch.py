@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from splitaudit.guard.watch import READ_MORE_THAN_ADVANCED, READ_MORE_THAN_AVAILABLE, READ_TWICE
-from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
-from splitaudit_lab.scenario.watched import run_guarded_restore, run_watched_restore
+from splitaudit_lab.scenario.watched import WatchedCase, run_guarded_restore, run_watched_restore
 from splitaudit_lab.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -22,7 +21,7 @@ PACED = ScenarioSettings(records=2_000, records_per_second=200)
 
 def test_watch_stops_the_stock_restored_job_before_its_backlog_is_read(stack: Stack, tmp_path: Path) -> None:
     jar = pipeline_jar("stock")
-    result = run_watched_restore(stack, tmp_path / "run", jar, "stock", Progress(), PACED, "cancel", probe=10.0)
+    result = run_watched_restore(WatchedCase(stack, tmp_path / "run", jar, "stock", PACED), "cancel", probe=10.0)
     findings = [event.finding for event in result.watch.events if event.finding.kind != READ_TWICE]
     # Twin readers: by a poll they had read more of a partition than a checkpoint after it had advanced it, or (when
     # the probe's checkpoints complete later than the readers cross the backlog's end, a race seen once in CI)
@@ -48,7 +47,7 @@ def test_watch_is_silent_over_the_patched_restore(stack: Stack, tmp_path: Path) 
     jar = pipeline_jar("patched")
     # Checkpoints triggered after every poll of the first 10 s of reading prove one reader each time.
     result = run_watched_restore(
-        stack, tmp_path / "run", jar, "patched", Progress(), PACED, watch_seconds=20.0, probe=10.0
+        WatchedCase(stack, tmp_path / "run", jar, "patched", PACED), watch_seconds=20.0, probe=10.0
     )
     assert (result.watch.events, result.watch.action, result.watch.exit_code) == ((), "none", 0)
     assert [(t.partition, t.read_twice) for t in result.watch.tally] == [(p, 0) for p in range(4)]
@@ -58,7 +57,7 @@ def test_watch_is_silent_over_the_patched_restore(stack: Stack, tmp_path: Path) 
 
 def test_scenario_guard_refuses_the_stock_restore(stack: Stack, tmp_path: Path) -> None:
     jar = pipeline_jar("stock")
-    result = run_guarded_restore(stack, tmp_path / "run", jar, "stock", Progress(), SETTINGS, force=False)
+    result = run_guarded_restore(WatchedCase(stack, tmp_path / "run", jar, "stock", SETTINGS), force=False)
     assert (result.restore, result.exit_code, result.guard.safe) == (None, 1, False)
     rereads = [(f.kind, f.partition, f.count, f.offset_ranges) for f in result.guard.errors]
     assert rereads == [("restore_rereads_partition", p, 500, ((500, 999),)) for p in range(4)]

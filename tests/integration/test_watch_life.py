@@ -43,7 +43,7 @@ from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
 from splitaudit_lab.scenario.results import JOBMANAGER_KILL, TASKMANAGER_KILL, WatchedLife
 from splitaudit_lab.scenario.sink import read_sink
 from splitaudit_lab.scenario.users_job import UsersJobSettings, run_users_job_scenario, users_job_jar
-from splitaudit_lab.scenario.watched import FINISH, TASKMANAGER_KILL_MID_READ, run_watched_life
+from splitaudit_lab.scenario.watched import FINISH, TASKMANAGER_KILL_MID_READ, WatchedCase, run_watched_life
 from splitaudit_lab.stack.stack import Stack
 from tests.integration.faulty_rest import FaultyRest
 
@@ -68,7 +68,7 @@ def _life(
 ) -> WatchedLife:
     jar = pipeline_jar(variant)
     started = time.monotonic()
-    result = run_watched_life(stack, tmp_path / "run", jar, variant, Progress(), settings, end, **options)  # type: ignore[arg-type]
+    result = run_watched_life(WatchedCase(stack, tmp_path / "run", jar, variant, settings), end, **options)  # type: ignore[arg-type]
     print(f"{variant} {end} {options.get('fault')}: {time.monotonic() - started:.0f} s, {result.watch.line}")
     return result
 

@@ -40,6 +40,7 @@ from splitaudit_lab.scenario.recovered import JOBMANAGER_FAILOVER, run_watched_r
 from splitaudit_lab.scenario.recovered import RESCALE as RESCALE_FAULT
 from splitaudit_lab.scenario.restore import ScenarioSettings, pipeline_jar
 from splitaudit_lab.scenario.results import WatchedLife
+from splitaudit_lab.scenario.watched import WatchedCase
 from splitaudit_lab.stack.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.watch]
@@ -97,10 +98,8 @@ def test_jobmanager_killed_and_started_again_recovers_the_job_the_watch_follows(
     # The REST API refuses connections until the new JobManager runs, then answers 503 until it leads: retried
     # within --rest-timeout, which must outlast the failover.
     settings = ScenarioSettings(records=2_000)
-    result = run_watched_recovery(
-        ha_stack, tmp_path / "run", pipeline_jar(variant), variant, Progress(), settings, JOBMANAGER_FAILOVER, MORE,
-        rest_timeout=120.0,
-    )  # fmt: skip
+    case = WatchedCase(ha_stack, tmp_path / "run", pipeline_jar(variant), variant, settings)
+    result = run_watched_recovery(case, JOBMANAGER_FAILOVER, MORE, rest_timeout=120.0)
     _check(result, STOCK_FAILOVER, [(RESTORED, 2), (FAILOVER, 2)])
     assert result.watch.rest_faults
 
@@ -110,8 +109,6 @@ def test_a_rescale_by_the_adaptive_scheduler_is_followed_on_the_new_subtasks(
     adaptive_stack: Stack, tmp_path: Path, variant: str
 ) -> None:
     settings = ScenarioSettings(records=2_000, restore_parallelism=1)
-    result = run_watched_recovery(
-        adaptive_stack, tmp_path / "run", pipeline_jar(variant), variant, Progress(), settings, RESCALE_FAULT, MORE,
-        parallelism=2,
-    )  # fmt: skip
+    case = WatchedCase(adaptive_stack, tmp_path / "run", pipeline_jar(variant), variant, settings)
+    result = run_watched_recovery(case, RESCALE_FAULT, MORE, parallelism=2)
     _check(result, STOCK_RESCALE, [(RESTORED, 1), (RESCALE, 2)])

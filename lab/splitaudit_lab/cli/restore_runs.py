@@ -32,12 +32,11 @@ class ScenarioCommand:
         variant, settings = request.variant, request.settings
         jar = request.jar or pipeline_jar(variant)
         if request.guard:
-            from splitaudit_lab.scenario.watched import run_guarded_restore
+            from splitaudit_lab.scenario.watched import WatchedCase, run_guarded_restore
 
             with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
-                guarded = run_guarded_restore(
-                    stack, self.run_dir / variant, jar, variant, context.progress, settings, request.force
-                )
+                case = WatchedCase(stack, self.run_dir / variant, jar, variant, settings, context.progress)
+                guarded = run_guarded_restore(case, request.force)
             output(context).guarded_restore(guarded)
             return guarded.exit_code
         report = run_with_own_stack(self.run_dir, jar, variant, context.progress, settings, self.keep_stack)
@@ -62,12 +61,13 @@ class DemoCommand:
 
         request = DemoRequest(**self.options)
         if request.guard:
-            from splitaudit_lab.scenario.watched import run_guarded_restore
+            from splitaudit_lab.scenario.watched import WatchedCase, run_guarded_restore
 
             with own_stack(self.run_dir, context.progress, self.keep_stack) as stack:
                 sides = [
                     run_guarded_restore(
-                        stack, self.run_dir / v, pipeline_jar(v), v, context.progress, request.settings, False
+                        WatchedCase(stack, self.run_dir / v, pipeline_jar(v), v, request.settings, context.progress),
+                        force=False,
                     )
                     for v in ("stock", "patched")
                 ]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -35,38 +34,31 @@ from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.lifecycle import DEFAULT_REST_TIMEOUT
 from splitaudit.guard.results import STOP
 from splitaudit.polling import poll
-from splitaudit.progress import Progress
-from splitaudit_lab.scenario.restore import ScenarioRun, ScenarioSettings
+from splitaudit_lab.scenario.restore import ScenarioRun
 from splitaudit_lab.scenario.results import WatchedLife
 from splitaudit_lab.scenario.sink import read_sink
-from splitaudit_lab.scenario.watched import IDLE_BEFORE_END, first_half, settle, watching_restore
-from splitaudit_lab.stack.stack import Stack
+from splitaudit_lab.scenario.watched import IDLE_BEFORE_END, WatchedCase, first_half, settle, watching_restore
 
 JOBMANAGER_FAILOVER, RESCALE = "jobmanager-failover", "rescale"
 RECOVERY_TIMEOUT = 180.0  # seconds for the job to run again after a failover or a rescale
 
 
 def run_watched_recovery(
-    stack: Stack,
-    run_dir: Path,
-    jar: Path,
-    variant: str,
-    progress: Progress,
-    settings: ScenarioSettings,
+    case: WatchedCase,
     fault: str,
     more: int,
     parallelism: int | None = None,
     rest_timeout: float = DEFAULT_REST_TIMEOUT,
 ) -> WatchedLife:
-    """Savepoint a run of `jar`, restore it as a job the watch follows (with `rest_timeout`: `WatchSettings`),
+    """Savepoint a run of the case's jar, restore it as a job the watch follows (with `rest_timeout`: `WatchSettings`),
     let it settle, make a new attempt of it by `fault` (a rescale to `parallelism`), produce `more` records to
     each topic, let it settle again and stop it with a savepoint. A failover needs a highly available stack, a
     rescale one with the adaptive scheduler."""
     if fault not in (JOBMANAGER_FAILOVER, RESCALE) or (fault == RESCALE) != (parallelism is not None):
         raise UsageError(f"a watched recovery is a {JOBMANAGER_FAILOVER}, or a {RESCALE} to a parallelism")
-    run = ScenarioRun(stack, run_dir, f"{fault}-{variant}", settings, progress)
-    savepoint = first_half(run, jar)
-    restore = watching_restore(run, jar, savepoint, rest_timeout=rest_timeout)
+    run = case.run(fault)
+    savepoint = first_half(run, case.jar)
+    restore = watching_restore(run, case.jar, savepoint, rest_timeout=rest_timeout)
     with run.steps.step(f"watch the restored job through a {fault}") as out, restore as (job, watching):
         try:
             run.flink.wait_all_running(job)
@@ -90,7 +82,7 @@ def run_watched_recovery(
                 run.flink.cancel(job)
             report = watching.result()
         out.append(f"job {job}: {report.line}")
-    return WatchedLife(variant, STOP, fault, report, _read_twice_in_sink(read_sink(run.sink), job, ends))
+    return WatchedLife(case.variant, STOP, fault, report, _read_twice_in_sink(read_sink(run.sink), job, ends))
 
 
 def _fail_over(run: ScenarioRun, job: str) -> None:

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -48,48 +49,52 @@ from splitaudit_lab.scenario.sink import read_sink
 from splitaudit_lab.stack.stack import Stack
 
 
+@dataclass(frozen=True)
+class WatchedCase:
+    """What a watched scenario runs: one variant's job jar on a running stack, in a new run directory, with the
+    scenario's settings; its steps reported to `progress`."""
+
+    stack: Stack
+    run_dir: Path
+    jar: Path
+    variant: str
+    settings: ScenarioSettings
+    progress: Progress = field(default_factory=Progress)
+
+    def run(self, kind: str) -> ScenarioRun:
+        """The case's run, its topics named after `kind` (what the scenario does) and the variant."""
+        return ScenarioRun(self.stack, self.run_dir, f"{kind}-{self.variant}", self.settings, self.progress)
+
+
 def run_watched_restore(
-    stack: Stack,
-    run_dir: Path,
-    jar: Path,
-    variant: str,
-    progress: Progress,
-    settings: ScenarioSettings,
+    case: WatchedCase,
     on_error: str = STOP,
     watch_seconds: float | None = None,
     probe: float = 0.0,
     interval: float = 0.25,
 ) -> WatchedRestore:
-    """Savepoint a run of `jar`, restore it with `jar` and watch the restored job (for at most `watch_seconds`,
-    polling every `interval` seconds and triggering checkpoints for `probe` seconds after its first read:
-    `WatchSettings`)."""
-    run = ScenarioRun(stack, run_dir, f"watch-{variant}", settings, progress)
-    savepoint = first_half(run, jar)
-    return _restore_and_watch(run, jar, variant, savepoint, on_error, watch_seconds, probe, interval)
+    """Savepoint a run of the case's jar, restore it with the same jar and watch the restored job (for at most
+    `watch_seconds`, polling every `interval` seconds and triggering checkpoints for `probe` seconds after its
+    first read: `WatchSettings`)."""
+    run = case.run("watch")
+    savepoint = first_half(run, case.jar)
+    return _restore_and_watch(case, run, savepoint, on_error, watch_seconds, probe, interval)
 
 
-def run_guarded_restore(
-    stack: Stack,
-    run_dir: Path,
-    jar: Path,
-    variant: str,
-    progress: Progress,
-    settings: ScenarioSettings,
-    force: bool,
-    watch_seconds: float = 30.0,
-) -> GuardedRestore:
-    """On a running `stack`, in `run_dir` (new): the first half, the guard on the savepoint and `jar`, and (when
-    safe, or with `force`) the watched restore with stop-with-savepoint, watched for at most `watch_seconds`
-    (the restored job is then cancelled)."""
-    run = ScenarioRun(stack, run_dir, f"guard-{variant}", settings, progress)
-    savepoint = first_half(run, jar)
+def run_guarded_restore(case: WatchedCase, force: bool, watch_seconds: float = 30.0) -> GuardedRestore:
+    """On the case's running stack, in its run directory (new): the first half, the guard on the savepoint and the
+    jar, and (when safe, or with `force`) the watched restore with stop-with-savepoint, watched for at most
+    `watch_seconds` (the restored job is then cancelled)."""
+    run = case.run("guard")
+    savepoint = first_half(run, case.jar)
     with run.steps.step("guard the restore") as out:
-        guard = run_guard(savepoint, jar, stack.kafka.bootstrap, settings.restore_parallelism, progress)
+        parallelism = case.settings.restore_parallelism
+        guard = run_guard(savepoint, case.jar, case.stack.kafka.bootstrap, parallelism, case.progress)
         out.append(guard.line)
     if not guard.safe and not force:
-        return GuardedRestore(variant, guard, force, None)
-    restore = _restore_and_watch(run, jar, variant, savepoint, STOP, watch_seconds)
-    return GuardedRestore(variant, guard, force, restore)
+        return GuardedRestore(case.variant, guard, force, None)
+    restore = _restore_and_watch(case, run, savepoint, STOP, watch_seconds)
+    return GuardedRestore(case.variant, guard, force, restore)
 
 
 def first_half(run: ScenarioRun, jar: Path) -> str:
@@ -100,16 +105,16 @@ def first_half(run: ScenarioRun, jar: Path) -> str:
 
 
 def _restore_and_watch(
+    case: WatchedCase,
     run: ScenarioRun,
-    jar: Path,
-    variant: str,
     savepoint: str,
     on_error: str = STOP,
     watch_seconds: float | None = None,
     probe: float = 0.0,
     interval: float = 0.25,
 ) -> WatchedRestore:
-    """Start the watch of a job id, restore `savepoint` with `jar` as that job, then count its sink rows."""
+    """Start the watch of a job id, restore `savepoint` with the case's jar as that job, then count its sink
+    rows."""
     stack = run.stack
     job = uuid.uuid4().hex
     watch = WatchSettings(
@@ -129,7 +134,7 @@ def _restore_and_watch(
         watching = pool.submit(run_watch, watch, Progress(), lambda _event: None)
         submitted = time.monotonic() - started
         try:
-            run.submit_restore(jar, savepoint, job)
+            run.submit_restore(case.jar, savepoint, job)
         finally:
             report = watching.result()
         out.append(report.line)
@@ -138,7 +143,7 @@ def _restore_and_watch(
     sink = read_sink(run.sink)
     mine = sink.filter(pc.equal(sink["job_id"], job))
     offsets = mine.group_by(["partition", "offset"]).aggregate([]).num_rows
-    return WatchedRestore(variant, run.settings.records, round(submitted, 3), report, mine.num_rows, offsets)
+    return WatchedRestore(case.variant, run.settings.records, round(submitted, 3), report, mine.num_rows, offsets)
 
 
 @contextmanager
@@ -177,39 +182,33 @@ def watching_restore(
 
 
 def run_watched_life(
-    stack: Stack,
-    run_dir: Path,
-    jar: Path,
-    variant: str,
-    progress: Progress,
-    settings: ScenarioSettings,
+    case: WatchedCase,
     end: str,
     fault: str | None = None,
     flink_rest: str | None = None,
     before_end: Callable[[], None] | None = None,
     rest_timeout: float = DEFAULT_REST_TIMEOUT,
 ) -> WatchedLife:
-    """Savepoint a run of `jar`, restore it as a job the watch (`--on-error report`, through `flink_rest`, by
-    default the stack's) follows from its submission; wait until every offset is in the sink and checkpoints
-    add no rows. With `fault`, kill the TaskManager then (`TASKMANAGER_KILL`: its readers idle at the end) or
-    while its readers read N more records (`TASKMANAGER_KILL_MID_READ`, with `triggered_checkpoints`: after an
-    idle checkpoint, the only one since, the kill once the sink shows some of them read), start a new one (Flink
-    restarts the job from its latest checkpoint: a new attempt), and wait so again; run `before_end` (e.g. a
-    fault between the watch and Flink); `IDLE_BEFORE_END` seconds later end the job (`end`: stop with a
-    savepoint, cancel, kill -9 the JobManager: a standalone cluster without high availability loses its jobs,
-    and the watch can only find it gone; or `FINISH`, with `finish_when_idle`: wait for the job to finish on its
-    own once its input is drained) and let the watch end with it. After a JobManager or TaskManager kill the
-    cluster is started again."""
+    """Savepoint a run of the case's jar, restore it as a job the watch (`--on-error report`, through `flink_rest`, by
+    default the stack's) follows from its submission; wait until every offset is in the sink and checkpoints add no
+    rows. With `fault`, kill the TaskManager then (`TASKMANAGER_KILL`: its readers idle at the end) or while its
+    readers read N more records (`TASKMANAGER_KILL_MID_READ`, with `triggered_checkpoints`: after an idle
+    checkpoint, the only one since, the kill once the sink shows some of them read), start a new one (Flink restarts
+    the job from its latest checkpoint: a new attempt), and wait so again; run `before_end` (e.g. a fault between
+    the watch and Flink); `IDLE_BEFORE_END` seconds later end the job (`end`: stop with a savepoint, cancel, kill -9
+    the JobManager: a standalone cluster without high availability loses its jobs, and the watch can only find it
+    gone; or `FINISH`, with `finish_when_idle`: wait for the job to finish on its own once its input is drained) and
+    let the watch end with it. After a JobManager or TaskManager kill the cluster is started again."""
     if end not in LIFE_ENDS or fault not in (None, *LIFE_FAULTS):
         raise UsageError(f"a watched life ends by {', '.join(LIFE_ENDS)}, after no fault or {', '.join(LIFE_FAULTS)}")
-    if (end == FINISH) != bool(settings.finish_when_idle):
+    if (end == FINISH) != bool(case.settings.finish_when_idle):
         raise UsageError(f"a watched life ends by {FINISH} exactly when its job's input is bounded (finish_when_idle)")
-    if fault == TASKMANAGER_KILL_MID_READ and not settings.triggered_checkpoints:
+    if fault == TASKMANAGER_KILL_MID_READ and not case.settings.triggered_checkpoints:
         raise UsageError(f"{TASKMANAGER_KILL_MID_READ} needs triggered_checkpoints: no checkpoint while it reads")
-    run = ScenarioRun(stack, run_dir, f"life-{variant}", settings, progress)
-    savepoint = first_half(run, jar)
+    run = case.run("life")
+    savepoint = first_half(run, case.jar)
     resumed: dict[int, dict[int, int]] = {}
-    restore = watching_restore(run, jar, savepoint, flink_rest, rest_timeout)
+    restore = watching_restore(run, case.jar, savepoint, flink_rest, rest_timeout)
     with run.steps.step("watch the restored job through its life") as out, restore as (job, watching):
         try:
             run.flink.wait_all_running(job)
@@ -238,10 +237,10 @@ def run_watched_life(
             # late). Either way the cluster is started again as new for whatever runs on the stack next.
             if end == JOBMANAGER_KILL or fault in LIFE_FAULTS:
                 with run.steps.step("stop the cluster, start it again"):
-                    stack.flink.stop()
-                    stack.flink.start()
+                    case.stack.flink.stop()
+                    case.stack.flink.start()
         out.append(f"job {job}: {report.line}")
-    return WatchedLife(variant, end, fault, report, _read_twice_per_partition(read_sink(run.sink), job, resumed))
+    return WatchedLife(case.variant, end, fault, report, _read_twice_per_partition(read_sink(run.sink), job, resumed))
 
 
 IDLE_BEFORE_END = 3.0  # seconds the settled job runs idle before it is ended

@@ -49,7 +49,7 @@ def check_offsets(
     - `lag` (info): offsets past the job's next offset still to read: end - max(next, log_start), where next
       is the savepoint's next offset, else the sink's processed next offset, else the group's committed offset.
 
-    `savepoint_next` maps a partition to its split's next offset (`rewind.resume_offsets`: the lowest when a
+    `savepoint_next` maps a partition to its split's next offset (`SavepointTables.resume_offsets`: the lowest when a
     partition is held twice; a negative value is Flink's symbolic earliest/latest/committed and counts as
     unknown, as does None or absence). `sink_next` maps it to the sink's highest offset + 1
     (`sink_next_offsets`). Partitions that only the savepoint or the sink names, not Kafka, are the assignment

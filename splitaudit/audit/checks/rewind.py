@@ -7,19 +7,13 @@ offsets (negative: earliest, latest, committed) are not positions and are not co
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from splitaudit.audit.checks.findings import DROPPED_PARTITION, ERROR, INFO, NEW_PARTITION, REWIND, Finding
-from splitaudit.audit.checks.rows import concrete_offset
-from splitaudit.audit.checks.savepoint_tables import SavepointTables, partition_rows
-from splitaudit.splits.model import PENDING
-
-Key = tuple[str, str, int]  # operator id, topic, partition
+from splitaudit.audit.checks.savepoint_tables import SavepointTables
 
 
 def check_rewind(before: SavepointTables, after: SavepointTables) -> tuple[Finding, ...]:
     """Compare the positions of `before` (the earlier savepoint) with those of `after`."""
-    earlier, later = positions(before), positions(after)
+    earlier, later = before.positions, after.positions
     findings = []
     for key in sorted(earlier.keys() | later.keys()):
         operator, topic, partition = key
@@ -37,28 +31,6 @@ def check_rewind(before: SavepointTables, after: SavepointTables) -> tuple[Findi
             )
             findings.append(Finding(REWIND, ERROR, topic, partition, old - new, ((new, old - 1),), detail=detail))
     return tuple(findings)
-
-
-def positions(savepoint: SavepointTables) -> dict[Key, int | None]:
-    """Per (operator, topic, partition) held by anyone: the lowest non-negative next offset, None if none."""
-    lowest: dict[Key, int | None] = defaultdict(lambda: None)
-    pending = [r for r in savepoint.enumerator if r["status"] == PENDING]
-    for table in (savepoint.splits, pending):
-        for r in partition_rows(table):
-            key = (r["operator_id"], r["topic"], r["partition"])
-            offset, current = concrete_offset(r["next_offset"]), lowest[key]
-            lowest[key] = offset if offset is not None and (current is None or offset < current) else current
-    return dict(lowest)
-
-
-def resume_offsets(savepoint: SavepointTables) -> dict[tuple[str, int], int]:
-    """Per (topic, partition): the offset a restore from `savepoint` resumes it from (the lowest concrete next
-    offset of any holder in any source); partitions with no concrete offset are left out."""
-    resume: dict[tuple[str, int], int] = {}
-    for (_, topic, partition), offset in positions(savepoint).items():
-        if offset is not None:
-            resume[(topic, partition)] = min(offset, resume.get((topic, partition), offset))
-    return resume
 
 
 def _shown(offset: int | None) -> str:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from splitaudit.audit.checks.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.checks.rows import concrete_offset, enumerator_rows, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint
+from splitaudit.splits.model import PENDING
 
 Row = dict[str, Any]
+Key = tuple[str, str, int]  # operator id, topic, partition
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,29 @@ class SavepointTables:
     operators: tuple[Row, ...]
     splits: tuple[Row, ...]
     enumerator: tuple[Row, ...]
+
+    @cached_property
+    def positions(self) -> dict[Key, int | None]:
+        """Per (operator, topic, partition) held by anyone (reader splits and splits pending in the enumerator):
+        the lowest non-negative next offset, None if none. Worked out once per savepoint, however many checks ask."""
+        lowest: dict[Key, int | None] = {}
+        pending = [r for r in self.enumerator if r["status"] == PENDING]
+        for table in (self.splits, pending):
+            for r in partition_rows(table):
+                key = (r["operator_id"], r["topic"], r["partition"])
+                offset, current = concrete_offset(r["next_offset"]), lowest.get(key)
+                lowest[key] = offset if offset is not None and (current is None or offset < current) else current
+        return lowest
+
+    @cached_property
+    def resume_offsets(self) -> dict[tuple[str, int], int]:
+        """Per (topic, partition): the offset a restore from this savepoint resumes it from (the lowest concrete
+        next offset of any holder in any source); partitions with no concrete offset are left out."""
+        resume: dict[tuple[str, int], int] = {}
+        for (_, topic, partition), offset in self.positions.items():
+            if offset is not None:
+                resume[(topic, partition)] = min(offset, resume.get((topic, partition), offset))
+        return resume
 
 
 def savepoint_tables(

@@ -21,7 +21,6 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from splitaudit.audit.checks.hypotheses import Partition, hypotheses_of
-from splitaudit.audit.checks.rewind import resume_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables
 from splitaudit.audit.passes.aggregate import ORDER, Reconciliation, Span, reconcile
 from splitaudit.audit.passes.kafka_topic import read_topics
@@ -44,7 +43,7 @@ def reconcile_sink(
     match, bootstrap, sink = request.aggregate, request.bootstrap, request.sink
     if match is None or bootstrap is None or sink is None:  # AuditRequest: --aggregate needs them
         raise UsageError("--aggregate needs --sink and --bootstrap")
-    span = Span(resume_offsets(before), resume_offsets(savepoint))
+    span = Span(before.resume_offsets, savepoint.resume_offsets)
     offsets = topics_offsets(bootstrap, topics, request.group)
     written_at = metadata_written_at(before.path)
     after, boundary, first_written = _after(spark, request, sink, written_at)

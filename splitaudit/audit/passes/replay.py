@@ -1,6 +1,6 @@
 """Sink records at or past the savepoint's next offsets: a restore from that savepoint reads them again.
 
-The savepoint says where each partition resumes (`rewind.resume_offsets`: its lowest next offset). Whatever the
+The savepoint says where each partition resumes (`SavepointTables.resume_offsets`: its lowest next offset). Whatever the
 sink already holds from there on was emitted after the snapshot and will be emitted a second time after a
 restore: expected with an at-least-once sink (a warning), a duplicate with an exactly-once one (an error).
 One aggregation over the sink, filtered per partition by a broadcast join on the small position table.
@@ -12,7 +12,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from splitaudit.audit.checks.findings import ERROR, PAST_SAVEPOINT, WARNING, Finding
-from splitaudit.audit.checks.rewind import resume_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables
 
 
@@ -20,7 +19,7 @@ def check_past_savepoint(
     sink: DataFrame, savepoint: SavepointTables, *, exactly_once: bool = False
 ) -> tuple[Finding, ...]:
     """Per (topic, partition): the sink rows at or past the savepoint's next offset, and their offset range."""
-    resume = resume_offsets(savepoint)
+    resume = savepoint.resume_offsets
     if not resume:
         return ()
     spark = sink.sparkSession

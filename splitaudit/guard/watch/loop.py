@@ -34,7 +34,6 @@ from typing import Any
 
 from splitaudit.audit.checks.findings import ERROR, EXPIRED_UNREAD, Finding
 from splitaudit.audit.checks.offsets import check_offsets
-from splitaudit.audit.checks.rewind import resume_offsets
 from splitaudit.audit.checks.savepoint_tables import savepoint_tables
 from splitaudit.clients.flink import (
     TERMINAL_STATES,
@@ -100,7 +99,7 @@ CLOCK_MARGIN = 0.2
 
 def restored_offsets(location: str) -> dict[Key, int]:
     """The offsets a job restored from `location` resumes each partition from, read without Spark."""
-    return resume_offsets(savepoint_tables(location))
+    return savepoint_tables(location).resume_offsets
 
 
 @dataclass(frozen=True)

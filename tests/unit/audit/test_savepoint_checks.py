@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from splitaudit.audit.checks.assignment import ENUMERATOR_SOURCE, PartitionList, check_assignment
 from splitaudit.audit.checks.findings import ASSIGNED_AND_PENDING, ASSIGNED_TWICE, ERROR, REWIND, UNASSIGNED
-from splitaudit.audit.checks.rewind import check_rewind, resume_offsets
+from splitaudit.audit.checks.rewind import check_rewind
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.checks.tables import SCHEMAS
 
@@ -121,4 +121,4 @@ def test_a_restore_resumes_each_partition_from_its_lowest_concrete_next_offset()
         {"subtask": None, "status": "pending", "split_id": "t-0", "partition": 0, "next_offset": 90},
         {"subtask": None, "status": "assigned", "split_id": "t-1", "partition": 1, "next_offset": 0},
     ]
-    assert resume_offsets(_tables(splits, pending)) == {("t", 0): 90, ("t", 3): 40}
+    assert _tables(splits, pending).resume_offsets == {("t", 0): 90, ("t", 3): 40}
