@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,18 +115,8 @@ def run_guard(
         assignment = check_assignment(tables, listed)
         offset_findings = check_offsets(offsets, tables.resume_offsets, {}, None)
         per_source = source_twins(facts, sources, offsets, start_offsets)
-        findings = judge(
-            facts,
-            sources,
-            assignment.findings,
-            offset_findings,
-            offsets,
-            parallelism,
-            start_offsets,
-            impulses(view),
-            twins=per_source,
-            enumerated=enumerated_partitions(tables),
-        )
+        restore = Restore(facts, sources, parallelism, impulses(view), enumerated_partitions(tables))
+        findings = judge(restore, assignment.findings, offset_findings, offsets, start_offsets, per_source)
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
@@ -218,22 +208,32 @@ def source_facts(tables: SavepointTables, specs: Mapping[str, KafkaIORead] | Non
     )
 
 
+@dataclass(frozen=True)
+class Restore:
+    """A restore the guard judges: the job jar's facts, the savepoint's sources as the guard sees them
+    (`source_facts`), what else the savepoint shows of it (the uid-less Impulses of a portable pipeline,
+    `impulses`; the partitions its enumerator checkpoints name, `enumerated_partitions`), and the parallelism it
+    restores at (None: unchanged)."""
+
+    jar: JarFacts
+    sources: Sequence[SourceFacts]
+    parallelism: int | None = None
+    impulse_ids: Sequence[str] = ()
+    enumerated: Collection[tuple[str, int]] = ()
+
+
 def judge(
-    jar: JarFacts,
-    sources: Sequence[SourceFacts],
+    restore: Restore,
     assignment: Iterable[Finding],
     offsets: Iterable[Finding],
     kafka: Mapping[tuple[str, int], PartitionOffsets],
-    parallelism: int | None,
     start_offsets: Mapping[tuple[str, int], int | None] | None = None,
-    impulse_ids: Sequence[str] = (),
     twins: Sequence[Sequence[TwinStart]] | None = None,
-    enumerated: Collection[tuple[str, int]] = (),
 ) -> tuple[Finding, ...]:
-    """The guard's findings for restoring `sources` with `jar` at `parallelism` (None: unchanged); `impulse_ids`
-    the uid-less Impulses of a portable pipeline (`impulses`); `twins` what `source_twins` predicted for the same
-    arguments, when the caller has it already (None: predicted here); `enumerated` the partitions the
-    savepoint's enumerator checkpoints name (`enumerated_partitions`).
+    """The guard's findings for `restore`, judged with the savepoint's `assignment` and `offsets` checks and the
+    topics' `kafka` offsets (`start_offsets`: each partition's offset at the read's start time, when it has one);
+    `twins` what `source_twins` predicted for the same arguments, when the caller has it already (None: predicted
+    here).
 
     - `restore_rereads_partition` (error), per partition a FlinkSource savepoint holds, when the jar's
       FlinkSource lacks the fix: its twin reader's start (`source_twins`) in the detail, and as count and offset
@@ -256,6 +256,7 @@ def judge(
       unchains the uid-less Impulse the read starts from: its id changes and Flink refuses the restore
       (`restore_refused_unmapped_impulse`, error).
     """
+    jar, sources, parallelism = restore.jar, restore.sources, restore.parallelism
     if twins is None:
         twins = source_twins(jar, sources, kafka, start_offsets)
     findings: list[Finding] = []
@@ -263,14 +264,14 @@ def judge(
         findings += [_reread(jar, source, twin) for twin in rereads]
         findings += _config_warnings(jar, source, kafka)
         if parallelism is not None and parallelism != source.parallelism:
-            findings += _rescale(jar, source, parallelism, impulse_ids)
+            findings += _rescale(jar, source, parallelism, restore.impulse_ids)
     for finding in assignment:
         if finding.kind == UNASSIGNED:
             kafka_reader = next((s for s in sources if _kafka_source_reads(s, finding.topic)), None)
             if kafka_reader is None:
                 findings.append(_unassigned(jar, finding))
             else:
-                findings.append(_kafka_source_unassigned(kafka_reader, finding, enumerated, kafka))
+                findings.append(_kafka_source_unassigned(kafka_reader, finding, restore.enumerated, kafka))
         else:
             findings.append(finding)
     findings += [f for f in offsets if f.kind in (EXPIRED_UNREAD, LAG)]

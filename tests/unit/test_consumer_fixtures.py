@@ -22,6 +22,7 @@ from splitaudit.guard.predict import (
     COMMIT_NEVER_FINALIZED,
     LATEST_WITHOUT_COMMITTED,
     RESTORE_REREADS,
+    Restore,
     judge,
     kafka_specs,
     source_facts,
@@ -211,7 +212,7 @@ def test_no_twin_with_the_patched_jar() -> None:
 )
 def test_guard_findings_without_kafka(folder: Path, jar: JarFacts, warnings: list[str]) -> None:
     # Every held partition is read twice by the unfixed restore; the consumer settings add their warnings.
-    findings = judge(jar, [_source(folder)], (), (), {}, None)
+    findings = judge(Restore(jar, [_source(folder)]), (), (), {})
     rereads = [(f.kind, f.severity, f.topic, f.partition) for f in findings if f.kind == RESTORE_REREADS]
     assert rereads == [(RESTORE_REREADS, ERROR, TOPICS[folder], p) for p in range(4)]
     others = [(f.kind, f.severity, f.count) for f in findings if f.kind != RESTORE_REREADS]

@@ -149,3 +149,21 @@ def test_the_lab_adds_its_commands_through_the_entry_points_and_the_product_runs
     lab = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
     assert set(lab) == LAB_COMMANDS
     assert all(target.startswith("splitaudit_lab.cli.") for target in lab.values())
+
+
+MAX_PARAMETERS = 8  # beyond this a function's arguments are a settings object or a case of their own
+
+
+def test_no_function_takes_more_than_eight_parameters() -> None:
+    # A frozen dataclass (a request, a settings group, a case) carries what belongs together; `self` and `cls` do
+    # not count. The product and the lab alike.
+    sources = [*PACKAGE.rglob("*.py"), *LAB.rglob("*.py"), PACKAGE.parent / "pyspark_flink_savepoint.py"]
+    wide = []
+    for path in sorted(sources):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                names = [a.arg for a in arguments if a.arg not in ("self", "cls")]
+                if len(names) > MAX_PARAMETERS:
+                    wide.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}: {len(names)}")
+    assert wide == []

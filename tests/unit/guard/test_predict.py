@@ -17,6 +17,7 @@ from splitaudit.guard.predict import (
     RESCALE,
     RESCALE_LOSES_PENDING,
     RESTORE_REREADS,
+    Restore,
     impulses,
     judge,
     kafka_specs,
@@ -120,7 +121,7 @@ def _rows(
 
 
 def test_an_unpatched_flink_source_rereads_every_partition_from_the_twins_start() -> None:
-    findings = judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, None)
+    findings = judge(Restore(STOCK, [FLINK_SOURCE]), (), (), KAFKA)
     assert _rows(findings) == [(RESTORE_REREADS, ERROR, TOPIC, p, 5000 + p, ((5000, 9999 + p),)) for p in range(4)]
     assert findings[0].detail == (
         "source kafka-read: Beam 2.62.0 with beam-runners-flink-1.19, unpatched re-initialises the restored "
@@ -136,11 +137,11 @@ def test_an_unpatched_flink_source_rereads_every_partition_from_the_twins_start(
 
 @pytest.mark.parametrize("jar", [PATCHED, _facts(fixed=True)], ids=["patched", "upstream-fix"])
 def test_a_fixed_flink_source_restores_safely(jar: JarFacts) -> None:
-    assert judge(jar, [FLINK_SOURCE], (), (), KAFKA, None) == ()
+    assert judge(Restore(jar, [FLINK_SOURCE]), (), (), KAFKA) == ()
 
 
 def test_without_kafka_the_reread_names_the_partitions_with_no_count() -> None:
-    assert _rows(judge(STOCK, [FLINK_SOURCE], (), (), {}, None)) == [
+    assert _rows(judge(Restore(STOCK, [FLINK_SOURCE]), (), (), {})) == [
         (RESTORE_REREADS, ERROR, TOPIC, p, 0, ()) for p in range(4)
     ]
     (twin, *_) = source_twins(STOCK, [FLINK_SOURCE], {})[0]
@@ -150,7 +151,7 @@ def test_without_kafka_the_reread_names_the_partitions_with_no_count() -> None:
 
 
 def test_a_legacy_wrapper_is_not_affected_by_the_flink_source_bug() -> None:
-    assert judge(STOCK, [LEGACY], (), (), KAFKA, None) == ()
+    assert judge(Restore(STOCK, [LEGACY]), (), (), KAFKA) == ()
 
 
 UNREAD = Finding(
@@ -160,7 +161,7 @@ UNREAD = Finding(
 
 
 def test_a_partition_no_split_covers_is_an_error_without_discovery() -> None:
-    (finding,) = judge(PATCHED, [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    (finding,) = judge(Restore(PATCHED, [FLINK_SOURCE]), [UNREAD], (), KAFKA)
     assert (finding.kind, finding.severity, finding.partition) == (UNASSIGNED, ERROR, 4)
     assert finding.detail == (
         "source kafka-read: in the topic but held by no reader and not pending: nothing will read it; not in the "
@@ -170,7 +171,7 @@ def test_a_partition_no_split_covers_is_an_error_without_discovery() -> None:
 
 
 def test_a_jar_with_discovery_reads_a_partition_no_split_covers() -> None:
-    (finding,) = judge(_facts(patched=True, discovery=True), [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    (finding,) = judge(Restore(_facts(patched=True, discovery=True), [FLINK_SOURCE]), [UNREAD], (), KAFKA)
     assert (finding.kind, finding.severity, finding.partition) == (DISCOVERED_ON_RESTORE, INFO, 4)
     assert finding.detail == (
         "source kafka-read: in the topic but held by no reader and not pending: Beam 2.62.0 with "
@@ -182,18 +183,18 @@ def test_the_offset_checks_expired_and_lag_pass_through_and_nothing_else() -> No
     expired = Finding("expired_unread", ERROR, TOPIC, 0, 5, ((5000, 5004),))
     lag = Finding(LAG, INFO, TOPIC, 0, 4995, ((5005, 9999),))
     committed = Finding("committed_offset_mismatch", "warning", TOPIC, 0, 3)
-    assert judge(PATCHED, [FLINK_SOURCE], (), [expired, committed, lag], KAFKA, None) == (expired, lag)
+    assert judge(Restore(PATCHED, [FLINK_SOURCE]), (), [expired, committed, lag], KAFKA) == (expired, lag)
 
 
 def test_a_legacy_wrapper_restored_at_another_parallelism_keeps_every_split() -> None:
-    (lower,) = judge(STOCK, [LEGACY], (), (), KAFKA, 1)
+    (lower,) = judge(Restore(STOCK, [LEGACY], 1), (), (), KAFKA)
     assert (lower.kind, lower.severity, lower.count) == (RESCALE, INFO, 3)
     assert lower.detail == (
         "source kafka-read: parallelism 2 in the savepoint, 1 on restore: Flink redistributes Beam's "
         "UnboundedSourceWrapper state (list state, one element per split) whole, no split is dropped; each "
         "restored subtask reads the splits Flink hands it"
     )
-    (higher,) = judge(STOCK, [LEGACY], (), (), KAFKA, 3)
+    (higher,) = judge(Restore(STOCK, [LEGACY], 3), (), (), KAFKA)
     assert (higher.kind, higher.severity, higher.count) == (RESCALE, INFO, 3)
     assert higher.detail.endswith(
         "the splits were fixed when the job first started: subtasks beyond them hold none and idle"
@@ -201,8 +202,8 @@ def test_a_legacy_wrapper_restored_at_another_parallelism_keeps_every_split() ->
 
 
 def test_a_flink_source_rescale_is_safe_with_the_fix_and_unsafe_without() -> None:
-    assert _rows(judge(PATCHED, [FLINK_SOURCE], (), (), KAFKA, 1)) == [(RESCALE, INFO, None, None, 4, ())]
-    kinds = {f.kind for f in judge(STOCK, [FLINK_SOURCE], (), (), KAFKA, 3)}
+    assert _rows(judge(Restore(PATCHED, [FLINK_SOURCE], 1), (), (), KAFKA)) == [(RESCALE, INFO, None, None, 4, ())]
+    kinds = {f.kind for f in judge(Restore(STOCK, [FLINK_SOURCE], 3), (), (), KAFKA)}
     assert kinds == {RESTORE_REREADS}
 
 
@@ -232,20 +233,20 @@ def test_source_facts_list_the_pending_splits_with_their_reader() -> None:
 
 def test_only_the_upstream_fix_loses_a_split_pending_for_a_reader_gone_at_a_lower_parallelism() -> None:
     upstream, source = _facts(fixed=True), _pending_for_reader_3()
-    rows = _rows(judge(upstream, [source], (), (), KAFKA, 2))
+    rows = _rows(judge(Restore(upstream, [source], 2), (), (), KAFKA))
     assert rows == [(RESCALE, INFO, None, None, 4, ()), (RESCALE_LOSES_PENDING, ERROR, TOPIC, 3, 0, ())]
-    (lost,) = [f for f in judge(upstream, [source], (), (), KAFKA, 3) if f.kind == RESCALE_LOSES_PENDING]
+    (lost,) = [f for f in judge(Restore(upstream, [source], 3), (), (), KAFKA) if f.kind == RESCALE_LOSES_PENDING]
     assert lost.detail.startswith(
         "source kafka-read: a split of this partition is pending in the enumerator for reader 3; restored at "
         "parallelism 3, Beam 2.62.0 with beam-runners-flink-1.19, with the upstream fix never assigns it"
     )
     # Reader 3 exists at parallelism 4 and more; the patch re-keys pending splits to index mod the parallelism.
-    assert _rows(judge(upstream, [source], (), (), KAFKA, 4)) == []
-    assert _rows(judge(PATCHED, [source], (), (), KAFKA, 2)) == [(RESCALE, INFO, None, None, 4, ())]
+    assert _rows(judge(Restore(upstream, [source], 4), (), (), KAFKA)) == []
+    assert _rows(judge(Restore(PATCHED, [source], 2), (), (), KAFKA)) == [(RESCALE, INFO, None, None, 4, ())]
 
 
 def test_the_ci_line_names_the_verdict_and_the_error_kinds() -> None:
-    findings = judge(STOCK, [FLINK_SOURCE], [UNREAD], (), KAFKA, None)
+    findings = judge(Restore(STOCK, [FLINK_SOURCE]), [UNREAD], (), KAFKA)
     unsafe = GuardReport("sp/_metadata", STOCK, "127.0.0.1:9092", None, (FLINK_SOURCE,), findings, ())
     assert (unsafe.safe, unsafe.exit_code) == (False, 1)
     assert unsafe.line == (
@@ -299,7 +300,7 @@ def test_a_portable_pipelines_sdf_restore_is_judged_from_its_savepoint(
     # fixtures/beam_sdf/heap_before/expected.json: every partition resumes at 500.
     assert [(h.partition, h.next_offset) for h in sources[0].partitions] == [(p, 500) for p in range(4)]
     check = check_assignment(tables)
-    findings = judge(JOB_SERVER, sources, check.findings, (), {}, parallelism, None, impulses(view))
+    findings = judge(Restore(JOB_SERVER, sources, parallelism, impulse_ids=impulses(view)), check.findings, (), {})
     assert [(f.kind, f.severity, f.count) for f in findings] == expected
     if parallelism == 1:
         assert f"Impulse without a uid ({SDF_IMPULSE}" in findings[0].detail

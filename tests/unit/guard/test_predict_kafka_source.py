@@ -10,7 +10,7 @@ from splitaudit.audit.checks.findings import ERROR, INFO, UNASSIGNED, Finding
 from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.partitions import HeldPartition
-from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, enumerated_partitions, judge, source_facts
+from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, Restore, enumerated_partitions, judge, source_facts
 from splitaudit.guard.results import SourceFacts
 from splitaudit.patch.jar import JarFacts
 from splitaudit.savepoint_view import inspect_savepoint
@@ -29,7 +29,7 @@ KAFKA = {(TOPIC, 0): PartitionOffsets(0, 150), (TOPIC, 2): PartitionOffsets(7, 5
 
 
 def test_a_partition_the_enumerator_state_does_not_name_is_read_from_earliest() -> None:
-    (finding,) = judge(PLAIN, [KAFKA_SOURCE], [UNREAD], (), KAFKA, None, enumerated={(TOPIC, 0)})
+    (finding,) = judge(Restore(PLAIN, [KAFKA_SOURCE], enumerated={(TOPIC, 0)}), [UNREAD], (), KAFKA)
     assert (finding.kind, finding.severity, finding.partition, finding.count, finding.offset_ranges) == (
         DISCOVERED_ON_RESTORE, INFO, 2, 50, ((7, 56),)
     )  # fmt: skip
@@ -42,13 +42,13 @@ def test_a_partition_the_enumerator_state_does_not_name_is_read_from_earliest() 
 
 
 def test_without_kafka_the_discovered_partition_has_no_count() -> None:
-    (finding,) = judge(PLAIN, [KAFKA_SOURCE], [UNREAD], (), {}, None)
+    (finding,) = judge(Restore(PLAIN, [KAFKA_SOURCE]), [UNREAD], (), {})
     assert (finding.kind, finding.count, finding.offset_ranges) == (DISCOVERED_ON_RESTORE, 0, ())
     assert finding.detail.endswith("read from its log start")
 
 
 def test_a_partition_the_enumerator_counts_as_assigned_stays_unread() -> None:
-    (finding,) = judge(PLAIN, [KAFKA_SOURCE], [UNREAD], (), KAFKA, None, enumerated={(TOPIC, 0), (TOPIC, 2)})
+    (finding,) = judge(Restore(PLAIN, [KAFKA_SOURCE], enumerated={(TOPIC, 0), (TOPIC, 2)}), [UNREAD], (), KAFKA)
     assert (finding.kind, finding.severity, finding.partition) == (UNASSIGNED, ERROR, 2)
     assert finding.detail.endswith(
         "; the KafkaSource enumerator's checkpoint names it as assigned, so its listing at start does not hand it "
@@ -57,7 +57,7 @@ def test_a_partition_the_enumerator_counts_as_assigned_stays_unread() -> None:
 
 
 def test_a_beam_source_of_the_same_topic_is_judged_by_its_jar_as_before() -> None:
-    (finding,) = judge(PLAIN, [BEAM_SOURCE], [UNREAD], (), KAFKA, None)
+    (finding,) = judge(Restore(PLAIN, [BEAM_SOURCE]), [UNREAD], (), KAFKA)
     assert (finding.kind, finding.severity) == (UNASSIGNED, ERROR)
     assert finding.detail.endswith(
         "; not in the savepoint, and a job jar without Beam has no partition discovery on restore"
@@ -77,13 +77,10 @@ def test_a_real_kafka_source_savepoint_grown_by_two_partitions() -> None:
     kafka = {(FIXTURE_TOPIC, p): PartitionOffsets(0, 3000 if p < 4 else 20) for p in range(6)}
     (source,) = source_facts(tables)
     findings = judge(
-        PLAIN,
-        [source],
+        Restore(PLAIN, [source], enumerated=enumerated_partitions(tables)),
         check_assignment(tables, listed).findings,
         (),
         kafka,
-        None,
-        enumerated=enumerated_partitions(tables),
     )
     assert [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in findings] == [
         (DISCOVERED_ON_RESTORE, INFO, 4, 20, ((0, 19),)),

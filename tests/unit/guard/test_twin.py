@@ -12,6 +12,7 @@ from splitaudit.guard.predict import (
     COMMIT_NEVER_FINALIZED,
     LATEST_WITHOUT_COMMITTED,
     RESTORE_REREADS,
+    Restore,
     judge,
 )
 from splitaudit.guard.results import SourceFacts
@@ -161,7 +162,7 @@ def _source(spec: KafkaIORead) -> SourceFacts:
 
 
 def _warnings(jar: JarFacts, spec: KafkaIORead, kafka: dict[tuple[str, int], PartitionOffsets]) -> list[object]:
-    findings = judge(jar, [_source(spec)], (), (), kafka, None)
+    findings = judge(Restore(jar, [_source(spec)]), (), (), kafka)
     return [(f.kind, f.topic, f.partition, f.count) for f in findings if f.severity == WARNING]
 
 
@@ -187,6 +188,6 @@ def test_the_data_loss_settings_warn() -> None:
 
 
 def test_the_reread_finding_carries_the_known_part_and_says_the_rest() -> None:
-    (finding, *_) = judge(V2_62, [_source(_spec())], (), (), {(TOPIC, 1): NO_COMMIT, (TOPIC, 3): NO_COMMIT}, None)
+    (finding, *_) = judge(Restore(V2_62, [_source(_spec())]), (), (), {(TOPIC, 1): NO_COMMIT, (TOPIC, 3): NO_COMMIT})
     assert (finding.kind, finding.partition, finding.count, finding.offset_ranges) == (RESTORE_REREADS, 1, 0, ())
     assert "every record produced after the restore is read twice" in finding.detail

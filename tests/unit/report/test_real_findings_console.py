@@ -23,7 +23,7 @@ from splitaudit.audit.checks.savepoint_tables import tables_of
 from splitaudit.audit.request import DiffRequest
 from splitaudit.audit.run import run_diff
 from splitaudit.cli import main
-from splitaudit.guard.predict import judge, kafka_specs, source_facts, source_twins
+from splitaudit.guard.predict import Restore, judge, kafka_specs, source_facts, source_twins
 from splitaudit.guard.results import GuardReport
 from splitaudit.patch.jar import JarFacts
 from splitaudit.progress import Progress
@@ -88,7 +88,7 @@ def _stock_guard() -> GuardReport:
     tables = tables_of(view)
     sources = source_facts(tables, kafka_specs(view))
     twins = source_twins(STOCK_JAR, sources, {})
-    findings = judge(STOCK_JAR, sources, (), (), {}, None, twins=twins)
+    findings = judge(Restore(STOCK_JAR, sources), (), (), {}, twins=twins)
     return GuardReport(tables.path, STOCK_JAR, None, None, sources, findings, ())
 
 
