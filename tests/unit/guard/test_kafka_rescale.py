@@ -1,0 +1,48 @@
+"""The jar fact that decides what a KafkaSource restore at another parallelism does (guard/kafka_rescale.py)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.guard.kafka_rescale import (
+    KAFKA_SOURCE_CLASS,
+    REASSIGNMENT_INTERFACE,
+    KafkaSourceJar,
+    read_kafka_source_jar,
+    rescale_detail,
+)
+
+
+def _jar(path: Path, entries: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as jar:
+        for name, data in entries.items():
+            jar.writestr(name, data)
+    return path
+
+
+def test_a_kafka_source_class_naming_the_interface_reassigns_on_recovery(tmp_path: Path) -> None:
+    # a class file names each interface it implements in its constant pool (CONSTANT_Class -> CONSTANT_Utf8)
+    naming = _jar(tmp_path / "a.jar", {KAFKA_SOURCE_CLASS: b"\xca\xfe\xba\xbe..." + REASSIGNMENT_INTERFACE + b"..."})
+    plain = _jar(
+        tmp_path / "b.jar", {KAFKA_SOURCE_CLASS: b"\xca\xfe\xba\xbe...org/apache/flink/api/connector/source/Source"}
+    )
+    assert read_kafka_source_jar(naming) == KafkaSourceJar(True)
+    assert read_kafka_source_jar(plain) == KafkaSourceJar(False)
+    assert read_kafka_source_jar(_jar(tmp_path / "c.jar", {"Main.class": b""})) is None
+
+
+def test_a_file_that_is_no_jar_is_refused_with_its_name(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jar"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(InputError, match=r"bad\.jar"):
+        read_kafka_source_jar(bad)
+
+
+def test_the_detail_names_the_fact_that_decided() -> None:
+    assert "does not implement SupportsSplitReassignmentOnRecovery" in rescale_detail(KafkaSourceJar(False))
+    assert "implements SupportsSplitReassignmentOnRecovery (Flink 2.2 on" in rescale_detail(KafkaSourceJar(True))
+    assert "ships no KafkaSource class" in rescale_detail(None)
