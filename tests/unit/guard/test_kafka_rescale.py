@@ -15,6 +15,7 @@ from splitaudit.guard.kafka_rescale import (
     read_kafka_source_jar,
     rescale_detail,
 )
+from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX
 
 
 def _jar(path: Path, entries: dict[str, bytes]) -> Path:
@@ -46,3 +47,10 @@ def test_the_detail_names_the_fact_that_decided() -> None:
     assert "does not implement SupportsSplitReassignmentOnRecovery" in rescale_detail(KafkaSourceJar(False))
     assert "implements SupportsSplitReassignmentOnRecovery (Flink 2.2 on" in rescale_detail(KafkaSourceJar(True))
     assert "ships no KafkaSource class" in rescale_detail(None)
+
+
+@pytest.mark.needs_build
+def test_the_stack_s_kafka_source_job_does_not_reassign_splits_on_recovery() -> None:
+    # connector 3.3.0-1.19, as `make setup` builds the job; 5.0.0-2.2's is asserted on the real rescale run
+    # (tests/integration/test_flink_kafka_matrix.py)
+    assert read_kafka_source_jar(KAFKA_SOURCE_MATRIX[0].datastream_job) == KafkaSourceJar(False)
