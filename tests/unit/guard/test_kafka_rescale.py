@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from splitaudit.audit.findings import INFO
 from splitaudit.errors import InputError
 from splitaudit.guard.kafka_rescale import (
     KAFKA_SOURCE_CLASS,
@@ -15,6 +16,10 @@ from splitaudit.guard.kafka_rescale import (
     read_kafka_source_jar,
     rescale_detail,
 )
+from splitaudit.guard.partitions import HeldPartition
+from splitaudit.guard.predict import RESCALE, judge
+from splitaudit.guard.results import SourceFacts
+from splitaudit.patch.jar import JarFacts
 from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX
 
 
@@ -54,3 +59,17 @@ def test_the_stack_s_kafka_source_job_does_not_reassign_splits_on_recovery() -> 
     # connector 3.3.0-1.19, as `make setup` builds the job; 5.0.0-2.2's is asserted on the real rescale run
     # (tests/integration/test_flink_kafka_matrix.py)
     assert read_kafka_source_jar(KAFKA_SOURCE_MATRIX[0].datastream_job) == KafkaSourceJar(False)
+
+
+def test_judge_says_rescale_for_a_kafka_source_at_another_parallelism_with_the_jar_fact() -> None:
+    plain = JarFacts("job.jar", None, None, False, False, False, False)
+    held = tuple(HeldPartition("orders", p, 100) for p in range(4))
+    source = SourceFacts("cbc357ccb763df2852fee8c4fc7d55f2", 2, ("kafka",), held)
+    (finding,) = judge(plain, [source], (), (), {}, 3, kafka_jar=KafkaSourceJar(False))
+    assert (finding.kind, finding.severity, finding.partition, finding.count) == (RESCALE, INFO, None, 4)
+    assert finding.detail.startswith(
+        "source cbc357ccb763df2852fee8c4fc7d55f2: parallelism 2 in the savepoint, 3 on restore: every split the "
+        "savepoint holds is read once, from its offset; decided by the jar: its "
+        "org/apache/flink/connector/kafka/source/KafkaSource.class does not implement"
+    )
+    assert judge(plain, [source], (), (), {}, 2, kafka_jar=KafkaSourceJar(False)) == ()
