@@ -117,9 +117,12 @@ watch: setup
 
 # Flink's own KafkaSource job (beam_pipelines/java/flink-jobs) through a topic grown while it was down and while it
 # ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink
-# (about 2.5 minutes); `make test` runs its clean restore.
+# (about 2.5 minutes); then the same jobs built for every other connector release (3.4.0-1.20 to 5.0.0-2.2), each on
+# its Flink (1.20.3 to 2.2.1, from `setup --matrix`): clean restores, partitions added while running, a restore at
+# another parallelism (about 20 minutes on the busy 2-core machine). `make test` runs the 1.19.3 clean restore.
 flink-matrix: setup
-	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py
+	@$(BIN)/splitaudit setup --matrix
+	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_flink_kafka_matrix.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest

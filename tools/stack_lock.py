@@ -1,7 +1,8 @@
 """Write the stack lock (lab/splitaudit_lab/stack/stack.lock.json): every file `splitaudit setup` downloads.
 
 The Flink distributions are the two sdists PyPI's index lists for each release (apache-flink-libraries, then
-apache-flink). The jar components are dependency-list poms under beam_pipelines/java/stack/, resolved by Maven
+apache-flink): the Beam matrix's and the KafkaSource matrix's (`splitaudit_lab.stack.kafka_matrix`). The jar
+components are dependency-list poms under beam_pipelines/java/stack/, resolved by Maven
 (`dependency:list`, runtime scope) into the stack home's Maven repository; the lock keeps each file's path in the
 repository, its coordinates, size and SHA-256. `demo-pipeline` is the reference pipeline's runtime dependencies
 from Maven Central in Maven's resolution order (the order its shade plugin copies them in, which `job_jar` keeps
@@ -27,6 +28,7 @@ from splitaudit.errors import ExternalError, SplitauditError
 from splitaudit.home import BEAM_VERSION, FLINK_VERSION, JAVA_ROOT, OLDER_FLINK_VERSIONS, maven_repo, patch_repo
 from splitaudit.progress import ConsoleProgress, Progress
 from splitaudit_lab.stack.install import maven
+from splitaudit_lab.stack.kafka_matrix import KAFKA_MATRIX_FLINK_VERSIONS
 from splitaudit_lab.stack.lock import LOCK_FILE, LockedFile, StackLock, differences, flink_component, read_lock
 
 # Each Maven component: its poms' folders under beam_pipelines/java/stack/, and the options of their resolution.
@@ -52,13 +54,18 @@ PYPI_SIMPLE = "https://pypi.org/simple"
 
 
 def flink_sdists(version: str) -> tuple[LockedFile, ...]:
-    """The two sdists of one Flink release, as PyPI's simple index (JSON) gives their URL, size and SHA-256."""
+    """The two sdists of one Flink release, as PyPI's simple index (JSON) gives their URL, size and SHA-256.
+
+    Releases from 2.0.1 on name them as PEP 625 asks (`apache_flink-2.0.1.tar.gz`), older ones with the project's
+    own name (`apache-flink-1.20.3.tar.gz`); either is taken.
+    """
     return tuple(
-        _pypi_file(project, f"{project}-{version}.tar.gz") for project in ("apache-flink-libraries", "apache-flink")
+        _pypi_file(project, *(f"{name}-{version}.tar.gz" for name in (project, project.replace("-", "_"))))
+        for project in ("apache-flink-libraries", "apache-flink")
     )
 
 
-def _pypi_file(project: str, filename: str) -> LockedFile:
+def _pypi_file(project: str, *filenames: str) -> LockedFile:
     index = f"{PYPI_SIMPLE}/{project}/"
     try:
         response = requests.get(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"}, timeout=60)
@@ -67,9 +74,9 @@ def _pypi_file(project: str, filename: str) -> LockedFile:
     except (requests.RequestException, ValueError, KeyError) as ex:
         raise ExternalError(f"PyPI's index {index} failed: {ex}") from None
     for file in files:
-        if file["filename"] == filename:
+        if file["filename"] in filenames:
             return LockedFile(int(file["size"]), file["hashes"]["sha256"], url=file["url"])
-    raise ExternalError(f"PyPI's index {index} lists no {filename}")
+    raise ExternalError(f"PyPI's index {index} lists no {' or '.join(filenames)}")
 
 
 def maven_files(progress: Progress, component: str, work: Path) -> tuple[LockedFile, ...]:
@@ -143,7 +150,7 @@ def _locked(line: str, repository: Path) -> LockedFile:
 def resolve(progress: Progress) -> StackLock:
     """The lock as the poms and PyPI give it now, components in setup's install order."""
     components: dict[str, tuple[LockedFile, ...]] = {}
-    for version in (FLINK_VERSION, *OLDER_FLINK_VERSIONS):
+    for version in dict.fromkeys((FLINK_VERSION, *OLDER_FLINK_VERSIONS, *KAFKA_MATRIX_FLINK_VERSIONS)):
         with progress.step(f"PyPI: the sdists of Flink {version}"):
             components[flink_component(version)] = flink_sdists(version)
     with tempfile.TemporaryDirectory(prefix="stack-lock-") as work:

@@ -26,6 +26,7 @@ from splitaudit.audit.checks.ledger import ledger_of
 from splitaudit.audit.checks.offsets import check_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
+from splitaudit.guard.kafka_rescale import KafkaSourceJar, read_kafka_source_jar, rescale_detail
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.guard.twin import (
@@ -88,6 +89,7 @@ def run_guard(
             ledger = ledger_of(list_tree(sink), sink_naming or NamingTemplate.beam_defaults())
     with progress.step(f"recognise the job jar {jar}"):
         facts = read_jar_facts(jar)
+        kafka_jar = read_kafka_source_jar(jar)
     with progress.step(f"read the savepoint {savepoint}"):
         view = inspect_savepoint(savepoint, max_file_size=max_file_size)
         tables = tables_of(view)
@@ -115,7 +117,8 @@ def run_guard(
         assignment = check_assignment(tables, listed)
         offset_findings = check_offsets(offsets, tables.resume_offsets, {}, None)
         per_source = source_twins(facts, sources, offsets, start_offsets)
-        restore = Restore(facts, sources, parallelism, impulses(view), enumerated_partitions(tables))
+        enumerated = enumerated_partitions(tables)
+        restore = Restore(facts, sources, parallelism, impulses(view), enumerated, kafka_jar)
         findings = judge(restore, assignment.findings, offset_findings, offsets, start_offsets, per_source)
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
@@ -220,6 +223,7 @@ class Restore:
     parallelism: int | None = None
     impulse_ids: Sequence[str] = ()
     enumerated: Collection[tuple[str, int]] = ()
+    kafka_jar: KafkaSourceJar | None = None  # what the jar's KafkaSource says of split reassignment on recovery
 
 
 def judge(
@@ -254,7 +258,8 @@ def judge(
       `rescale_loses_pending_split` (error), per partition of such a split. A splittable-DoFn read's residuals
       (keyed state) move with their key groups (`rescale`, info), unless the parallelism change chains or
       unchains the uid-less Impulse the read starts from: its id changes and Flink refuses the restore
-      (`restore_refused_unmapped_impulse`, error).
+      (`restore_refused_unmapped_impulse`, error). Flink's own KafkaSource: `rescale` (info), its detail naming
+      the jar fact that decides who hands the restored splits out (`kafka_jar`, `guard/kafka_rescale.py`).
     """
     jar, sources, parallelism = restore.jar, restore.sources, restore.parallelism
     if twins is None:
@@ -264,7 +269,7 @@ def judge(
         findings += [_reread(jar, source, twin) for twin in rereads]
         findings += _config_warnings(jar, source, kafka)
         if parallelism is not None and parallelism != source.parallelism:
-            findings += _rescale(jar, source, parallelism, restore.impulse_ids)
+            findings += _rescale(jar, source, parallelism, restore.impulse_ids, restore.kafka_jar)
     for finding in assignment:
         if finding.kind == UNASSIGNED:
             kafka_reader = next((s for s in sources if _kafka_source_reads(s, finding.topic)), None)
@@ -381,8 +386,17 @@ def _config_warnings(
     return warnings
 
 
-def _rescale(jar: JarFacts, source: SourceFacts, parallelism: int, impulse_ids: Sequence[str]) -> list[Finding]:
+def _rescale(
+    jar: JarFacts,
+    source: SourceFacts,
+    parallelism: int,
+    impulse_ids: Sequence[str],
+    kafka_jar: KafkaSourceJar | None = None,
+) -> list[Finding]:
     change = f"source {source.operator}: parallelism {source.parallelism} in the savepoint, {parallelism} on restore"
+    if KAFKA_SOURCE_FAMILY in source.families:
+        detail = f"{change}: {rescale_detail(kafka_jar)}"
+        return [Finding(RESCALE, INFO, None, None, len(source.partitions), detail=detail)]
     if SDF_FAMILY in source.families:
         return [_sdf_rescale(source, parallelism, impulse_ids, change)]
     if UNBOUNDED_WRAPPER_FAMILY in source.families:

@@ -127,9 +127,12 @@ def run_kafka_source_grown_while_running(
 
 
 def _guard(run: ScenarioRun, savepoint: str, jar: Path) -> GuardReport:
-    """`splitaudit guard` on a restore of `savepoint` with `jar`, with the stack's broker as `--bootstrap`."""
+    """`splitaudit guard` on a restore of `savepoint` with `jar`, with the stack's broker as `--bootstrap`, and
+    `--parallelism` when the settings restore at another one."""
     bootstrap = run.stack.kafka.bootstrap
+    after = run.settings.parallelism_after
+    parallelism = after if after != run.settings.parallelism else None
     with run.steps.step(f"guard a restore of {savepoint} with --bootstrap {bootstrap}") as out:
-        guard = run_guard(savepoint, jar, bootstrap, None, run.steps.progress)
+        guard = run_guard(savepoint, jar, bootstrap, parallelism, run.steps.progress)
         out.append(guard.line)
     return guard

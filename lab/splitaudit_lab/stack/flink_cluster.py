@@ -367,8 +367,11 @@ class FlinkCluster:
                     "s3.directory.marker.retention": "keep",
                 }
             )
-        # Flink 1.19+ reads conf/config.yaml (standard YAML; flat dotted keys are valid there), older releases
-        # conf/flink-conf.yaml: flat `key: value` lines whose value is the rest of the line, quotes included.
+        if _major(self.version) >= 2:
+            settings = {RENAMED_IN_2.get(key, key): value for key, value in settings.items()}
+        # Flink 1.19+ reads conf/config.yaml (standard YAML; flat dotted keys are valid there; 2.x reads nothing
+        # else), older releases conf/flink-conf.yaml: flat `key: value` lines whose value is the rest of the line,
+        # quotes included.
         lines = [f"{key}: {value if legacy else _yaml_string(value)}" for key, value in settings.items()]
         conf = self.conf_dir / ("flink-conf.yaml" if legacy else "config.yaml")
         conf.write_text("\n".join(lines) + "\n")
@@ -387,6 +390,19 @@ def _legacy_config(version: str) -> bool:
     """Whether a Flink release predates 1.19's config.yaml and the `.type`/`.all` key names (1.16 here)."""
     major, minor = (int(part) for part in version.split(".")[:2])
     return (major, minor) < (1, 19)
+
+
+def _major(version: str) -> int:
+    return int(version.split(".")[0])
+
+
+# The keys Flink 2.0 renamed (CheckpointingOptions of 2.0: the 1.x names are only deprecated keys there), written
+# under their 2.x names for a 2.x cluster.
+RENAMED_IN_2 = {
+    "state.checkpoints.dir": "execution.checkpointing.dir",
+    "state.savepoints.dir": "execution.checkpointing.savepoint-dir",
+    "state.backend.incremental": "execution.checkpointing.incremental",
+}
 
 
 # What Flink 1.18+ distributions set (Flink 1.19.3's conf/config.yaml, env.java.opts.all) so that Flink runs on

@@ -68,6 +68,7 @@ from splitaudit.home import (
 from splitaudit.progress import Progress
 from splitaudit_lab.stack import downloads
 from splitaudit_lab.stack.job_jar import pipeline_classes_jar, write_pipeline_jars
+from splitaudit_lab.stack.kafka_matrix import KAFKA_MATRIX_FLINK_VERSIONS
 from splitaudit_lab.stack.lock import LockedFile, StackLock, flink_component, read_lock
 from splitaudit_lab.stack.results import ComponentState, SetupReport
 
@@ -203,8 +204,10 @@ def components(matrix: bool = False) -> list[Component]:
         return everything
     return [
         *everything,
-        *(_flink(lock, version) for version in OLDER_FLINK_VERSIONS),
-        # The reference pipeline of every matrix release (reference-pipeline/beam-<version>/), -Pmatrix.
+        # The Beam matrix's older Flink, and the KafkaSource matrix's newer ones (1.20 to 2.2).
+        *(_flink(lock, version) for version in dict.fromkeys((*OLDER_FLINK_VERSIONS, *KAFKA_MATRIX_FLINK_VERSIONS))),
+        # The reference pipeline of every matrix release (reference-pipeline/beam-<version>/) and the KafkaSource
+        # jobs of every other connector release (flink-jobs/matrix/connector-<release>/), -Pmatrix.
         Component(
             "beam-matrix",
             ",".join(MATRIX_FLINK),

@@ -133,7 +133,8 @@ def test_the_embedded_stack_needs_no_checkout_and_spark_connectors_need_pyspark(
     embedded = ["flink", "kafka-broker", "spark-kafka", "spark-avro", "s3proxy", "flink-s3-fs-hadoop"]
     wheel = [*embedded, "demo-pipeline"]
     assert [c.name for c in install.components() if not c.needs_checkout] == wheel
-    assert [c.name for c in install.components(matrix=True) if not c.needs_checkout] == [*wheel, "flink-1.16.3"]
+    matrix_flink = ["flink-1.16.3", "flink-1.20.3", "flink-2.0.1", "flink-2.1.1", "flink-2.2.1"]
+    assert [c.name for c in install.components(matrix=True) if not c.needs_checkout] == [*wheel, *matrix_flink]
     # a checkout's reactor builds the demo's job jars itself
     assert [c.name for c in install.components() if c.wheel_only] == ["demo-pipeline"]
 

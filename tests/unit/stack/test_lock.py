@@ -20,6 +20,10 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
     assert list(lock.components) == [
         "flink",
         "flink-1.16.3",
+        "flink-1.20.3",
+        "flink-2.0.1",
+        "flink-2.1.1",
+        "flink-2.2.1",
         "kafka-broker",
         "spark-kafka",
         "spark-avro",
@@ -39,6 +43,16 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
     assert [f.name for f in lock.files(flink_component("1.16.3"))] == [
         "apache-flink-libraries-1.16.3.tar.gz",
         "apache-flink-1.16.3.tar.gz",
+    ]
+    # the KafkaSource matrix's: from 2.0.1 on PyPI names the sdists as PEP 625 asks
+    assert [f.name for f in lock.files(flink_component("1.20.3"))] == [
+        "apache-flink-libraries-1.20.3.tar.gz",
+        "apache-flink-1.20.3.tar.gz",
+    ]
+    assert [f.name for v in ("2.0.1", "2.1.1", "2.2.1") for f in lock.files(flink_component(v))] == [
+        name
+        for v in ("2.0.1", "2.1.1", "2.2.1")
+        for name in (f"apache_flink_libraries-{v}.tar.gz", f"apache_flink-{v}.tar.gz")
     ]
     assert sorted(f.name for f in lock.files("spark-kafka")) == [
         "commons-pool2-2.13.1.jar",

@@ -10,16 +10,17 @@ import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
-import org.apache.flink.streaming.api.functions.sink.RichSinkFunction;
 
 /**
  * Writes the rows of the reference sink's schema (beam_pipelines/java/README.md, "Each sink row") as JSON lines.
  * Rows wait in memory until the next checkpoint or savepoint barrier: its snapshot writes them to a hidden temp
  * file and renames it to {@code <job>-<subtask>-<attempt>-<checkpoint>.jsonl}, so the sink holds exactly the rows
  * emitted before each completed snapshot's barrier (a restore from it emits the others again), never a partial
- * file. Rows after the last snapshot are dropped on cancel, as the source re-reads them on restore.
+ * file. Rows after the last snapshot are dropped on cancel, as the source re-reads them on restore. The subtask,
+ * attempt and job id come from {@code getTaskInfo()} and {@code getJobInfo()} (Flink 1.19 on; 2.0 removed the
+ * older getters), so the same source builds for every connector release of the matrix.
  */
-final class JsonLinesSink extends RichSinkFunction<LineageRecord> implements CheckpointedFunction {
+final class JsonLinesSink extends LegacyRichSink<LineageRecord> implements CheckpointedFunction {
   private static final long serialVersionUID = 1L;
 
   private final String sinkDir;
@@ -36,7 +37,6 @@ final class JsonLinesSink extends RichSinkFunction<LineageRecord> implements Che
   }
 
   @Override
-  @SuppressWarnings("deprecation") // RuntimeContext#getJobId and friends: the same values as getTaskInfo() in 1.19
   public void invoke(LineageRecord record, Context context) {
     RuntimeContext runtime = getRuntimeContext();
     pending
@@ -47,13 +47,13 @@ final class JsonLinesSink extends RichSinkFunction<LineageRecord> implements Che
         .append(",\"offset\":")
         .append(record.offset)
         .append(",\"subtask\":")
-        .append(runtime.getIndexOfThisSubtask())
+        .append(runtime.getTaskInfo().getIndexOfThisSubtask())
         .append(",\"reader_id\":")
         .append(quoted(record.readerId))
         .append(",\"attempt\":")
-        .append(runtime.getAttemptNumber())
+        .append(runtime.getTaskInfo().getAttemptNumber())
         .append(",\"job_id\":")
-        .append(quoted(runtime.getJobId().toString()))
+        .append(quoted(runtime.getJobInfo().getJobId().toString()))
         .append(",\"key_hash\":")
         .append(quoted(record.keyHash))
         .append(",\"value_hash\":")
@@ -62,18 +62,17 @@ final class JsonLinesSink extends RichSinkFunction<LineageRecord> implements Che
   }
 
   @Override
-  @SuppressWarnings("deprecation")
   public void snapshotState(FunctionSnapshotContext context) throws IOException {
     if (pending.length() == 0) {
       return;
     }
     RuntimeContext runtime = getRuntimeContext();
     String name =
-        runtime.getJobId()
+        runtime.getJobInfo().getJobId()
             + "-"
-            + runtime.getIndexOfThisSubtask()
+            + runtime.getTaskInfo().getIndexOfThisSubtask()
             + "-"
-            + runtime.getAttemptNumber()
+            + runtime.getTaskInfo().getAttemptNumber()
             + "-"
             + context.getCheckpointId()
             + ".jsonl";
