@@ -6,13 +6,15 @@ One run (`run_file_source_restore`):
 
 1. write F files of L lines each, every line `<file name> <line number, 6 digits>`;
 2. run the job (parallelism K, each reader paced) until the sink holds `savepoint_after_rows` rows: the readers
-   are mid-file; savepoint SP0, cancel;
+   are mid-file; stop it with a savepoint SP0 (so the sink holds exactly the lines read before it);
 3. optionally remove one input file (`remove`: one a reader was reading, or one no reader had started), as the
    sink says, never the savepoint;
-4. check the files SP0's splits still have to read (`check_split_files`);
+4. check SP0's assignment (every file of the folder held once) and the files its splits still have to read
+   (`check_split_files`);
 5. restore from SP0 at parallelism K' (unpaced); with every file still there, wait until every line is in the
-   sink and checkpoints add no rows, savepoint SP1, cancel and audit the sink against SP0 and SP1; with a file
-   removed, wait for the job's end (its restart strategy gives up) and keep its root exception;
+   sink and checkpoints add no rows, stop with a savepoint SP1 and audit the sink against SP0 and SP1 (a bounded
+   job: wait until it finishes, and audit the sink against SP0); with a file removed, wait for the job's end
+   (its restart strategy gives up) and keep its root exception;
 6. the truth, per file, from the sink's rows (lines, rows, lines read twice, lines missing).
 
 A sink row names its file as Flink's `Path.toString` writes it (`topic`), partition 0 (the split's start byte) and
@@ -27,8 +29,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
 from splitaudit.audit.findings import Finding, Findings
 from splitaudit.audit.request import AuditRequest
+from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.errors import ExternalError
 from splitaudit.guard.split_files import check_split_files
 from splitaudit.polling import poll
@@ -64,19 +68,23 @@ class FileSourceSettings:
 
 @dataclass(frozen=True)
 class FileTruth:
-    """What the sink holds of one input file: its lines, the sink's rows of it, lines in it more than once and
-    lines not in it."""
+    """What the sink holds of one input file: its lines, the sink's rows of it (in all, and of the job before the
+    restore: the lines read before the savepoint, as it was stopped with it), lines in it more than once, lines
+    not in it, and the subtasks of the restored job that emitted its lines (how the restore spread the files)."""
 
     path: str
     lines: int
     rows: int
+    rows_before: int
     read_twice: int
     missing: int
+    restored_subtasks: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class FileSourceRestore:
-    """One run of the FileSource job: the split-file findings on SP0 before the restore, the restored job's end
+    """One run of the FileSource job: the assignment check of SP0 (its files listed from the input folder) and
+    the split-file findings on it before the restore, the restored job's end
     (its state, and its root exception when it failed), the truth per file, and the audit (None when the restored
     job failed and left no savepoint to audit)."""
 
@@ -84,6 +92,7 @@ class FileSourceRestore:
     removed: str | None
     savepoint_before: str
     savepoint_after: str | None
+    assignment_before: AssignmentCheck
     split_files: tuple[Finding, ...]
     restored_state: str
     restored_exception: str
@@ -107,15 +116,18 @@ def write_input(folder: Path, files: int, lines: int) -> tuple[Path, ...]:
     return tuple(written)
 
 
-def sink_truth(sink: Path, inputs: tuple[Path, ...], lines: int) -> tuple[FileTruth, ...]:
-    """Per input file, from the sink's rows: rows, lines read more than once, lines never read."""
-    table = read_sink(sink)
-    counts = Counter(zip(table["topic"].to_pylist(), table["offset"].to_pylist(), strict=True))
+def sink_truth(sink: Path, inputs: tuple[Path, ...], lines: int, first_job: str) -> tuple[FileTruth, ...]:
+    """Per input file, from the sink's rows: rows (and those `first_job` emitted), lines read more than once,
+    lines never read, and the subtasks of any later job that emitted some."""
+    rows = read_sink(sink).select(["topic", "offset", "job_id", "subtask"]).to_pylist()
+    counts = Counter((r["topic"], r["offset"]) for r in rows)
     truth = []
     for path in inputs:
         name = flink_path(path)
         seen = [counts.get((name, line), 0) for line in range(lines)]
-        truth.append(FileTruth(name, lines, sum(seen), sum(1 for n in seen if n > 1), seen.count(0)))
+        before = sum(1 for r in rows if r["topic"] == name and r["job_id"] == first_job)
+        after = tuple(sorted({r["subtask"] for r in rows if r["topic"] == name and r["job_id"] != first_job}))
+        truth.append(FileTruth(name, lines, sum(seen), before, sum(1 for n in seen if n > 1), seen.count(0), after))
     return tuple(truth)
 
 
@@ -130,6 +142,7 @@ def run_file_source_restore(
     savepoints.mkdir(parents=True)
     with steps.step(f"write {settings.files} files of {settings.lines} lines"):
         inputs = write_input(run_dir / "input", settings.files, settings.lines)
+    paths = tuple(flink_path(p) for p in inputs)
     base = [
         f"--inputDir={run_dir / 'input'}",
         f"--sinkDir={sink}",
@@ -161,10 +174,13 @@ def run_file_source_restore(
         savepoint_before = flink.wait_for_savepoint(job, flink.stop_with_savepoint(job, savepoints.as_uri()))
         flink.wait_for_state(job, TERMINAL)
         out.append(savepoint_before)
-    removed = _remove(sink, inputs, settings) if settings.remove else None
-    with steps.step("check the files the savepoint's splits still have to read") as out:
-        split_files = check_split_files(inspect_savepoint(savepoint_before))
-        out.append(f"{len(split_files)} findings")
+    removed = _remove(sink, inputs, settings, job) if settings.remove else None
+    with steps.step("check the savepoint's assignment, and the files its splits still have to read") as out:
+        view = inspect_savepoint(savepoint_before)
+        listed = PartitionList(frozenset((path, 0) for path in paths), "the input folder")
+        assignment_before = check_assignment(tables_of(view), listed)
+        split_files = check_split_files(view)
+        out.append(f"{len(assignment_before.findings)} and {len(split_files)} findings")
     with steps.step(f"restore from the savepoint (parallelism {settings.restore_parallelism})") as out:
         restored = flink.run_jar(
             jar,
@@ -179,29 +195,37 @@ def run_file_source_restore(
             state = flink.wait_for_state(restored, TERMINAL, timeout=settings.timeout)
             exception = flink.job_exceptions(restored)
             out.append(state)
-        truth = sink_truth(sink, inputs, settings.lines)
+        truth = sink_truth(sink, inputs, settings.lines, job)
         return FileSourceRestore(
-            tuple(flink_path(p) for p in inputs), removed, savepoint_before, None, split_files, state, exception,
-            truth, None,
-        )  # fmt: skip
-    with steps.step("wait for every line in the sink, until checkpoints add no rows") as out:
-        total = settings.files * settings.lines
-        poll(f"{total} rows in {sink}", lambda: count_rows(sink) >= total, timeout=settings.timeout, interval=0.5)
-        checkpoint = wait_until_settled(flink, restored, lambda: count_rows(sink), str(sink), settings.timeout)
-        out.append(f"checkpoint {checkpoint}")
-        state = flink.job_state(restored)
-    with steps.step("stop with a savepoint") as out:
-        savepoint_after = flink.wait_for_savepoint(restored, flink.stop_with_savepoint(restored, savepoints.as_uri()))
-        flink.wait_for_state(restored, TERMINAL)
-        out.append(savepoint_after)
-    truth = sink_truth(sink, inputs, settings.lines)
+            paths, removed, savepoint_before, None, assignment_before, split_files, state, exception, truth, None
+        )
+    total = settings.files * settings.lines
+    savepoint_after: str | None = None
+    if settings.monitor_interval_ms <= 0:
+        with steps.step("wait for the bounded job to finish") as out:
+            state = flink.wait_for_state(restored, TERMINAL, timeout=settings.timeout)
+            out.append(state)
+    else:
+        with steps.step("wait for every line in the sink, until checkpoints add no rows") as out:
+            poll(f"{total} rows in {sink}", lambda: count_rows(sink) >= total, timeout=settings.timeout, interval=0.5)
+            checkpoint = wait_until_settled(flink, restored, lambda: count_rows(sink), str(sink), settings.timeout)
+            out.append(f"checkpoint {checkpoint}")
+            state = flink.job_state(restored)
+        with steps.step("stop with a savepoint") as out:
+            savepoint_after = flink.wait_for_savepoint(
+                restored, flink.stop_with_savepoint(restored, savepoints.as_uri())
+            )
+            flink.wait_for_state(restored, TERMINAL)
+            out.append(savepoint_after)
+    truth = sink_truth(sink, inputs, settings.lines, job)
     request = AuditRequest(
         sink=str(sink),
         sink_format="json",
-        savepoint=savepoint_after,
-        before=savepoint_before,
-        topics=tuple(flink_path(p) for p in inputs),
-        partitions=tuple((flink_path(p), 1) for p in inputs),
+        # a bounded job ends with no savepoint: the sink is judged against the one it restored from
+        savepoint=savepoint_after or savepoint_before,
+        before=savepoint_before if savepoint_after else None,
+        topics=paths,
+        partitions=tuple((path, 1) for path in paths),
     )
     from splitaudit.audit.run import run_audit  # imports pyspark: not when the CLI merely starts
 
@@ -209,15 +233,14 @@ def run_file_source_restore(
         audit = run_audit(request, progress)
         out.append(f"{len(audit.findings)} findings")
     return FileSourceRestore(
-        tuple(flink_path(p) for p in inputs), None, savepoint_before, savepoint_after, split_files, state, "", truth,
-        audit,
-    )  # fmt: skip
+        paths, None, savepoint_before, savepoint_after, assignment_before, split_files, state, "", truth, audit
+    )
 
 
-def _remove(sink: Path, inputs: tuple[Path, ...], settings: FileSourceSettings) -> str:
+def _remove(sink: Path, inputs: tuple[Path, ...], settings: FileSourceSettings, job: str) -> str:
     """Remove the first input file the sink shows partly read (`REMOVE_HELD`) or not read at all
     (`REMOVE_PENDING`); its path as the rows name it."""
-    truth = sink_truth(sink, inputs, settings.lines)
+    truth = sink_truth(sink, inputs, settings.lines, job)
     for path, file in zip(inputs, truth, strict=True):
         partly = 0 < file.rows < file.lines
         if (settings.remove == REMOVE_HELD and partly) or (settings.remove == REMOVE_PENDING and file.rows == 0):
