@@ -29,6 +29,7 @@ from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
+from splitaudit.guard.split_files import check_split_files
 from splitaudit.guard.twin import (
     TwinStart,
     auto_offset_reset,
@@ -80,7 +81,8 @@ def run_guard(
     sink_naming: NamingTemplate | None = None,
 ) -> GuardReport:
     """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore; with `sink` (a file
-    sink's directory) name the window files a re-read of closed windows would rewrite."""
+    sink's directory) name the window files a re-read of closed windows would rewrite. A file source's splits
+    have their files checked on the local file system (`split_files.py`)."""
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
     ledger = None
@@ -128,6 +130,7 @@ def run_guard(
             twins=per_source,
             enumerated=enumerated_partitions(tables),
         )
+        findings += check_split_files(view)  # a file source's split files, stat'ed (read-only)
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]

@@ -1,6 +1,6 @@
 """Flink's own `FileSource` (flink-connector-files) restored from a savepoint: `FileLineageJob` of
-beam_pipelines/java/flink-jobs on the stack's Flink, reading a folder of text files, judged by the split-file
-check before the restore and `audit` after it.
+beam_pipelines/java/flink-jobs on the stack's Flink, reading a folder of text files, judged by `guard` before
+the restore and `audit` after it.
 
 One run (`run_file_source_restore`):
 
@@ -9,8 +9,8 @@ One run (`run_file_source_restore`):
    are mid-file; stop it with a savepoint SP0 (so the sink holds exactly the lines read before it);
 3. optionally remove one input file (`remove`: one a reader was reading, or one no reader had started), as the
    sink says, never the savepoint;
-4. check SP0's assignment (every file of the folder held once) and the files its splits still have to read
-   (`check_split_files`);
+4. check SP0's assignment (every file of the folder held once), and `guard` the restore from it (which stats the
+   files its splits still have to read, `splitaudit/guard/split_files.py`);
 5. restore from SP0 at parallelism K' (unpaced); with every file still there, wait until every line is in the
    sink and checkpoints add no rows, stop with a savepoint SP1 and audit the sink against SP0 and SP1 (a bounded
    job: wait until it finishes, and audit the sink against SP0); with a file removed, wait for the job's end
@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
-from splitaudit.audit.findings import Finding, Findings
+from splitaudit.audit.findings import Findings
 from splitaudit.audit.request import AuditRequest
 from splitaudit.audit.savepoint_tables import tables_of
 from splitaudit.errors import ExternalError
-from splitaudit.guard.split_files import check_split_files
+from splitaudit.guard.predict import run_guard
+from splitaudit.guard.results import GuardReport
 from splitaudit.polling import poll
 from splitaudit.progress import Progress, StepLog
 from splitaudit.savepoint_view import inspect_savepoint
@@ -84,7 +85,7 @@ class FileTruth:
 @dataclass(frozen=True)
 class FileSourceRestore:
     """One run of the FileSource job: the assignment check of SP0 (its files listed from the input folder) and
-    the split-file findings on it before the restore, the restored job's end
+    the guard's verdict on restoring it, the restored job's end
     (its state, and its root exception when it failed), the truth per file, and the audit (None when the restored
     job failed and left no savepoint to audit)."""
 
@@ -93,7 +94,7 @@ class FileSourceRestore:
     savepoint_before: str
     savepoint_after: str | None
     assignment_before: AssignmentCheck
-    split_files: tuple[Finding, ...]
+    guard: GuardReport
     restored_state: str
     restored_exception: str
     truth: tuple[FileTruth, ...]
@@ -175,12 +176,13 @@ def run_file_source_restore(
         flink.wait_for_state(job, TERMINAL)
         out.append(savepoint_before)
     removed = _remove(sink, inputs, settings, job) if settings.remove else None
-    with steps.step("check the savepoint's assignment, and the files its splits still have to read") as out:
-        view = inspect_savepoint(savepoint_before)
+    with steps.step("check the savepoint's assignment (the folder's files listed)") as out:
         listed = PartitionList(frozenset((path, 0) for path in paths), "the input folder")
-        assignment_before = check_assignment(tables_of(view), listed)
-        split_files = check_split_files(view)
-        out.append(f"{len(assignment_before.findings)} and {len(split_files)} findings")
+        assignment_before = check_assignment(tables_of(inspect_savepoint(savepoint_before)), listed)
+        out.append(f"{len(assignment_before.findings)} findings")
+    with steps.step(f"guard a restore of {savepoint_before} at parallelism {settings.restore_parallelism}") as out:
+        guard = run_guard(savepoint_before, kafka_source_job(), None, settings.restore_parallelism, progress)
+        out.append(guard.line)
     with steps.step(f"restore from the savepoint (parallelism {settings.restore_parallelism})") as out:
         restored = flink.run_jar(
             jar,
@@ -197,7 +199,7 @@ def run_file_source_restore(
             out.append(state)
         truth = sink_truth(sink, inputs, settings.lines, job)
         return FileSourceRestore(
-            paths, removed, savepoint_before, None, assignment_before, split_files, state, exception, truth, None
+            paths, removed, savepoint_before, None, assignment_before, guard, state, exception, truth, None
         )
     total = settings.files * settings.lines
     savepoint_after: str | None = None
@@ -233,7 +235,7 @@ def run_file_source_restore(
         audit = run_audit(request, progress)
         out.append(f"{len(audit.findings)} findings")
     return FileSourceRestore(
-        paths, None, savepoint_before, savepoint_after, assignment_before, split_files, state, "", truth, audit
+        paths, None, savepoint_before, savepoint_after, assignment_before, guard, state, "", truth, audit
     )
 
 
