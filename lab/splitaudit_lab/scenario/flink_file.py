@@ -184,13 +184,14 @@ def run_file_source_restore(
         guard = run_guard(savepoint_before, kafka_source_job(), None, settings.restore_parallelism, progress)
         out.append(guard.line)
     with steps.step(f"restore from the savepoint (parallelism {settings.restore_parallelism})") as out:
-        restored = flink.run_jar(
-            jar,
-            program_args=[*base, f"--parallelism={settings.restore_parallelism}"],
-            entry_class=FILE_SOURCE_JOB,
-            savepoint_path=savepoint_before,
-            job_id=uuid.uuid4().hex,
-        )
+        args = [*base, f"--parallelism={settings.restore_parallelism}"]
+        if removed is None and settings.monitor_interval_ms > 0:
+            # runs until stopped: proven through REST to have restored from SP0 once all its vertices run
+            restored, _ = flink.restore(jar, savepoint_before, program_args=args, entry_class=FILE_SOURCE_JOB)
+        else:  # may finish, or fail on the removed file, before all its vertices are seen running: submitted only
+            restored = flink.run_jar(
+                jar, program_args=args, entry_class=FILE_SOURCE_JOB, savepoint_path=savepoint_before
+            )
         out.append(f"job {restored}")
     if removed is not None:
         with steps.step("wait for the restored job to end") as out:
