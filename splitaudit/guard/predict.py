@@ -29,6 +29,7 @@ from splitaudit.errors import UsageError
 from splitaudit.guard.kafka_rescale import KafkaSourceJar, read_kafka_source_jar, rescale_detail
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
+from splitaudit.guard.split_files import check_split_files
 from splitaudit.guard.twin import (
     TwinStart,
     auto_offset_reset,
@@ -80,7 +81,8 @@ def run_guard(
     sink_naming: NamingTemplate | None = None,
 ) -> GuardReport:
     """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore; with `sink` (a file
-    sink's directory) name the window files a re-read of closed windows would rewrite."""
+    sink's directory) name the window files a re-read of closed windows would rewrite. A file source's splits
+    have their files checked on the local file system (`split_files.py`)."""
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
     ledger = None
@@ -120,6 +122,7 @@ def run_guard(
         enumerated = enumerated_partitions(tables)
         restore = Restore(facts, sources, parallelism, impulses(view), enumerated, kafka_jar)
         findings = judge(restore, assignment.findings, offset_findings, offsets, start_offsets, per_source)
+        findings += check_split_files(view)  # a file source's split files, stat'ed (read-only)
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]

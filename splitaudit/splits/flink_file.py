@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
+from splitaudit.splits.model import FINISHED, PENDING, EnumeratorEntry, PartitionRow, SourceFile
 
 SPLIT_SERIALIZER_VERSION = 1  # FileSourceSplitSerializer.VERSION
 ENUMERATOR_VERSIONS = (1,)  # PendingSplitsCheckpointSerializer.VERSION
@@ -62,6 +62,12 @@ class FlinkPath:
         if self.scheme is None and self.host is None and _WINDOWS_DRIVE.match(path):
             path = path[1:]
         return text + path
+
+    def local_path(self) -> str | None:
+        """The path on the local file system (`file:` or no scheme, no authority), else None."""
+        if self.scheme not in (None, "file") or self.host is not None or self.path is None:
+            return None
+        return str(self)[len("file:") :] if self.scheme == "file" else str(self)
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,10 @@ class FileSourceSplit:
         """One row: the file's path and the split's start byte (see the module docstring); no stopping offset."""
         return (PartitionRow(self.type, self.split_id, str(self.path), self.offset, self.next_offset()),)
 
+    def source_files(self) -> tuple[SourceFile, ...]:
+        """The split's file, with the size and modification time the enumerator saw when it made the split."""
+        return (SourceFile(str(self.path), self.path.local_path(), self.file_size, self.file_modification_time),)
+
 
 @dataclass(frozen=True)
 class PendingSplitsCheckpoint:
@@ -140,8 +150,21 @@ class PendingSplitsCheckpoint:
         }
 
     def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
-        """The pending splits; a processed path is no split (a finished file is held by nobody, rightly)."""
-        return tuple(EnumeratorEntry(None, PENDING, split.partition_rows()) for split in self.splits)
+        """The pending splits, then each processed path no pending split names as `FINISHED` (one row, the whole
+        file: partition None). A processed path is also the file of every split a reader holds (the checkpoint
+        cannot tell), so the audit reads `FINISHED` as "not read again", never as "read to its end"."""
+        pending = tuple(EnumeratorEntry(None, PENDING, split.partition_rows()) for split in self.splits)
+        waiting = {str(split.path) for split in self.splits}
+        finished = tuple(
+            EnumeratorEntry(None, FINISHED, (PartitionRow(self.type, None, path, None, None),))
+            for path in self.processed_paths
+            if path not in waiting
+        )
+        return pending + finished
+
+    def source_files(self) -> tuple[SourceFile, ...]:
+        """The pending splits' files; a processed path alone is read already (or held by a reader's split)."""
+        return tuple(file for split in self.splits for file in split.source_files())
 
 
 def _read_nullable_string(inp: DataInput, what: str) -> str | None:

@@ -8,10 +8,11 @@ tables are made of. Each family module implements them, so the audit never asks 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 PENDING = "pending"  # an enumerator holds it back: not yet handed to a reader
 ASSIGNED = "assigned"  # an enumerator has handed it to a reader
+FINISHED = "finished"  # an enumerator names it done (a file source's processed path no split holds): not read again
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ class PartitionRow:
 class EnumeratorEntry:
     """One split or partition an enumerator checkpoint names: its status and the partitions it covers.
 
-    `subtask` is the reader a pending split waits for, when the state records it.
+    `subtask` is the reader a pending split waits for, when the state records it. A `FINISHED` entry's rows name
+    a whole topic (a file), partition None: nothing of it is read again, whether it was read to its end or a reader
+    lost its split (the state cannot tell; the sink can).
     """
 
     subtask: int | None
-    status: str  # PENDING or ASSIGNED
+    status: str  # PENDING, ASSIGNED or FINISHED
     rows: tuple[PartitionRow, ...]
 
 
@@ -75,6 +78,33 @@ class EnumeratorState(DecodedState, Protocol):
     def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
         """Every split or partition the checkpoint names, pending or assigned."""
         ...
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file a split of a file source reads: its path as the source names it, the local file system's path when
+    the source names a local file (None for a remote scheme), and the size and modification time (epoch
+    milliseconds) the source recorded when it made the split. The guard checks them against the file system."""
+
+    path: str
+    local_path: str | None
+    size: int
+    modification_time: int
+
+
+@runtime_checkable
+class ReadsFiles(Protocol):
+    """A decoded split or enumerator checkpoint whose splits read files (a file source's)."""
+
+    def source_files(self) -> tuple[SourceFile, ...]:
+        """The files its splits still have to read (a finished file is none of them)."""
+        ...
+
+
+def source_files(state: DecodedState) -> tuple[SourceFile, ...]:
+    """The files a decoded split or enumerator checkpoint still has to read; none for a family that reads no
+    files."""
+    return state.source_files() if isinstance(state, ReadsFiles) else ()
 
 
 @dataclass(frozen=True)

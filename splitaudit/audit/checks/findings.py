@@ -61,6 +61,7 @@ UNASSIGNED = "partition_unassigned"  # in the topic, held by nobody
 REWIND = "rewind"  # next offset lower than in the earlier savepoint
 DROPPED_PARTITION = "partition_dropped"  # in the earlier savepoint, not in the later one
 NEW_PARTITION = "partition_new"  # in the later savepoint only
+FINISHED_PARTITION = "partition_finished"  # in the earlier savepoint; in the later, held by nobody and named done
 
 # Finding kinds of the Kafka offset checks (--bootstrap, --group).
 EXPIRED_UNREAD = "expired_unread"  # log-start offset above the offset the job restores from: loss

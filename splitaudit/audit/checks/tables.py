@@ -3,7 +3,8 @@
 - `operators`: one row per operator (id, uid, name, parallelism, whether it is a source).
 - `splits`: one row per (reader split, topic partition): the partitions each source subtask held.
 - `enumerator`: one row per (split or partition, topic partition) the enumerator checkpoint names, with its
-  status: `pending` (not yet handed to a reader; such a partition must not also be held by one) or `assigned`.
+  status: `pending` (not yet handed to a reader; such a partition must not also be held by one), `assigned`, or
+  `finished` (a file source's processed file that no split holds: the whole file, partition null).
 - `keyed`: one row per keyed-state entry (operator, subtask, state, key group, then key, namespace, user key and
   value as JSON text, and its status: read, raw or unread, with why), read key group by key group
   (`keyed_batches`), not from the inspected view.

@@ -26,7 +26,7 @@ from splitaudit.splits.flink_file import (
     decode_enumerator,
     decode_split,
 )
-from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
+from splitaudit.splits.model import FINISHED, PENDING, EnumeratorEntry, PartitionRow
 from tests.unit.conftest import FIXTURES
 
 CASE = FIXTURES / "flink_file" / "1.19.3-savepoint-continuous"
@@ -76,7 +76,14 @@ def test_the_enumerator_holds_the_unread_files_and_every_path_it_found() -> None
     ]
     assert all(split.position is None and split.next_offset() is None for split in state.splits)
     assert sorted(state.processed_paths) == sorted("file:" + f["path"] for f in FILES.values())
-    assert [entry.status for entry in state.enumerator_entries()] == [PENDING] * 3
+    # The pending splits, then the processed paths no pending split names: the files the readers hold, which
+    # the checkpoint names finished (nothing of them is read again by the enumerator), a whole file each.
+    held = sorted("file:" + FILES[h["file"]]["path"] for h in EXPECTED["held"])
+    entries = state.enumerator_entries()
+    assert [entry.status for entry in entries] == [PENDING] * 3 + [FINISHED] * 2
+    assert sorted((entry.rows for entry in entries[3:]), key=lambda rows: str(rows[0].topic)) == [
+        (PartitionRow("flink_file", None, path, None, None),) for path in held
+    ]
 
 
 def test_the_clean_savepoint_passes_the_assignment_check() -> None:

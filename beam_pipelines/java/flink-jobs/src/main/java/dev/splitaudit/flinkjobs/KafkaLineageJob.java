@@ -2,8 +2,10 @@ package dev.splitaudit.flinkjobs;
 
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
@@ -63,8 +65,22 @@ public final class KafkaLineageJob {
     env.execute("splitaudit KafkaSource lineage: " + String.join(",", topics));
   }
 
-  /** The arguments, {@code --name=value} each, of either job; any other is refused. */
+  /** The arguments, {@code --name=value} each, of either Kafka job; any other is refused. */
   static Map<String, String> parse(String[] args) {
+    return parse(
+        args,
+        "bootstrapServers",
+        "topic",
+        "groupId",
+        "sinkDir",
+        "parallelism",
+        "checkpointingInterval",
+        "partitionDiscoveryIntervalMs");
+  }
+
+  /** The arguments, {@code --name=value} each, of a job taking {@code names}; any other is refused. */
+  static Map<String, String> parse(String[] args, String... names) {
+    Set<String> known = new HashSet<>(Arrays.asList(names));
     Map<String, String> options = new HashMap<>();
     for (String arg : args) {
       int eq = arg.indexOf('=');
@@ -72,19 +88,10 @@ public final class KafkaLineageJob {
         throw new IllegalArgumentException("expected --name=value, got " + arg);
       }
       String name = arg.substring(2, eq);
-      switch (name) {
-        case "bootstrapServers":
-        case "topic":
-        case "groupId":
-        case "sinkDir":
-        case "parallelism":
-        case "checkpointingInterval":
-        case "partitionDiscoveryIntervalMs":
-          options.put(name, arg.substring(eq + 1));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown argument --" + name);
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException("unknown argument --" + name);
       }
+      options.put(name, arg.substring(eq + 1));
     }
     return options;
   }
