@@ -126,6 +126,10 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
     if before is not None and savepoint is not None:
         with progress.step("compare with the earlier savepoint"):
             findings = list(check_rewind(before, savepoint)) + findings
+        if request.subscription:
+            from splitaudit.audit.removed_topics import check_removed_topics
+
+            findings = list(check_removed_topics(before, savepoint, request.subscription)) + findings
     if kafka is not None:
         from splitaudit.clients.kafka import topics_offsets
 

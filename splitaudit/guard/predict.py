@@ -27,6 +27,7 @@ from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
+from splitaudit.guard.kafka_restore import KafkaSourceJob, kafka_restore_findings, kafka_source_snapshots
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.guard.twin import (
@@ -78,9 +79,11 @@ def run_guard(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     sink: str | None = None,
     sink_naming: NamingTemplate | None = None,
+    kafka_job: KafkaSourceJob | None = None,
 ) -> GuardReport:
     """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore; with `sink` (a file
-    sink's directory) name the window files a re-read of closed windows would rewrite."""
+    sink's directory) name the window files a re-read of closed windows would rewrite; `kafka_job` what the
+    restored job's KafkaSource is built with (`guard/kafka_restore.py`)."""
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
     ledger = None
@@ -129,6 +132,7 @@ def run_guard(
             enumerated=enumerated_partitions(tables),
         )
         twins = tuple(chain.from_iterable(per_source))
+        findings += tuple(kafka_restore_findings(kafka_source_snapshots(view), kafka_job or KafkaSourceJob(), offsets))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
     if bootstrap is not None and wanted:
