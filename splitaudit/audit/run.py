@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from splitaudit.audit.assignment import AssignmentCheck, PartitionList, check_assignment
+from splitaudit.audit.bounded_sources import explain_finished_bounded
 from splitaudit.audit.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
@@ -37,6 +38,7 @@ from splitaudit.audit.ledger import (
     windows_after,
 )
 from splitaudit.audit.offsets import check_offsets, sink_next_offsets
+from splitaudit.audit.recreated_topics import check_recreated
 from splitaudit.audit.request import AuditRequest, DiffRequest
 from splitaudit.audit.rewind import check_rewind, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, savepoint_tables
@@ -130,6 +132,7 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             from splitaudit.audit.removed_topics import check_removed_topics
 
             findings = list(check_removed_topics(before, savepoint, request.subscription)) + findings
+        findings = explain_finished_bounded(before, savepoint, findings)
     if kafka is not None:
         from splitaudit.clients.kafka import topics_offsets
 
@@ -138,6 +141,8 @@ def run_audit(request: AuditRequest, progress: Progress) -> Findings:
             resume = {} if savepoint is None else resume_offsets(savepoint)
             processed = {} if sink_audit is None else sink_next_offsets(sink_audit.coverage)
             findings += check_offsets(offsets, resume, processed, request.group)
+            if before is not None:
+                findings += check_recreated(offsets, resume_offsets(before), resume)
     return _findings(findings, sink_audit, assignment, notes, () if ledger is None else ledger.files, aggregate)
 
 

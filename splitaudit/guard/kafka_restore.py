@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from splitaudit.audit.findings import ERROR, INFO, WARNING, Finding
+from splitaudit.audit.recreated_topics import OFFSET_PAST_LOG_END
 from splitaudit.errors import UsageError
 from splitaudit.splits.kafka import NO_STOPPING_OFFSET, KafkaEnumeratorState, KafkaPartitionSplit
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 BOUNDED_NEVER_FINISHES = "bounded_restore_never_finishes"
 REMOVED_TOPIC_READ = "removed_topic_still_read"
-OFFSET_PAST_LOG_END = "offset_past_log_end"
 STARTING_OFFSETS_IGNORED = "starting_offsets_ignored_on_restore"
 
 # `setStartingOffsets` as the guard is told it; KafkaSourceBuilder sets the consumers' auto.offset.reset from it
@@ -102,7 +102,7 @@ def kafka_restore_findings(
         findings += _never_finishes(snapshot, job, kafka)
         findings += _removed_topics(snapshot, job, kafka)
         findings += _past_log_end(snapshot, job, kafka)
-        findings += _starting_offsets_ignored(snapshot, job)
+        findings += _starting_offsets_ignored(snapshot, job, kafka)
     return findings
 
 
@@ -229,15 +229,20 @@ def _reset_outcome(starting_offsets: str | None, new: int, log_start: int) -> tu
     )
 
 
-def _starting_offsets_ignored(snapshot: KafkaSourceSnapshot, job: KafkaSourceJob) -> list[Finding]:
+def _starting_offsets_ignored(
+    snapshot: KafkaSourceSnapshot, job: KafkaSourceJob, kafka: Mapping[tuple[str, int], PartitionOffsets]
+) -> list[Finding]:
     """`setStartingOffsets` applies only to partitions the savepoint does not name: a restored split keeps its
     offset (`KafkaSourceReader` restores it as checkpointed; the enumerator's `initializePartitionSplits` uses
-    the starting offsets only for partitions it lists as unassigned initial ones)."""
+    the starting offsets only for partitions it lists as unassigned initial ones). A split past its log end is
+    `offset_past_log_end`'s: there the setting decides, through auto.offset.reset."""
     if job.starting_offsets is None:
         return []
     findings = []
     for split in sorted(snapshot.splits, key=lambda s: (s.topic, s.partition)):
-        if (job.topics is not None and split.topic not in job.topics) or split.starting_offset < 0:
+        offsets = kafka.get((split.topic, split.partition))
+        past_end = offsets is not None and split.starting_offset > offsets.end
+        if (job.topics is not None and split.topic not in job.topics) or split.starting_offset < 0 or past_end:
             continue
         detail = (
             f"source {snapshot.operator}: the restored split resumes at the savepoint's next offset "

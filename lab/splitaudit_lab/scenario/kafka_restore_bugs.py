@@ -64,12 +64,13 @@ class ReadRanges:
 
 @dataclass(frozen=True)
 class RestoreBugRun:
-    """One run: the guard's verdict on the restore from SP0, the restored job's reads (the truth), its state after
-    the wait (bounded runs) and the run's report (sink, savepoints, audit)."""
+    """One run: the guard's verdict on the restore from SP0, the restored job's reads (the truth), the run's report
+    (sink, savepoints, the sink's audit), the savepoints' audit and, for a bounded run, its state after the wait."""
 
     guard: GuardReport
     restored_reads: tuple[ReadRanges, ...]  # the restored job's sink rows, per partition
     run: ScenarioReport
+    savepoint_audit: Findings | None  # SP1 against SP0, with the restored job's subscription and --bootstrap
     state_after_wait: str | None = None  # the restored job's state once the wait for it to finish ended
     waited: float = 0.0  # seconds waited for it to finish
 
@@ -84,7 +85,7 @@ def run_bounded_restore(
     run.args.append(f"--boundedAt={stop}")
     job_before, savepoint_before = run.first_job(kafka_source_job())
     run.produce(settings.records, what=f" more (up to the stopping offset {stop})")
-    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics), "earliest"))
+    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics)))
     job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore the bounded job from the savepoint")
     started = time.monotonic()
     with run.steps.step(f"wait for the {run.total} offsets in the sink") as out:
@@ -97,8 +98,9 @@ def run_bounded_restore(
         out.append(f"{state} after {waited:.1f} s")
     # A finished job takes no savepoint: the audit then judges the sink against SP0 alone.
     savepoint_after = savepoint_before if state == FINISHED else run.savepoint_and_cancel(job_after)
-    report = _report(run, (job_before, job_after), (savepoint_before, savepoint_after), started, settings.records)
-    return RestoreBugRun(guard, _reads(run, job_after), report, state, waited)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, tuple(run.topics))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit, state, waited)
 
 
 def run_removed_topic_restore(
@@ -111,15 +113,16 @@ def run_removed_topic_restore(
     run.produce(settings.records, what=" more")
     kept = next(iter(run.topics))
     run.args[:] = [f"--topic={kept}" if arg.startswith("--topic=") else arg for arg in run.args]
-    guard = _guard(run, savepoint_before, KafkaSourceJob((kept,), "earliest"))
+    guard = _guard(run, savepoint_before, KafkaSourceJob((kept,)))
     job_after, _ = run.restore(kafka_source_job(), savepoint_before, f"restore from the savepoint reading {kept} only")
     started = time.monotonic()
     kept_records = sum(n for (topic, _), n in run.produced.items() if topic == kept)
     removed_first = sum(n for (topic, _), n in run.produced.items() if topic != kept) // 2
     run.wait_for_all(job_after, kept_records + removed_first, started, settings.records)
     savepoint_after = run.savepoint_and_cancel(job_after)
-    report = _report(run, (job_before, job_after), (savepoint_before, savepoint_after), started, settings.records)
-    return RestoreBugRun(guard, _reads(run, job_after), report)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, (kept,))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
 def run_recreated_topic_restore(
@@ -148,8 +151,9 @@ def run_recreated_topic_restore(
     if not arrived:
         run.steps.progress.info("the restored job did not read every record of the new topic")
     savepoint_after = run.savepoint_and_cancel(job_after)
-    report = _report(run, (job_before, job_after), (savepoint_before, savepoint_after), started, recreated_records)
-    return RestoreBugRun(guard, _reads(run, job_after), report)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, recreated_records, (topic,))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
 def run_starting_offsets_restore(
@@ -166,15 +170,9 @@ def run_starting_offsets_restore(
     started = time.monotonic()
     run.wait_for_all(job_after, run.total, started, settings.records)
     savepoint_after = run.savepoint_and_cancel(job_after)
-    report = _report(run, (job_before, job_after), (savepoint_before, savepoint_after), started, settings.records)
-    return RestoreBugRun(guard, _reads(run, job_after), report)
-
-
-def savepoint_only_audit(before: str, after: str, progress: Progress, subscription: tuple[str, ...]) -> Findings:
-    """`audit --savepoint AFTER --before BEFORE --subscription …` without a sink: the driver's checks only."""
-    from splitaudit.audit.run import run_audit
-
-    return run_audit(AuditRequest(savepoint=after, before=before, subscription=subscription), progress)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, tuple(run.topics))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
 def _guard(run: ScenarioRun, savepoint: str, job: KafkaSourceJob) -> GuardReport:
@@ -225,11 +223,29 @@ def _rows_within(run: ScenarioRun, rows: int, seconds: float) -> bool:
 
 
 def _report(
-    run: ScenarioRun, jobs: tuple[str, str], savepoints: tuple[str, str], started: float, records: int
-) -> ScenarioReport:
-    """The run's report and audit, `records` read since the monotonic time `started`."""
+    run: ScenarioRun,
+    jobs: tuple[str, str],
+    savepoints: tuple[str, str],
+    started: float,
+    records: int,
+    subscription: tuple[str, ...],
+) -> tuple[ScenarioReport, Findings | None]:
+    """The run's report and audit (`records` read since the monotonic time `started`), and the savepoint-only
+    audit of the restore (None when the job finished and took no savepoint after it) with what the sink's audit
+    is not given: the restored job's `--subscription` and the stack's `--bootstrap`."""
     rate = records / (time.monotonic() - started)
-    return run.report(VARIANT, SAVEPOINT, kafka_source_job(), jobs, savepoints, rate)
+    report = run.report(VARIANT, SAVEPOINT, kafka_source_job(), jobs, savepoints, rate)
+    if savepoints[0] == savepoints[1]:
+        return report, None
+    from splitaudit.audit.run import run_audit  # imports pyspark: not when the lab merely starts
+
+    request = AuditRequest(
+        savepoint=savepoints[1], before=savepoints[0], subscription=subscription, bootstrap=run.stack.kafka.bootstrap
+    )
+    with run.steps.step("audit the savepoints with --subscription and --bootstrap") as out:
+        findings = run_audit(request, run.steps.progress)
+        out.append(f"{len(findings.findings)} findings")
+    return report, findings
 
 
 def _reads(run: ScenarioRun, job: str) -> tuple[ReadRanges, ...]:
