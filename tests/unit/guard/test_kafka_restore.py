@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from splitaudit.audit.findings import ERROR, INFO, WARNING, Finding
+from splitaudit.audit.recreated_topics import OFFSET_PAST_LOG_END
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.errors import UsageError
 from splitaudit.guard.kafka_restore import (
     BOUNDED_NEVER_FINISHES,
-    OFFSET_PAST_LOG_END,
     REMOVED_TOPIC_READ,
     STARTING_OFFSETS_IGNORED,
     KafkaSourceJob,
