@@ -142,10 +142,10 @@ def _never_finishes(
         f"source {snapshot.operator}: decided by the savepoint: its splits carry stopping offsets ({stop_text}: a "
         f"bounded source) and its KafkaSourceEnumState (version {state.version}) names all {len(assigned)} "
         f"partitions assigned, none unassigned; {listing}. The restored enumerator's one listing finds no change, "
-        "so it never signals that no more splits come (FLINK-31006, connector 3.3.0 and earlier): the readers "
-        "reach their stopping offsets and the job never finishes. Start the bounded job without the savepoint "
-        "(its own starting offsets, e.g. the group's committed offsets), or cancel it once its sink holds the "
-        "stopping offsets"
+        "so it never signals that no more splits come (FLINK-31006, measured on connector 3.3.0; the fix, PR #318, "
+        "is unreleased): the readers reach their stopping offsets and the job never finishes. Start the bounded "
+        "job without the savepoint (its own starting offsets, e.g. the group's committed offsets), or cancel it "
+        "once its sink holds the stopping offsets"
     )
     return [Finding(BOUNDED_NEVER_FINISHES, ERROR, None, None, len(assigned), detail=detail)]
 
