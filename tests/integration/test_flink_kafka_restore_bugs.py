@@ -7,7 +7,8 @@ Each run: a topic of 2 partitions (two topics for the removed-topic run), 200 re
 at parallelism 2 until they are in its sink and a checkpoint covers them, a savepoint SP0, cancel; then
 
 - FLINK-31006: the job bounded at offset 200 per partition; 200 more records; restored from SP0 it reads
-  100..199 of each partition and is still RUNNING 30 s later (cancelled after a savepoint SP1);
+  100..199 of each partition and is still RUNNING 30 s later (cancelled after a savepoint SP1); with 2 partitions
+  added while it was down (and every partition filled to 200) the restored job finishes, as the guard says;
 - FLINK-34089: 200 more records to each topic; restored from SP0 subscribing to the first topic only, it reads
   100..199 of the second topic's partitions all the same;
 - the topic deleted and re-created (2 partitions) with 100 records (50 per partition) behind SP0: the restored
@@ -39,6 +40,7 @@ from splitaudit.audit.recreated_topics import OFFSET_PAST_LOG_END
 from splitaudit.audit.removed_topics import REMOVED_TOPIC_READ
 from splitaudit.guard.kafka_restore import BOUNDED_NEVER_FINISHES, STARTING_OFFSETS_IGNORED
 from splitaudit.guard.kafka_restore import REMOVED_TOPIC_READ as STILL_READ
+from splitaudit.guard.predict import DISCOVERED_ON_RESTORE
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.kafka_restore_bugs import (
     RestoreBugRun,
@@ -103,6 +105,27 @@ def test_a_bounded_kafka_source_restored_from_a_savepoint_never_finishes(stack: 
     # The savepoints' audit with --bootstrap (the partitions from Kafka) says the same.
     assert result.savepoint_audit is not None
     assert _rows(result.savepoint_audit.findings, t) == _rows(result.run.audit.findings, t)
+
+
+def test_a_bounded_restore_whose_topic_gained_partitions_finishes(stack: Stack, tmp_path: Path) -> None:
+    grown = ScenarioSettings(partitions=2, records=200, parallelism=2, timeout=120.0, added_partitions=2)
+    result = run_bounded_restore(stack, tmp_path / "bounded-grown", Progress(), grown, finish_wait=30.0)
+    t = _names(result)
+    # 2 partitions added while down, 200 more records to each of the 4: each read up to the stopping offset 200.
+    assert _reads(result, t) == [
+        ("A", 0, 100, ((100, 199),)), ("A", 1, 100, ((100, 199),)),
+        ("A", 2, 200, ((0, 199),)), ("A", 3, 200, ((0, 199),)),
+    ]  # fmt: skip
+    assert result.state_after_wait == "FINISHED"
+    # The guard sees the listing change (2 and 3 not in SP0's KafkaSourceEnumState): no never-finishes error.
+    assert result.guard.safe
+    assert _rows(result.guard.findings, t) == [
+        (DISCOVERED_ON_RESTORE, INFO, "A", 2, 200, ((0, 199),)),
+        (DISCOVERED_ON_RESTORE, INFO, "A", 3, 200, ((0, 199),)),
+        (LAG, INFO, "A", 0, 200, ((100, 299),)),
+        (LAG, INFO, "A", 1, 200, ((100, 299),)),
+    ]
+    assert result.savepoint_audit is None  # a finished job takes no savepoint
 
 
 def test_a_topic_removed_from_the_subscription_is_still_read_after_the_restore(stack: Stack, tmp_path: Path) -> None:

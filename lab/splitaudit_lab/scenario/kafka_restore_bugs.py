@@ -4,8 +4,9 @@ restore and `audit` after it (docs/flink-kafka-jobs.md). Each run starts as `fli
 N records, the job until they are in its sink and a checkpoint covers them, a savepoint SP0, cancel; then:
 
 - `run_bounded_restore` (FLINK-31006): the job is bounded (`--boundedAt`, every partition stops at one offset
-  above what SP0 holds); N more records reach the stopping offsets; restored from SP0, the run waits a bounded
-  time for the job to finish, records its state, then savepoints and cancels it if it still runs;
+  above what SP0 holds); more records reach the stopping offsets (with partitions added while it is down, the
+  new ones too); restored from SP0, the run waits a bounded time for the job to finish, records its state, then
+  savepoints and cancels it if it still runs;
 - `run_removed_topic_restore` (FLINK-34089): the job reads two topics; N more records to each; restored from SP0
   with only the first topic in `--topic`;
 - `run_recreated_topic_restore`: the topic is deleted and created again with as many partitions, and fewer
@@ -78,18 +79,24 @@ class RestoreBugRun:
 def run_bounded_restore(
     stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, finish_wait: float = 30.0
 ) -> RestoreBugRun:
-    """FLINK-31006: the bounded job (each partition stops at 2N/P) savepointed at N/P per partition, N more
-    records produced, restored from SP0; wait up to `finish_wait` s for it to finish once its sink holds all 2N."""
+    """FLINK-31006: the bounded job (each partition stops at S = 2N/P) savepointed at N/P per partition; with
+    `settings.added_partitions`, partitions added to the topic while it is down; then S more records to each
+    partition (N when none is added: exactly up to S), and the job restored from SP0; wait up to `finish_wait` s
+    for it to finish once its sink holds every offset below S of every partition."""
     run = ScenarioRun(stack, run_dir, "kafka-bounded", settings, progress)
     stop = 2 * settings.records // settings.partitions
     run.args.append(f"--boundedAt={stop}")
     job_before, savepoint_before = run.first_job(kafka_source_job())
-    run.produce(settings.records, what=f" more (up to the stopping offset {stop})")
+    partitions = settings.partitions + settings.added_partitions
+    if settings.added_partitions:
+        run.grow_topics(settings.added_partitions)
+    more = settings.records if not settings.added_partitions else stop * partitions
+    run.produce(more, what=f" more (every partition up to the stopping offset {stop})")
     guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics)))
     job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore the bounded job from the savepoint")
     started = time.monotonic()
-    with run.steps.step(f"wait for the {run.total} offsets in the sink") as out:
-        wait_for_offsets(run.sink, tuple(run.topics), run.total, settings.timeout)
+    with run.steps.step(f"wait for the {stop * partitions} offsets below {stop} in the sink") as out:
+        wait_for_offsets(run.sink, tuple(run.topics), stop * partitions, settings.timeout)
         out.append(f"{time.monotonic() - started:.1f} s")
     with run.steps.step(f"wait up to {finish_wait:g} s for the bounded job to finish") as out:
         waited_from = time.monotonic()
@@ -99,7 +106,7 @@ def run_bounded_restore(
     # A finished job takes no savepoint: the audit then judges the sink against SP0 alone.
     savepoint_after = savepoint_before if state == FINISHED else run.savepoint_and_cancel(job_after)
     jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
-    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, tuple(run.topics))
+    report, savepoint_audit = _report(run, jobs, savepoints, started, more, tuple(run.topics))
     return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit, state, waited)
 
 
