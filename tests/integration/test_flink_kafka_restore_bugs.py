@@ -178,6 +178,23 @@ def test_a_topic_recreated_behind_the_savepoint_sends_the_readers_to_auto_offset
     assert "it read offsets 0..49 of the new log" in result.savepoint_audit.findings[2].detail
 
 
+def test_a_topic_recreated_behind_the_savepoint_restored_with_latest_loses_the_new_log(
+    stack: Stack, tmp_path: Path
+) -> None:
+    quick = ScenarioSettings(partitions=2, records=200, parallelism=2, timeout=30.0)
+    result = run_recreated_topic_restore(stack, tmp_path / "recreated-latest", Progress(), quick, 100, "latest")
+    t = _names(result)
+    assert _reads(result, t) == []  # auto.offset.reset latest: the new log's 50 records per partition never read
+    assert _rows(result.guard.findings, t) == [(OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in (0, 1)]
+    assert "it skips to the log end: the 50 records there are lost" in result.guard.findings[0].detail
+    assert result.savepoint_audit is not None
+    # SP1 still holds both partitions at 100 (no record moved them): none of the new log was read.
+    assert _rows(result.savepoint_audit.findings, t) == [
+        (OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in (0, 1)
+    ]
+    assert "still holds it at 100, past the new log" in result.savepoint_audit.findings[0].detail
+
+
 def test_starting_offsets_are_ignored_on_restore(stack: Stack, tmp_path: Path) -> None:
     result = run_starting_offsets_restore(stack, tmp_path / "starting", Progress(), ONE_TOPIC)
     t = _names(result)

@@ -133,10 +133,16 @@ def run_removed_topic_restore(
 
 
 def run_recreated_topic_restore(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, recreated_records: int
+    stack: Stack,
+    run_dir: Path,
+    progress: Progress,
+    settings: ScenarioSettings,
+    recreated_records: int,
+    starting_offsets: str = "earliest",
 ) -> RestoreBugRun:
     """The topic deleted and created again (as many partitions) behind SP0, `recreated_records` produced to the
-    new topic, restored from SP0; the audit is told the new topic's records only (the old ones are gone)."""
+    new topic, restored from SP0 with `--startingOffsets=starting_offsets` (the job before it reads from earliest);
+    the audit is told the new topic's records only (the old ones are gone)."""
     run = ScenarioRun(stack, run_dir, "kafka-recreated", settings, progress)
     job_before, savepoint_before = run.first_job(kafka_source_job())
     ((topic, partitions),) = run.topics.items()
@@ -149,8 +155,11 @@ def run_recreated_topic_restore(
         sent = kafka_client.produce(stack.kafka.bootstrap, topic, partitions, recreated_records, start=RECREATED_FROM)
         run.count(topic, sent)
         out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
-    guard = _guard(run, savepoint_before, KafkaSourceJob((topic,), "earliest"))
-    job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore from the savepoint")
+    run.args.append(f"--startingOffsets={starting_offsets}")
+    guard = _guard(run, savepoint_before, KafkaSourceJob((topic,), starting_offsets))
+    job_after, _ = run.restore(
+        kafka_source_job(), savepoint_before, f"restore with --startingOffsets={starting_offsets}"
+    )
     started = time.monotonic()
     with run.steps.step(f"wait up to {settings.timeout:g} s for the new topic's records, until checkpoints add none"):
         arrived = _rows_within(run, settings.records + recreated_records, settings.timeout)
