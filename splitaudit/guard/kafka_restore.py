@@ -69,10 +69,6 @@ class KafkaSourceSnapshot:
         """Whether its splits carry a stopping offset (a `setBounded` source); False without splits."""
         return any(split.stopping_offset != NO_STOPPING_OFFSET for split in self.splits)
 
-    @property
-    def topics(self) -> frozenset[str]:
-        return frozenset(split.topic for split in self.splits)
-
 
 def kafka_source_snapshots(view: SavepointView) -> tuple[KafkaSourceSnapshot, ...]:
     """Every source operator of `view` whose reader splits or enumerator are Flink's KafkaSource's."""
@@ -96,7 +92,7 @@ def kafka_restore_findings(
     kafka: Mapping[tuple[str, int], PartitionOffsets],
 ) -> list[Finding]:
     """The guard's findings on restoring `snapshots` into a job built as `job` says, `kafka` the offsets of the
-    savepoint's topics (and of the job's, when told) now (empty without --bootstrap)."""
+    savepoint's topics now (empty without --bootstrap)."""
     findings: list[Finding] = []
     for snapshot in snapshots:
         findings += _never_finishes(snapshot, job, kafka)
