@@ -185,6 +185,9 @@ class AuditRequest:
     # which windows had closed (--watermark-delay); None: decided by that evidence (`window_evidence`)
     watermark_delay: float | None = None
     aggregate: AggregateMatch | None = None  # an aggregating sink, reconciled against the source (--aggregate)
+    # The restored job's topics (--subscription): a topic SP0 read and the job no longer subscribes to, read on
+    # between --before and --savepoint, is found (`removed_topics.py`); empty: not checked
+    subscription: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Usage errors before anything is read and before paying for a Spark start."""
@@ -221,6 +224,8 @@ class AuditRequest:
             )
         if self.aggregate is not None and self.identity is not None:
             raise UsageError("--aggregate reconciles aggregates, not records: give no --sink-key/--match-payload")
+        if self.subscription and not self.before:
+            raise UsageError("--subscription needs --before: the savepoint the job was restored from")
         if self.jar and not self.before:
             raise UsageError("--jar needs --before: it is the jar of the job restored from that savepoint")
         for path, option in ((self.savepoint, "--savepoint"), (self.before, "--before")):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from splitaudit.audit.checks.assignment import AssignmentCheck, PartitionList, check_assignment
+from splitaudit.audit.checks.bounded_sources import explain_finished_bounded
 from splitaudit.audit.checks.findings import (
     DOUBLE_ASSIGNMENT_KINDS,
     MISSING_PARTITION_KINDS,
@@ -36,6 +37,8 @@ from splitaudit.audit.checks.ledger import (
     windows_after,
 )
 from splitaudit.audit.checks.offsets import check_offsets, sink_next_offsets
+from splitaudit.audit.checks.recreated_topics import check_recreated
+from splitaudit.audit.checks.removed_topics import check_removed_topics
 from splitaudit.audit.checks.rewind import check_rewind
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, savepoint_tables
 from splitaudit.audit.request import AuditRequest, DiffRequest
@@ -57,22 +60,25 @@ DENSE_NOTE = (
 
 
 def run_audit(request: AuditRequest, progress: Progress) -> Findings:
-    """Audit what was given: the savepoint's assignment (and its rewinds against --before), the sink's
-    duplicates and gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's
-    own offsets (real gaps, expired records, committed group offsets, lag). The request was checked when it was
-    made: what is left to refuse here depends on what the savepoint holds.
+    """Audit what was given: the savepoint's assignment (and its rewinds against --before), the sink's duplicates and
+    gaps, the sink records past the savepoint's next offsets and, with --bootstrap, the topic's own offsets (real
+    gaps, expired records, committed group offsets, lag). The request was checked when it was made: what is left to
+    refuse here depends on what the savepoint holds.
 
-    The savepoints are read first (bad input fails with its file and byte offset before anything else), then each
-    of `STEPS` runs in turn; every step returns its findings and notes (`Outcome`), and the findings are reported
-    in `FINDINGS_ORDER`, the savepoint's own first. `progress` is told each step as it runs (`Progress()` reports
-    nothing; the CLI's `ConsoleProgress` prints them). Spark starts (or the active session is taken) only for a
-    sink or a topic read through Spark's Kafka source: a savepoint-only audit runs on the driver. Raises UsageError
-    (the CLI's exit 2) for what the savepoint makes impossible, and InputError naming the file and byte offset of
-    a savepoint it cannot read. Returns every finding, with the coverage, assignment and notes they were judged
-    on; `exit_code` says whether any is an error."""
+    The savepoints are read first (bad input fails with its file and byte offset before anything else), then each of
+    `STEPS` runs in turn; every step returns its findings and notes (`Outcome`), and the findings are reported in
+    `FINDINGS_ORDER`, the savepoint's own first; a bounded source's splits read to their end between --before and
+    --savepoint then explain the partitions they would show as dropped or unassigned (`bounded_sources`). `progress`
+    is told each step as it runs (`Progress()` reports nothing; the CLI's `ConsoleProgress` prints them). Spark
+    starts (or the active session is taken) only for a sink or a topic read through Spark's Kafka source: a
+    savepoint-only audit runs on the driver. Raises UsageError (the CLI's exit 2) for what the savepoint makes
+    impossible, and InputError naming the file and byte offset of a savepoint it cannot read. Returns every finding,
+    with the coverage, assignment and notes they were judged on; `exit_code` says whether any is an error."""
     run = AuditRun(request, progress)
     outcomes = {name: step(run) for name, step in STEPS}
     findings = [f for name in FINDINGS_ORDER for f in outcomes[name].findings]
+    if run.before is not None and run.savepoint is not None:  # what a bounded source's finished splits explain
+        findings = explain_finished_bounded(run.before, run.savepoint, findings)
     notes = [n for outcome in outcomes.values() for n in outcome.notes]
     return _findings(findings, run.sink_audit, run.assignment, notes, run.ledger_files, run.aggregate)
 
@@ -197,11 +203,15 @@ def _assignment_step(run: AuditRun) -> Outcome:
 
 
 def _rewind_step(run: AuditRun) -> Outcome:
-    """--before against --savepoint: partitions whose position went backwards, dropped or new."""
+    """--before against --savepoint: partitions whose position went backwards, dropped or new; with
+    --subscription, the topics the restored job no longer subscribes to that its readers still read."""
     if run.before is None or run.savepoint is None:
         return NOTHING
     with run.progress.step("compare with the earlier savepoint"):
-        return Outcome(check_rewind(run.before, run.savepoint))
+        findings = check_rewind(run.before, run.savepoint)
+        if run.request.subscription:
+            findings = check_removed_topics(run.before, run.savepoint, run.request.subscription) + findings
+        return Outcome(findings)
 
 
 def _offsets_step(run: AuditRun) -> Outcome:
@@ -216,7 +226,10 @@ def _offsets_step(run: AuditRun) -> Outcome:
         offsets = topics_offsets(kafka.bootstrap, kafka.topics, run.request.group)
         resume = {} if run.savepoint is None else run.savepoint.resume_offsets
         processed = {} if run.sink_audit is None else sink_next_offsets(run.sink_audit.coverage)
-        return Outcome(tuple(check_offsets(offsets, resume, processed, run.request.group)))
+        findings = check_offsets(offsets, resume, processed, run.request.group)
+        if run.before is not None:  # a topic re-created behind the savepoints: their offsets past its log end
+            findings += check_recreated(offsets, run.before.resume_offsets, resume)
+        return Outcome(tuple(findings))
 
 
 # The steps in the order they run: each may use what an earlier one made (the sink's audit lists the partitions

@@ -170,6 +170,10 @@ def _topic_names(_ctx: click.Context, _param: click.Parameter, values: tuple[str
 @click.option("--topic", "topics", metavar="T", multiple=True, callback=_topic_names,
               help="A source topic; repeat it (or separate with commas) for several (default: every topic the "
                    "savepoint's sources read).")  # fmt: skip
+@click.option("--subscription", "subscription", metavar="T", multiple=True, callback=_topic_names,
+              help="A topic the restored job's KafkaSource subscribes to (repeat or separate with commas; needs "
+                   "--before): offsets of another topic --before's splits held and read on up to --savepoint "
+                   "are found (removed_topic_read, FLINK-34089).")  # fmt: skip
 @click.option(
     "--group",
     metavar="G",

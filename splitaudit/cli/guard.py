@@ -26,11 +26,26 @@ from splitaudit.cli.options import LOG_FILE, MAX_FILE_SIZE, SINK_NAMING, default
 @click.option("--sink", metavar="DIR",
               help="The job's file sink directory (Beam's windowed names): with --bootstrap, name the window files "
                    "a re-read of windows closed before the savepoint will rewrite.")  # fmt: skip
+@click.option("--kafka-topics", metavar="T[,T…]",
+              help="The topics the restored job's KafkaSource subscribes to (its setTopics, from its arguments): "
+                   "a topic the savepoint's splits hold and this list does not is read on (FLINK-34089).")  # fmt: skip
+@click.option("--kafka-starting-offsets", metavar="earliest|latest|committed",
+              help="The restored job's KafkaSource setStartingOffsets: ignored for the partitions the savepoint "
+                   "holds (info); its auto.offset.reset decides where a reader past the log end reads.")  # fmt: skip
 @SINK_NAMING
 @MAX_FILE_SIZE
 @LOG_FILE
 @click.pass_context
-def guard(ctx: click.Context, /, log_path: Path | None, sink_naming: str | None, **options: Any) -> None:
+def guard(
+    ctx: click.Context,
+    /,
+    log_path: Path | None,
+    sink: str | None,
+    sink_naming: str | None,
+    kafka_topics: str | None,
+    kafka_starting_offsets: str | None,
+    **options: Any,
+) -> None:
     """Before a restore: say what restoring SP with JOB.jar will do to the data.
 
     \b
@@ -58,17 +73,28 @@ def guard(ctx: click.Context, /, log_path: Path | None, sink_naming: str | None,
       the splits out again (info). A portable pipeline's splittable-DoFn read (keyed state) moves its
       residuals with their key groups (info), but a change to or from parallelism 1 changes the id of the
       uid-less Impulse it starts from, and Flink refuses the restore (error).
+    Flink's own KafkaSource (connector 3.3.0): a bounded source whose enumerator state names every partition
+      assigned never finishes after the restore (FLINK-31006, error); with --kafka-topics, splits of a topic
+      the job no longer subscribes to are read on (FLINK-34089, error); with --bootstrap, a split's offset past
+      the partition's log end (a re-created topic) goes to auto.offset.reset (warning, error with latest);
+      with --kafka-starting-offsets, the restored splits ignore it (info).
 
     Prints the findings and one line a CI step can read ("splitaudit-guard: safe …" or "splitaudit-guard:
     UNSAFE errors=N kinds=…"). Exit 0 safe, 1 unsafe, 2 bad input.
     """
 
     def action(context: Context) -> int:
-        from splitaudit.guard.predict import run_guard
+        from splitaudit.guard.kafka_restore import KafkaSourceJob
+        from splitaudit.guard.predict import SinkFolder, run_guard
 
-        naming = None if sink_naming is None else NamingTemplate.custom(sink_naming)
-        # savepoint, jar, bootstrap, parallelism, sink and max_file_size: run_guard's parameters of those names
-        report = run_guard(progress=context.progress, sink_naming=naming, **options)
+        folder = None
+        if sink is not None:
+            naming = NamingTemplate.beam_defaults() if sink_naming is None else NamingTemplate.custom(sink_naming)
+            folder = SinkFolder(sink, naming)
+        topics = None if kafka_topics is None else tuple(t for t in kafka_topics.split(",") if t)
+        kafka_job = KafkaSourceJob(topics, kafka_starting_offsets)
+        # savepoint, jar, bootstrap, parallelism and max_file_size: run_guard's parameters of those names
+        report = run_guard(progress=context.progress, sink=folder, kafka_job=kafka_job, **options)
         context.output.guard_report(report)
         return report.exit_code
 

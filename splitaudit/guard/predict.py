@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from splitaudit.audit.checks.offsets import check_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
 from splitaudit.guard.kafka_rescale import KafkaSourceJar, read_kafka_source_jar, rescale_detail
+from splitaudit.guard.kafka_restore import KafkaSourceJob, kafka_restore_findings, kafka_source_snapshots
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.guard.split_files import check_split_files
@@ -70,6 +71,14 @@ KAFKA_SOURCE_FAMILY = kafka_source.KafkaPartitionSplit.type  # Flink's own Kafka
 PATCH_REMEDY = "run `splitaudit patch-jar JAR --out PATCHED.jar` and restore with PATCHED.jar"
 
 
+@dataclass(frozen=True)
+class SinkFolder:
+    """A file sink's directory, and how its file names read (Beam's defaults unless a template is given)."""
+
+    path: str
+    naming: NamingTemplate = field(default_factory=NamingTemplate.beam_defaults)
+
+
 def run_guard(
     savepoint: str,
     jar: Path,
@@ -77,18 +86,19 @@ def run_guard(
     parallelism: int | None,
     progress: Progress,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-    sink: str | None = None,
-    sink_naming: NamingTemplate | None = None,
+    sink: SinkFolder | None = None,
+    kafka_job: KafkaSourceJob | None = None,
 ) -> GuardReport:
     """Read the jar, the savepoint and (with `bootstrap`) the topics, and judge the restore; with `sink` (a file
-    sink's directory) name the window files a re-read of closed windows would rewrite. A file source's splits
-    have their files checked on the local file system (`split_files.py`)."""
+    sink's directory) name the window files a re-read of closed windows would rewrite; `kafka_job` what the
+    restored job's KafkaSource is built with (`guard/kafka_restore.py`). A file source's splits have their files
+    checked on the local file system (`split_files.py`)."""
     if parallelism is not None and parallelism < 1:
         raise UsageError(f"--parallelism must be at least 1, not {parallelism}")
     ledger = None
     if sink is not None:
-        with progress.step(f"read the file names of the sink {sink}"):
-            ledger = ledger_of(list_tree(sink), sink_naming or NamingTemplate.beam_defaults())
+        with progress.step(f"read the file names of the sink {sink.path}"):
+            ledger = ledger_of(list_tree(sink.path), sink.naming)
     with progress.step(f"recognise the job jar {jar}"):
         facts = read_jar_facts(jar)
         kafka_jar = read_kafka_source_jar(jar)
@@ -124,6 +134,7 @@ def run_guard(
         findings = judge(restore, assignment.findings, offset_findings, offsets, start_offsets, per_source)
         findings += check_split_files(view)  # a file source's split files, stat'ed (read-only)
         twins = tuple(chain.from_iterable(per_source))
+        findings += tuple(kafka_restore_findings(kafka_source_snapshots(view), kafka_job or KafkaSourceJob(), offsets))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
     if bootstrap is not None and wanted:

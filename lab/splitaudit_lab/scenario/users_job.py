@@ -52,7 +52,7 @@ import pyarrow.parquet as pq
 
 from splitaudit.clients import kafka as kafka_client
 from splitaudit.errors import ExternalError, UsageError
-from splitaudit.guard.predict import run_guard
+from splitaudit.guard.predict import SinkFolder, run_guard
 from splitaudit.guard.results import WatchReport
 from splitaudit.home import users_job_jars
 from splitaudit.polling import poll
@@ -521,7 +521,9 @@ def run_users_job_scenario(
     # What the guard says the restore will do, judged now, as a user would before restoring: the test compares
     # its twin starts with what the restored job then reads twice, and the window files it names with those the
     # restored job then replaces.
-    guard = run_guard(savepoint_before, jar, stack.kafka.bootstrap, None, progress, sink=str(run.text.directory))
+    guard = run_guard(
+        savepoint_before, jar, stack.kafka.bootstrap, None, progress, sink=SinkFolder(str(run.text.directory))
+    )
     with ExitStack() as restored:
         watching: Future[WatchReport] | None = None
         if settings.watch:  # the watch proves where the job restored from

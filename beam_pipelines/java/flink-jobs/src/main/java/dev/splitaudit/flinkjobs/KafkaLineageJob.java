@@ -8,6 +8,7 @@ import java.util.Properties;
 import java.util.Set;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -19,9 +20,12 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  *
  * <p>Arguments, {@code --name=value}, the restore scenarios' own ({@code lab/splitaudit_lab/scenario/restore.py}):
  * {@code --bootstrapServers --topic (comma-separated) --groupId --sinkDir --parallelism}, and optionally
- * {@code --checkpointingInterval} (ms, default 1000) and {@code --partitionDiscoveryIntervalMs} (the connector's
+ * {@code --checkpointingInterval} (ms, default 1000), {@code --partitionDiscoveryIntervalMs} (the connector's
  * {@code partition.discovery.interval.ms}; a non-positive value disables periodic discovery; unset: the
- * connector's default, 5 minutes in 3.3.0). Operators carry uids: {@code kafka-source}, {@code lineage-sink}.
+ * connector's default, 5 minutes in 3.3.0), {@code --startingOffsets} ({@code earliest}, the default, or
+ * {@code latest}: the builder's {@code setStartingOffsets}, which also sets the consumers' {@code
+ * auto.offset.reset}) and {@code --boundedAt} (an offset: a bounded source whose every partition stops there,
+ * {@link StopAtOffset}; unset: unbounded). Operators carry uids: {@code kafka-source}, {@code lineage-sink}.
  */
 public final class KafkaLineageJob {
 
@@ -46,15 +50,19 @@ public final class KafkaLineageJob {
     env.setParallelism(parallelism);
     env.enableCheckpointing(checkpointing);
 
-    KafkaSource<LineageRecord> source =
+    KafkaSourceBuilder<LineageRecord> builder =
         KafkaSource.<LineageRecord>builder()
             .setBootstrapServers(bootstrap)
             .setTopics(Arrays.asList(topics))
             .setGroupId(group)
-            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setStartingOffsets(startingOffsets(options.getOrDefault("startingOffsets", "earliest")))
             .setProperties(properties)
-            .setDeserializer(new LineageDeserializer())
-            .build();
+            .setDeserializer(new LineageDeserializer());
+    String boundedAt = options.get("boundedAt");
+    if (boundedAt != null) {
+      builder.setBounded(new StopAtOffset(Long.parseLong(boundedAt)));
+    }
+    KafkaSource<LineageRecord> source = builder.build();
 
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
         .uid("kafka-source")
@@ -63,6 +71,18 @@ public final class KafkaLineageJob {
         .name("JSON lines with lineage");
 
     env.execute("splitaudit KafkaSource lineage: " + String.join(",", topics));
+  }
+
+  /** {@code --startingOffsets}: {@code earliest} or {@code latest}. */
+  static OffsetsInitializer startingOffsets(String name) {
+    switch (name) {
+      case "earliest":
+        return OffsetsInitializer.earliest();
+      case "latest":
+        return OffsetsInitializer.latest();
+      default:
+        throw new IllegalArgumentException("--startingOffsets is earliest or latest, not " + name);
+    }
   }
 
   /** The arguments, {@code --name=value} each, of either Kafka job; any other is refused. */
@@ -75,7 +95,9 @@ public final class KafkaLineageJob {
         "sinkDir",
         "parallelism",
         "checkpointingInterval",
-        "partitionDiscoveryIntervalMs");
+        "partitionDiscoveryIntervalMs",
+        "startingOffsets",
+        "boundedAt");
   }
 
   /** The arguments, {@code --name=value} each, of a job taking {@code names}; any other is refused. */

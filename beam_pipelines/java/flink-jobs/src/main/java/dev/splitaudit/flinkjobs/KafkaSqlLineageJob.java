@@ -24,6 +24,11 @@ public final class KafkaSqlLineageJob {
 
   public static void main(String[] args) throws Exception {
     Map<String, String> options = KafkaLineageJob.parse(args);
+    for (String datastreamOnly : new String[] {"startingOffsets", "boundedAt"}) {
+      if (options.containsKey(datastreamOnly)) {
+        throw new IllegalArgumentException("--" + datastreamOnly + " is the DataStream job's only");
+      }
+    }
     String topics = KafkaLineageJob.required(options, "topic");
     String discovery = options.get("partitionDiscoveryIntervalMs");
     String discoveryOption =

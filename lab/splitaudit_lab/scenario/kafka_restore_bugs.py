@@ -1,0 +1,290 @@
+"""The KafkaSource restore failures of issue 38 that Flink 1.19.3 and connector 3.3.0-1.19 can show, run for real
+with the DataStream job of beam_pipelines/java/flink-jobs (`KafkaLineageJob`), judged by `guard` before the
+restore and `audit` after it (docs/flink-kafka-jobs.md). Each run starts as `flink_kafka`'s do: a topic (or two),
+N records, the job until they are in its sink and a checkpoint covers them, a savepoint SP0, cancel; then:
+
+- `run_bounded_restore` (FLINK-31006): the job is bounded (`--boundedAt`, every partition stops at one offset
+  above what SP0 holds); more records reach the stopping offsets (with partitions added while it is down, the
+  new ones too); restored from SP0, the run waits a bounded time for the job to finish, records its state, then
+  savepoints and cancels it if it still runs;
+- `run_removed_topic_restore` (FLINK-34089): the job reads two topics; N more records to each; restored from SP0
+  with only the first topic in `--topic`;
+- `run_recreated_topic_restore`: the topic is deleted and created again with as many partitions, and fewer
+  records than SP0's offsets produced to it; restored from SP0;
+- `run_starting_offsets_restore`: N more records; restored from SP0 with `--startingOffsets=latest`.
+
+The truth of every run is the sink's rows per partition, split by the job that wrote them (`ReadRanges`): the
+offsets the restored job read, as ranges, beside what the audit and the guard said.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from splitaudit.audit.checks.findings import Findings
+from splitaudit.audit.request import AuditRequest
+from splitaudit.clients import kafka as kafka_client
+from splitaudit.errors import ExternalError
+from splitaudit.guard.kafka_restore import KafkaSourceJob
+from splitaudit.guard.predict import run_guard
+from splitaudit.guard.results import GuardReport
+from splitaudit.polling import poll
+from splitaudit.progress import Progress
+from splitaudit_lab.scenario.flink_kafka import kafka_source_job
+from splitaudit_lab.scenario.restore import (
+    SAVEPOINT,
+    ScenarioRun,
+    ScenarioSettings,
+    wait_for_offsets,
+    wait_until_settled,
+)
+from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.stack.stack import Stack
+
+FINISHED = "FINISHED"
+VARIANT = "kafka-source"  # the reports' variant, as flink_kafka's runs name theirs
+RECREATED_FROM = 1_000_000  # the re-created topic's records are numbered from here: other keys and values
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class ReadRanges:
+    """What one job wrote to the sink for one partition: rows, and the offsets as inclusive ranges."""
+
+    topic: str
+    partition: int
+    rows: int
+    offsets: Ranges
+
+
+@dataclass(frozen=True)
+class RestoreBugRun:
+    """One run: the guard's verdict on the restore from SP0, the restored job's reads (the truth), the run's report
+    (sink, savepoints, the sink's audit), the savepoints' audit and, for a bounded run, its state after the wait."""
+
+    guard: GuardReport
+    restored_reads: tuple[ReadRanges, ...]  # the restored job's sink rows, per partition
+    run: ScenarioReport
+    savepoint_audit: Findings | None  # SP1 against SP0, with the restored job's subscription and --bootstrap
+    state_after_wait: str | None = None  # the restored job's state once the wait for it to finish ended
+    waited: float = 0.0  # seconds waited for it to finish
+
+
+def run_bounded_restore(
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, finish_wait: float = 30.0
+) -> RestoreBugRun:
+    """FLINK-31006: the bounded job (each partition stops at S = 2N/P) savepointed at N/P per partition; with
+    `settings.added_partitions`, partitions added to the topic while it is down; then S more records to each
+    partition (N when none is added: exactly up to S), and the job restored from SP0; wait up to `finish_wait` s
+    for it to finish once its sink holds every offset below S of every partition."""
+    run = ScenarioRun(stack, run_dir, "kafka-bounded", settings, progress)
+    stop = 2 * settings.records // settings.partitions
+    run.args.append(f"--boundedAt={stop}")
+    job_before, savepoint_before = run.first_job(kafka_source_job())
+    partitions = settings.partitions + settings.added_partitions
+    if settings.added_partitions:
+        run.grow_topics(settings.added_partitions)
+    more = settings.records if not settings.added_partitions else stop * partitions
+    run.produce(more, what=f" more (every partition up to the stopping offset {stop})")
+    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics)))
+    job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore the bounded job from the savepoint")
+    started = time.monotonic()
+    with run.steps.step(f"wait for the {stop * partitions} offsets below {stop} in the sink") as out:
+        wait_for_offsets(run.sink, tuple(run.topics), stop * partitions, settings.timeout)
+        out.append(f"{time.monotonic() - started:.1f} s")
+    with run.steps.step(f"wait up to {finish_wait:g} s for the bounded job to finish") as out:
+        waited_from = time.monotonic()
+        state = _state_within(run, job_after, finish_wait)
+        waited = time.monotonic() - waited_from
+        out.append(f"{state} after {waited:.1f} s")
+    # A finished job takes no savepoint: the audit then judges the sink against SP0 alone.
+    savepoint_after = savepoint_before if state == FINISHED else run.savepoint_and_cancel(job_after)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, more, tuple(run.topics))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit, state, waited)
+
+
+def run_removed_topic_restore(
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+) -> RestoreBugRun:
+    """FLINK-34089: the job reads two topics (`settings.more_topics` gives the second), SP0, N more records to
+    each, restored from SP0 subscribing to the first topic only."""
+    run = ScenarioRun(stack, run_dir, "kafka-removed", settings, progress)
+    job_before, savepoint_before = run.first_job(kafka_source_job())
+    run.produce(settings.records, what=" more")
+    kept = next(iter(run.topics))
+    run.args[:] = [f"--topic={kept}" if arg.startswith("--topic=") else arg for arg in run.args]
+    guard = _guard(run, savepoint_before, KafkaSourceJob((kept,)))
+    job_after, _ = run.restore(kafka_source_job(), savepoint_before, f"restore from the savepoint reading {kept} only")
+    started = time.monotonic()
+    kept_records = sum(n for (topic, _), n in run.produced.items() if topic == kept)
+    removed_first = sum(n for (topic, _), n in run.produced.items() if topic != kept) // 2
+    run.wait_for_all(job_after, kept_records + removed_first, started, settings.records)
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, (kept,))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
+
+
+def run_recreated_topic_restore(
+    stack: Stack,
+    run_dir: Path,
+    progress: Progress,
+    settings: ScenarioSettings,
+    recreated_records: int,
+    starting_offsets: str = "earliest",
+) -> RestoreBugRun:
+    """The topic deleted and created again (as many partitions) behind SP0, `recreated_records` produced to the
+    new topic, restored from SP0 with `--startingOffsets=starting_offsets` (the job before it reads from earliest);
+    the audit is told the new topic's records only (the old ones are gone)."""
+    run = ScenarioRun(stack, run_dir, "kafka-recreated", settings, progress)
+    job_before, savepoint_before = run.first_job(kafka_source_job())
+    ((topic, partitions),) = run.topics.items()
+    with run.steps.step(f"delete {topic} and create it again ({partitions} partitions)") as out:
+        _recreate(stack.kafka.bootstrap, topic, partitions)
+        out.append("deleted and created")
+    # The new log's offsets start at 0 again; its records are numbered apart from the old ones (other contents).
+    run.produced = {}
+    with run.steps.step(f"produce {recreated_records} records to the new {topic}") as out:
+        sent = kafka_client.produce(stack.kafka.bootstrap, topic, partitions, recreated_records, start=RECREATED_FROM)
+        run.count(topic, sent)
+        out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
+    run.args.append(f"--startingOffsets={starting_offsets}")
+    guard = _guard(run, savepoint_before, KafkaSourceJob((topic,), starting_offsets))
+    job_after, _ = run.restore(
+        kafka_source_job(), savepoint_before, f"restore with --startingOffsets={starting_offsets}"
+    )
+    started = time.monotonic()
+    with run.steps.step(f"wait up to {settings.timeout:g} s for the new topic's records, until checkpoints add none"):
+        arrived = _rows_within(run, settings.records + recreated_records, settings.timeout)
+        wait_until_settled(run.flink, job_after, run.sink_rows, str(run.sink), settings.timeout)
+    if not arrived:
+        run.steps.progress.info("the restored job did not read every record of the new topic")
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, recreated_records, (topic,))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
+
+
+def run_starting_offsets_restore(
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+) -> RestoreBugRun:
+    """`setStartingOffsets` on restore: SP0 of the job reading from earliest, N more records, restored from SP0 with
+    `--startingOffsets=latest`."""
+    run = ScenarioRun(stack, run_dir, "kafka-starting", settings, progress)
+    job_before, savepoint_before = run.first_job(kafka_source_job())
+    run.produce(settings.records, what=" more")
+    run.args.append("--startingOffsets=latest")
+    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics), "latest"))
+    job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore with --startingOffsets=latest")
+    started = time.monotonic()
+    run.wait_for_all(job_after, run.total, started, settings.records)
+    savepoint_after = run.savepoint_and_cancel(job_after)
+    jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
+    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, tuple(run.topics))
+    return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
+
+
+def _guard(run: ScenarioRun, savepoint: str, job: KafkaSourceJob) -> GuardReport:
+    """`splitaudit guard` on restoring `savepoint` into the job as `job` describes it, `--bootstrap` the stack's."""
+    bootstrap = run.stack.kafka.bootstrap
+    with run.steps.step(f"guard a restore of {savepoint} with --bootstrap {bootstrap}") as out:
+        guard = run_guard(savepoint, kafka_source_job(), bootstrap, None, run.steps.progress, kafka_job=job)
+        out.append(guard.line)
+    return guard
+
+
+def _state_within(run: ScenarioRun, job: str, seconds: float) -> str:
+    """The job's state once it finished, or after `seconds` (then whatever it is)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = run.flink.job_state(job)
+        if state in (FINISHED, "FAILED", "CANCELED"):
+            return state
+        time.sleep(1.0)
+    return run.flink.job_state(job)
+
+
+def _recreate(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> None:
+    """Delete `topic` and create it again with `partitions` partitions once the broker has let it go."""
+    client = kafka_client.admin(bootstrap)
+    client.delete_topics([topic])[topic].result(timeout)
+
+    def created() -> bool:
+        try:
+            kafka_client.create_topic(bootstrap, topic, partitions)
+        except Exception as ex:  # marked for deletion, or still listed: try again
+            if "exist" in str(ex) or "deletion" in str(ex):
+                return False
+            raise ExternalError(f"cannot create {topic} again: {ex}") from ex
+        return True
+
+    poll(f"{topic} to be created again", created, timeout=timeout, interval=1.0)
+
+
+def _rows_within(run: ScenarioRun, rows: int, seconds: float) -> bool:
+    """Whether the sink holds `rows` rows within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while run.sink_rows() < rows:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(1.0)
+    return True
+
+
+def _report(
+    run: ScenarioRun,
+    jobs: tuple[str, str],
+    savepoints: tuple[str, str],
+    started: float,
+    records: int,
+    subscription: tuple[str, ...],
+) -> tuple[ScenarioReport, Findings | None]:
+    """The run's report and audit (`records` read since the monotonic time `started`), and the savepoint-only
+    audit of the restore (None when the job finished and took no savepoint after it) with what the sink's audit
+    is not given: the restored job's `--subscription` and the stack's `--bootstrap`."""
+    rate = records / (time.monotonic() - started)
+    report = run.report(VARIANT, SAVEPOINT, kafka_source_job(), jobs, savepoints, rate)
+    if savepoints[0] == savepoints[1]:
+        return report, None
+    from splitaudit.audit.run import run_audit  # imports pyspark: not when the lab merely starts
+
+    request = AuditRequest(
+        savepoint=savepoints[1], before=savepoints[0], subscription=subscription, bootstrap=run.stack.kafka.bootstrap
+    )
+    with run.steps.step("audit the savepoints with --subscription and --bootstrap") as out:
+        findings = run_audit(request, run.steps.progress)
+        out.append(f"{len(findings.findings)} findings")
+    return report, findings
+
+
+def _reads(run: ScenarioRun, job: str) -> tuple[ReadRanges, ...]:
+    """The sink rows job `job` wrote, per (topic, partition), with their offsets as ranges."""
+    table = read_sink(run.sink)
+    rows = table.filter(pc.equal(table["job_id"], job))
+    per: dict[tuple[str, int], list[int]] = {}
+    for topic, partition, offset in zip(
+        rows["topic"].to_pylist(), rows["partition"].to_pylist(), rows["offset"].to_pylist(), strict=True
+    ):
+        per.setdefault((topic, partition), []).append(offset)
+    return tuple(
+        ReadRanges(topic, partition, len(offsets), _ranges(sorted(set(offsets))))
+        for (topic, partition), offsets in sorted(per.items())
+    )
+
+
+def _ranges(offsets: list[int]) -> Ranges:
+    """Sorted distinct offsets as inclusive ranges."""
+    ranges: list[tuple[int, int]] = []
+    for offset in offsets:
+        if ranges and ranges[-1][1] == offset - 1:
+            ranges[-1] = (ranges[-1][0], offset)
+        else:
+            ranges.append((offset, offset))
+    return tuple(ranges)
