@@ -19,7 +19,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * {@code --bootstrapServers --topic (comma-separated) --groupId --sinkDir --parallelism}, and optionally
  * {@code --checkpointingInterval} (ms, default 1000) and {@code --partitionDiscoveryIntervalMs} (the connector's
  * {@code partition.discovery.interval.ms}; a non-positive value disables periodic discovery; unset: the
- * connector's default, 5 minutes in 3.3.0). Operators carry uids: {@code kafka-source}, {@code lineage-sink}.
+ * connector's default, 5 minutes in 3.3.0). Operators carry uids: {@code kafka-source} ({@code --sourceUid} gives
+ * another: a restore with it and {@code allowNonRestoredState} drops the source's splits, as a renamed uid does;
+ * the SQL job, whose operators have none, ignores it), {@code lineage-sink}.
  */
 public final class KafkaLineageJob {
 
@@ -55,7 +57,7 @@ public final class KafkaLineageJob {
             .build();
 
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
-        .uid("kafka-source")
+        .uid(options.getOrDefault("sourceUid", "kafka-source"))
         .addSink(new JsonLinesSink(sinkDir))
         .uid("lineage-sink")
         .name("JSON lines with lineage");
@@ -80,6 +82,7 @@ public final class KafkaLineageJob {
         case "parallelism":
         case "checkpointingInterval":
         case "partitionDiscoveryIntervalMs":
+        case "sourceUid":
           options.put(name, arg.substring(eq + 1));
           break;
         default:
