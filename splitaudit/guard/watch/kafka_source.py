@@ -95,11 +95,12 @@ def position_sample(subtask: int, metrics: Mapping[str, str]) -> PositionSample 
 
 
 def judge_positions(
-    samples: Sequence[PositionSample], start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]
+    samples: Sequence[PositionSample], start: Mapping[Key, int] | None, kafka: Mapping[Key, PartitionOffsets]
 ) -> list[Finding]:
-    """The findings of one poll of a KafkaSource: partitions two subtasks hold, readers below the offset the
-    attempt restored (`start`), and subtasks that emitted more than their partitions advanced past it. A partition
-    `start` lacks (new since the savepoint) starts at its log start (`kafka`), else 0: the lowest it can."""
+    """The findings of one poll of a KafkaSource: partitions two subtasks hold, and (unless `start` is None)
+    readers below the offset the attempt restored (`start`) and subtasks that emitted more than their partitions
+    advanced past it. A partition `start` lacks (new since the savepoint) starts at its log start (`kafka`), else
+    0: the lowest it can."""
     findings: list[Finding] = []
     holders: dict[Key, list[int]] = {}
     for sample in samples:
@@ -112,8 +113,9 @@ def judge_positions(
                 "(the KafkaSourceReader's metric group of it on each)"
             )
             findings.append(Finding(PARTITION_READ_TWICE, ERROR, topic, partition, len(subtasks), detail=detail))
-    for sample in samples:
-        findings += _below(sample, start, kafka)
+    if start is not None:
+        for sample in samples:
+            findings += _below(sample, start, kafka)
     return findings
 
 

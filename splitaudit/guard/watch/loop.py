@@ -261,9 +261,11 @@ class _Watch:
         return tuple(subtask_sample(i, m, self.topics) for i, m in enumerate(metrics))
 
     def judge_readers(self) -> bool:
-        """Judge a KafkaSource's per-partition gauges of the last poll against the offsets the current attempt
-        restored (`kafka_source.judge_positions`); whether an error was found."""
-        start = self.resume if self.restored_start is None else self.restored_start
+        """Judge a KafkaSource's per-partition gauges of the last poll (`kafka_source.judge_positions`) against the
+        offsets the job restored, in its first attempt only: after a restart Flink serves the dead attempt's
+        numRecordsOut until the new one reports, which no offset can be judged against. Whether an error was
+        found."""
+        start = None if self.attempts else self.resume
         return self.report(judge_positions(self.readers.samples, start, self.offsets))
 
     def source_restored(self, job: str, source: Mapping[str, Any]) -> bool:

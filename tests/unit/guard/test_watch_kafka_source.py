@@ -72,6 +72,11 @@ def test_a_clean_restore_is_silent() -> None:
     assert judge_positions([_sample(0, 40, p0=149), _sample(1, 100, p1=199)], start, {}) == []
 
 
+def test_after_a_restart_only_twin_readers_are_judged() -> None:
+    # Flink still serves the dead attempt's numRecordsOut: no start offset is judged against it.
+    assert judge_positions([_sample(0, 200, p0=199)], None, {}) == []
+
+
 def test_a_partition_on_two_subtasks_is_read_twice() -> None:
     start = {(TOPIC, 0): 100}
     findings = judge_positions([_sample(0, 0, p0=120), _sample(1, 0, p0=110)], start, {})
