@@ -116,10 +116,13 @@ watch: setup
 	$(BIN)/pytest -m watch tests/integration/test_watch_life.py tests/integration/test_watch_recovery.py
 
 # Flink's own KafkaSource job (beam_pipelines/java/flink-jobs) through a topic grown while it was down and while it
-# ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink
-# (about 2.5 minutes); `make test` runs its clean restore.
+# ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink;
+# the watch over its restores (the SQL job's, a dropped source, partitions added while running) and a SQL job's
+# savepoint through every surface (about 10 minutes on a busy 2-core machine); `make test` runs the clean restore
+# and its watch.
 flink-matrix: setup
-	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py
+	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_watch_kafka_source.py \
+		tests/integration/test_sql_job_savepoint.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest
