@@ -5,8 +5,9 @@ savepoint's offsets and Kafka's."""
 from __future__ import annotations
 
 from splitaudit.audit.findings import ERROR
+from splitaudit.clients.flink import FlinkRestClient
 from splitaudit.clients.kafka import PartitionOffsets
-from splitaudit.guard.watch import PARTITION_READ_TWICE
+from splitaudit.guard.watch import PARTITION_READ_TWICE, WatchSettings
 from splitaudit.guard.watch.kafka_source import (
     PARTITION_NOT_READ,
     READ_BELOW_RESTORED,
@@ -21,6 +22,8 @@ from splitaudit.guard.watch.kafka_source import (
     source_vertex,
     wanted,
 )
+from splitaudit.guard.watch.loop import _Watch
+from splitaudit.progress import Progress
 
 DATASTREAM = "Source__Kafka_Source"  # KafkaLineageJob's source, named "Kafka Source"
 SQL = "Source__records[4]"  # KafkaSqlLineageJob's source as its plan names it
@@ -155,3 +158,36 @@ def test_the_readers_remember_every_partition_held_at_any_poll() -> None:
     assert readers.seen
     assert readers.held == {(TOPIC, 0), (TOPIC, 1)}
     assert [s.subtask for s in readers.samples] == [0, 1]
+
+
+class _SqlJobFlink(FlinkRestClient):
+    """A cluster listing one running SQL job: its source vertex not named `Source:` first (a vertex's id is its
+    head operator's)."""
+
+    def __init__(self) -> None:
+        super().__init__("http://127.0.0.1:1")
+
+    def jobs(self) -> list[dict[str, object]]:
+        return [{"jid": "sql", "state": "RUNNING"}]
+
+    def job(self, job_id: str) -> dict[str, object]:
+        return {
+            "vertices": [
+                {"id": "ba40499bacce995f15693b1735928377", "name": "Source: other", "parallelism": 1},
+                {"id": "cbc357ccb763df2852fee8c4fc7d55f2", "name": "Source: records[4] -> Calc[5]", "parallelism": 2},
+            ]
+        }
+
+
+def test_the_watch_follows_the_vertex_holding_the_savepoints_splits_and_says_when_none_does() -> None:
+    watch = _Watch(WatchSettings("http://127.0.0.1:1", "sql"), _SqlJobFlink(), Progress(), lambda _event: None)
+    watch.sources = ("cbc357ccb763df2852fee8c4fc7d55f2",)
+    job, source = watch.await_job()
+    assert (job, source["id"], watch.source_restored(job, source)) == ("sql", "cbc357ccb763df2852fee8c4fc7d55f2", False)
+    assert watch.events == []
+    # The savepoint's source is no vertex of the job (another uid, allowNonRestoredState): by name, and an error.
+    watch.sources = ("61252f73469d3ffba207c548d29a0267",)
+    job, source = watch.await_job()
+    assert source["id"] == "ba40499bacce995f15693b1735928377"
+    assert watch.source_restored(job, source)
+    assert [e.finding.kind for e in watch.events] == [SOURCE_STATE_DROPPED]
