@@ -11,11 +11,11 @@ emitted this attempt; Flink's `MetricDumpSerialization.MetricDumpSerializer` rea
 gauges, so a poll's count never covers records fetched after its positions) they prove three things:
 
 - `partition_read_twice`: a partition's group on two subtasks is two readers of it;
-- `read_below_restored`: a reader at an offset below the one the job restored the partition from, or a subtask
-  that emitted more records than its partitions advanced past their restored offsets (one reader starting at
-  the restored offset emits at most what it fetched): the partition was rewound, its offsets below the restored
-  one read a second time (e.g. the source's state dropped by a restore with another uid and
-  `--allowNonRestoredState`: the source starts from its starting offsets);
+- `read_below_restored`: a reader at an offset below the one the job restored the partition from (last fetched,
+  or committed at a checkpoint), or a subtask that emitted more records than its partitions advanced past their
+  restored offsets (one reader starting at the restored offset emits at most what it fetched): the partition was
+  rewound, its offsets below the restored one read a second time (e.g. the source's state dropped by a restore
+  with another uid and `--allowNonRestoredState`: the source starts from its starting offsets);
 - `partition_not_read` (when the watch ends): a partition the savepoint resumes, or (with `--bootstrap`) one of
   the topic's partitions holding records, that no reader held at any poll.
 
@@ -120,37 +120,43 @@ def judge_positions(
 
 
 def _below(sample: PositionSample, start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]) -> list[Finding]:
-    """One subtask's rewound partitions: by position, else by records emitted beyond what its readers advanced."""
-    findings: list[Finding] = []
-    advanced = 0
-    for (topic, partition), position in sorted(sample.positions.items()):
-        offsets = kafka.get((topic, partition))
-        first = start.get((topic, partition), offsets.log_start if offsets else 0)
-        if position.current == NOT_YET:
-            continue
-        advanced += position.current + 1 - first
-        if position.current < first and (topic, partition) in start:
-            detail = (
-                f"subtask {sample.subtask}'s reader is at offset {position.current}, below the restored offset "
-                f"{first}: offsets {position.current}..{first - 1} (at least) are read a second time"
-            )
-            ranges = ((position.current, first - 1),)
-            count = first - position.current
-            findings.append(Finding(READ_BELOW_RESTORED, ERROR, topic, partition, count, ranges, detail=detail))
+    """One subtask's rewound partitions. Three lower bounds of where a rewound reader started, the lowest kept: its
+    last fetched offset or the next offset its last checkpoint committed, when below the restored offset, and
+    (a subtask holding one partition) the restored offset less what it emitted beyond what it advanced. A subtask
+    of several partitions that emitted too much, with none of them seen below, is one finding of its own."""
+    advanced, lowest = 0, {}
+    for key, position in sorted(sample.positions.items()):
+        offsets = kafka.get(key)
+        first = start.get(key, offsets.log_start if offsets else 0)
+        if position.current != NOT_YET:
+            advanced += position.current + 1 - first
+        seen = [o for o in (position.current, position.committed) if key in start and 0 <= o < first]
+        if seen:
+            lowest[key] = (min(seen), f"its reader on subtask {sample.subtask} was seen at offset {min(seen)}")
     excess = (sample.records_out or 0) - advanced
+    emitted = (
+        f"subtask {sample.subtask} emitted {sample.records_out} records, but its readers advanced {advanced} past "
+        f"the restored offsets"
+    )
+    readers = sorted(sample.positions)
+    if excess > 0 and len(readers) == 1 and readers[0] in start:
+        first = start[readers[0]] - excess
+        if first < lowest.get(readers[0], (first + 1, ""))[0]:
+            lowest[readers[0]] = (first, emitted)
+    findings = []
+    for (topic, partition), (offset, why) in sorted(lowest.items()):
+        restored = start[(topic, partition)]
+        detail = (
+            f"{why}, below the restored offset {restored}: offsets {offset}..{restored - 1} (at least) are read a "
+            "second time"
+        )
+        ranges = ((offset, restored - 1),)
+        findings.append(Finding(READ_BELOW_RESTORED, ERROR, topic, partition, restored - offset, ranges, detail=detail))
     if findings or excess <= 0:
         return findings
-    readers = sorted(sample.positions)
-    detail = (
-        f"subtask {sample.subtask} emitted {sample.records_out} records, but its readers advanced {advanced} past "
-        f"the restored offsets: at least {excess} were read from below them"
-    )
-    if len(readers) == 1 and readers[0] in start:
-        (topic, partition), first = readers[0], start[readers[0]]
-        ranges = ((first - excess, first - 1),)
-        return [Finding(READ_BELOW_RESTORED, ERROR, topic, partition, excess, ranges, detail=detail)]
     held = ", ".join(f"{t}-{p}" for t, p in readers)
-    return [Finding(READ_BELOW_RESTORED, ERROR, None, None, excess, detail=f"{detail} (one of {held})")]
+    detail = f"{emitted}: at least {excess} were read from below them (one of {held})"
+    return [Finding(READ_BELOW_RESTORED, ERROR, None, None, excess, detail=detail)]
 
 
 def not_read(held: frozenset[Key], start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]) -> list[Finding]:

@@ -39,7 +39,7 @@ def _metrics(source: str, records_out: int, **partitions: tuple[int, int]) -> di
     return metrics
 
 
-def _sample(subtask: int, records_out: int, **partitions: int) -> PositionSample:
+def _sample(subtask: int, records_out: int | None, **partitions: int) -> PositionSample:
     positions = {(TOPIC, int(p.removeprefix("p"))): ReaderPosition(c, -1) for p, c in partitions.items()}
     return PositionSample(subtask, positions, records_out)
 
@@ -87,10 +87,23 @@ def test_a_partition_on_two_subtasks_is_read_twice() -> None:
 
 
 def test_a_reader_below_its_restored_offset_is_caught_by_its_position() -> None:
-    findings = judge_positions([_sample(0, 30, p0=29)], {(TOPIC, 0): 100}, {})
+    start = {(TOPIC, 0): 100}
+    # No numRecordsOut reported yet: the position alone says offsets 29..99 at least.
+    findings = judge_positions([_sample(0, None, p0=29)], start, {})
     assert [(f.kind, f.partition, f.count, f.offset_ranges) for f in findings] == [
         (READ_BELOW_RESTORED, 0, 71, ((29, 99),))
     ]
+    # 30 records emitted up to offset 29: it started at 0, the lower bound kept.
+    findings = judge_positions([_sample(0, 30, p0=29)], start, {})
+    assert [(f.partition, f.count, f.offset_ranges) for f in findings] == [(0, 100, ((0, 99),))]
+
+
+def test_a_checkpoint_that_committed_below_the_restored_offset_is_a_rewind() -> None:
+    sample = PositionSample(0, {(TOPIC, 0): ReaderPosition(150, 40)}, None)
+    (finding,) = judge_positions([sample], {(TOPIC, 0): 100}, {})
+    assert (finding.kind, finding.partition, finding.count, finding.offset_ranges) == (
+        READ_BELOW_RESTORED, 0, 60, ((40, 99),)
+    )  # fmt: skip
 
 
 def test_a_rewound_reader_past_its_restored_offset_is_caught_by_what_it_emitted() -> None:
