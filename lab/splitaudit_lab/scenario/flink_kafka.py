@@ -42,7 +42,7 @@ from splitaudit.guard.results import REPORT, GuardReport, WatchReport
 from splitaudit.guard.watch import WatchSettings, run_watch
 from splitaudit.home import JAVA_ROOT
 from splitaudit.progress import Progress
-from splitaudit_lab.scenario.restore import SAVEPOINT, ScenarioRun, ScenarioSettings
+from splitaudit_lab.scenario.restore import SAVEPOINT, ScenarioRun, ScenarioSettings, wait_for_offsets
 from splitaudit_lab.scenario.results import ScenarioReport
 from splitaudit_lab.scenario.sink import read_sink
 from splitaudit_lab.stack.stack import Stack
@@ -169,8 +169,8 @@ def run_watched_kafka_source(
     """Savepoint a run of the KafkaSource job (`jar`, discovery off) as SP0, produce `settings.records` more, and
     restore SP0 as a job the watch follows from its submission to its end: with `source_uid`, under that source uid
     with `allowNonRestoredState` (the DataStream job only); with `grown_while_running`, that many partitions added
-    once the restored job runs and `settings.records` more produced over all of them. Once the partitions SP0
-    holds are in the sink and checkpoints add no rows, savepoint and cancel."""
+    once the restored job has read its backlog and `settings.records` more produced over all of them. Once the
+    partitions SP0 holds are in the sink and checkpoints add no rows, savepoint and cancel."""
     jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafkasource-watch", settings, progress)
     run.args.append(f"--partitionDiscoveryIntervalMs={DISCOVERY_DISABLED}")
@@ -195,6 +195,10 @@ def run_watched_kafka_source(
                 )
                 run.flink.wait_all_running(job)
             if grown_while_running:
+                # Its readers reading the backlog prove the enumerator's one listing at start is done: a partition
+                # added before it would be assigned.
+                with run.steps.step(f"wait for the {run.total} records in the sink"):
+                    wait_for_offsets(run.sink, tuple(run.topics), run.total, settings.timeout)
                 for topic, partitions in run.topics.items():
                     with run.steps.step(f"add {grown_while_running} partitions to {topic} while the job runs"):
                         kafka_client.grow_topic(stack.kafka.bootstrap, topic, partitions + grown_while_running)
