@@ -81,6 +81,10 @@ def watch(ctx: click.Context, watch_settings: WatchSettings, log_path: Path | No
       read_more_than_available (with --bootstrap): they read more records than the partition holds past
       that offset (late: only once the backlog is read).
     With --bootstrap also expired_unread: restored offsets below the log start.
+    A job reading with Flink's own KafkaSource (DataStream or SQL) is judged by the connector's per-partition
+    currentOffset gauges and its source's numRecordsOut instead: partition_read_twice, read_below_restored (a
+    partition read again below its restored offset), partition_not_read (at the end: no reader held it),
+    source_state_dropped (the savepoint's source is no vertex of the job: found by its state, not by name).
     Flink serves metrics refreshed every metrics.fetcher.update-interval (10 s by default) and job and
     checkpoint details every web.refresh-interval (3 s): set them to 100-500 ms on the cluster for a fast
     watch.

@@ -8,6 +8,7 @@ whole text as the error's `detail` (shown with `--debug`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,11 +236,15 @@ class FlinkRestClient:
         result: dict[str, Any] = self._call("GET", f"/jobs/{job_id}")
         return result
 
-    def subtask_metrics(self, job_id: str, vertex_id: str, subtask: int, prefix: str = "") -> dict[str, str]:
-        """The metrics of one subtask of a vertex whose names start with `prefix`, name → value as Flink reports
-        it (a string). Flink's REST metric fetcher refreshes them every `metrics.fetcher.update-interval`."""
+    def subtask_metrics(
+        self, job_id: str, vertex_id: str, subtask: int, prefix: str = "", keep: Callable[[str], bool] | None = None
+    ) -> dict[str, str]:
+        """The metrics of one subtask of a vertex whose names start with `prefix` (and that `keep` keeps), name →
+        value as Flink reports it (a string). Flink's REST metric fetcher refreshes them every
+        `metrics.fetcher.update-interval`."""
         path = f"/jobs/{job_id}/vertices/{vertex_id}/subtasks/{subtask}/metrics"
-        names = [str(m["id"]) for m in self._call("GET", path) if str(m["id"]).startswith(prefix)]
+        listed = (str(m["id"]) for m in self._call("GET", path))
+        names = [name for name in listed if name.startswith(prefix) and (keep is None or keep(name))]
         if not names:
             return {}
         return {str(m["id"]): str(m["value"]) for m in self._call("GET", path, params={"get": ",".join(names)})}

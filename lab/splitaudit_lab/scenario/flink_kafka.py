@@ -18,21 +18,33 @@ restored: it reads on, a savepoint SP1 ends it, and the audit judges SP1 and the
 from SP1 (what a restart would do for the partitions the running job never read).
 
 The truth is the audit's per-partition count of the sink against what was produced (`ScenarioReport.partitions`).
+
+`run_watched_kafka_source` restores SP0 under `splitaudit watch` (`--on-error report`, following the job from its
+submission to its end): as it is, with another source uid and `allowNonRestoredState` (the source's splits
+dropped: it reads every partition again from earliest), or with partitions added while the restored job runs
+(discovery off: never read). Its truth is the restored job's own sink rows per partition.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.compute as pc
+
 from splitaudit.clients import kafka as kafka_client
+from splitaudit.clients.flink import RUN_TIMEOUT
 from splitaudit.guard.predict import run_guard
-from splitaudit.guard.results import GuardReport
+from splitaudit.guard.results import REPORT, GuardReport, WatchReport
+from splitaudit.guard.watch import WatchSettings, run_watch
 from splitaudit.home import JAVA_ROOT
 from splitaudit.progress import Progress
-from splitaudit_lab.scenario.restore import SAVEPOINT, ScenarioRun, ScenarioSettings
+from splitaudit_lab.scenario.restore import SAVEPOINT, ScenarioRun, ScenarioSettings, wait_for_offsets
 from splitaudit_lab.scenario.results import ScenarioReport
+from splitaudit_lab.scenario.sink import read_sink
 from splitaudit_lab.stack.stack import Stack
 
 KAFKA_SOURCE_JOB = "flink-kafka-lineage-job.jar"
@@ -136,3 +148,75 @@ def _guard(run: ScenarioRun, savepoint: str, jar: Path) -> GuardReport:
         guard = run_guard(savepoint, jar, bootstrap, parallelism, run.steps.progress)
         out.append(guard.line)
     return guard
+
+
+@dataclass(frozen=True)
+class WatchedKafkaSource:
+    """A KafkaSource restore under the watch: the watch's report, SP0, and the restored job's sink rows per
+    partition as (partition, rows, lowest offset, highest offset)."""
+
+    watch: WatchReport
+    savepoint: str
+    rows: tuple[tuple[int, int, int, int], ...]
+
+
+def run_watched_kafka_source(
+    stack: Stack,
+    run_dir: Path,
+    progress: Progress,
+    settings: ScenarioSettings,
+    jar: Path | None = None,
+    source_uid: str | None = None,
+    grown_while_running: int = 0,
+) -> WatchedKafkaSource:
+    """Savepoint a run of the KafkaSource job (`jar`, discovery off) as SP0, produce `settings.records` more, and
+    restore SP0 as a job the watch follows from its submission to its end: with `source_uid`, under that source uid
+    with `allowNonRestoredState` (the DataStream job only); with `grown_while_running`, that many partitions added
+    once the restored job has read its backlog and `settings.records` more produced over all of them. Once the
+    partitions SP0 holds are in the sink and checkpoints add no rows, savepoint and cancel."""
+    jar = jar or kafka_source_job()
+    run = ScenarioRun(stack, run_dir, "kafkasource-watch", settings, progress)
+    run.args.append(f"--partitionDiscoveryIntervalMs={DISCOVERY_DISABLED}")
+    _, savepoint = run.first_job(jar)
+    run.produce(settings.records, what=" more")
+    held = dict(run.topics)
+    job = uuid.uuid4().hex
+    watch = WatchSettings(
+        stack.flink.rest_url, job, stack.kafka.bootstrap, REPORT, savepoint=savepoint, wait=RUN_TIMEOUT
+    )
+    args = run.job_args(settings.parallelism_after) + ([f"--sourceUid={source_uid}"] if source_uid else [])
+    with ThreadPoolExecutor(1) as pool, run.steps.step(f"watch job {job} from its submission") as out:
+        watching = pool.submit(run_watch, watch, Progress(), lambda _event: None)
+        try:
+            with run.steps.step(f"restore from the savepoint{f' with source uid {source_uid}' if source_uid else ''}"):
+                run.flink.run_jar(
+                    run.upload(jar),
+                    program_args=args,
+                    savepoint_path=savepoint,
+                    allow_non_restored_state=source_uid is not None,
+                    job_id=job,
+                )
+                run.flink.wait_all_running(job)
+            if grown_while_running:
+                # Its readers reading the backlog prove the enumerator's one listing at start is done: a partition
+                # added before it would be assigned.
+                with run.steps.step(f"wait for the {run.total} records in the sink"):
+                    wait_for_offsets(run.sink, tuple(run.topics), run.total, settings.timeout)
+                for topic, partitions in run.topics.items():
+                    with run.steps.step(f"add {grown_while_running} partitions to {topic} while the job runs"):
+                        kafka_client.grow_topic(stack.kafka.bootstrap, topic, partitions + grown_while_running)
+                run.produce(settings.records, what=" more")
+            must_read = sum(n for (topic, partition), n in run.produced.items() if partition < held[topic])
+            run.wait_for_all(job, must_read, time.monotonic(), settings.records)
+            run.savepoint_and_cancel(job)
+        finally:
+            report = watching.result()
+        out.append(report.line)
+    sink = read_sink(run.sink)
+    mine = sink.filter(pc.equal(sink["job_id"], job))
+    by_partition = mine.group_by("partition").aggregate([("offset", "count"), ("offset", "min"), ("offset", "max")])
+    rows = sorted(
+        (int(r["partition"]), int(r["offset_count"]), int(r["offset_min"]), int(r["offset_max"]))
+        for r in by_partition.to_pylist()
+    )
+    return WatchedKafkaSource(report, savepoint, tuple(rows))

@@ -1,6 +1,7 @@
 """`splitaudit watch`: the pure judging of a poll's metrics and a checkpoint (`judging.py`), how Flink's REST API is
 asked (each call retried while Flink fails transiently, the job's phase and why it ended: `rest.py`), and the loop
-that polls, tracks the job's attempts and acts on the first error (`loop.py`)."""
+that polls, tracks the job's attempts and acts on the first error (`loop.py`); for Flink's own KafkaSource, the
+connector's per-partition positions and the source found by the savepoint's state (`kafka_source.py`)."""
 
 from splitaudit.guard.watch.judging import (
     PARTITION_READ_TWICE,

@@ -20,6 +20,9 @@ per-subtask metrics, and with `--bootstrap` the topic's offsets:
   per split index, so it hides the twin).
 - `expired_unread`: the audit's offset check against the restored offsets (the log starts above them).
 
+A job reading with Flink's own KafkaSource has none of Beam's metrics: the same polls read the connector's
+per-partition positions, judged by `kafka_source.py`, whose source vertex is found by the savepoint's split state.
+
 The watch can start before the job exists: given the job id it waits for Flink to list it, given only the
 savepoint it follows the job Flink says restored from it. `judging.py` is the pure part (`judge_sample`,
 `judge_checkpoint`); `run_watch` here polls and acts (stop-with-savepoint, cancel or report).
@@ -87,6 +90,15 @@ from splitaudit.guard.watch.judging import (
     judge_checkpoint,
     judge_sample,
     subtask_sample,
+)
+from splitaudit.guard.watch.kafka_source import (
+    KafkaSourceReaders,
+    dropped,
+    judge_positions,
+    not_read,
+    source_vertex,
+    split_operators,
+    wanted,
 )
 from splitaudit.guard.watch.rest import SHORTEST_QUIET, WAIT_INTERVAL, JobRest
 from splitaudit.progress import Progress
@@ -182,6 +194,8 @@ class _Watch:
     begun: list[WatchAttempt] = field(default_factory=list)  # each attempt seen running, and why it began
     began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
     awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
+    sources: tuple[str, ...] = ()  # the savepoint's source operators (those holding Kafka splits)
+    readers: KafkaSourceReaders = field(default_factory=KafkaSourceReaders)  # a KafkaSource's per-partition gauges
 
     def __post_init__(self) -> None:
         self.rest = JobRest(self.flink, self.settings.rest_timeout)
@@ -236,19 +250,31 @@ class _Watch:
         """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
         ending: the next look at its state says how)."""
         try:
-            return tuple(
-                subtask_sample(
-                    i,
-                    self.rest.ask(
-                        f"GET /jobs/{job}/vertices/{source['id']}/subtasks/{i}/metrics",
-                        lambda i=i: self.flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS),  # type: ignore[misc]
-                    ),
-                    self.topics,
+            metrics = [
+                self.rest.ask(
+                    f"GET /jobs/{job}/vertices/{source['id']}/subtasks/{i}/metrics",
+                    lambda i=i: self.flink.subtask_metrics(job, source["id"], i, SOURCE_METRICS, wanted),  # type: ignore[misc]
                 )
                 for i in range(int(source["parallelism"]))
-            )
+            ]
         except (FlinkRestError, FlinkUnreachableError):
             return None
+        self.readers.polled(metrics)
+        return tuple(subtask_sample(i, m, self.topics) for i, m in enumerate(metrics))
+
+    def judge_readers(self) -> bool:
+        """Judge a KafkaSource's per-partition gauges of the last poll (`kafka_source.judge_positions`) against the
+        offsets the job restored, in its first attempt only: after a restart Flink serves the dead attempt's
+        numRecordsOut until the new one reports, which no offset can be judged against. Whether an error was
+        found."""
+        start = None if self.attempts else self.resume
+        return self.report(judge_positions(self.readers.samples, start, self.offsets))
+
+    def source_restored(self, job: str, source: Mapping[str, Any]) -> bool:
+        """Whether the savepoint's sources are no vertex of the job (their splits dropped): an error finding."""
+        if not self.sources or source.get("id") in self.sources:
+            return False
+        return self.report([dropped(self.sources, source, job)])
 
     def counted(self, samples: tuple[SubtaskSample, ...]) -> tuple[SubtaskSample, ...]:
         """Note a poll's counts for the tally, without those a restart's new attempt has not reported yet
@@ -360,7 +386,8 @@ class _Watch:
         """Take the offsets the job resumes from (`location`'s) and check them against the log start."""
         if not self.resume:
             with self.progress.step(f"read the restored savepoint {location}"):
-                self.resume = restored_offsets(location)
+                tables = savepoint_tables(location)
+                self.resume, self.sources = tables.resume_offsets, split_operators(tables)
         self.offsets = self.kafka_offsets()
         expired = check_offsets(self.offsets, self.resume, {}, None)
         return self.report([f for f in expired if f.kind == EXPIRED_UNREAD])
@@ -372,11 +399,13 @@ class _Watch:
         while True:
             for job, document in self._listed():
                 vertices = document.get("vertices", [])
+                # By the savepoint's state first (a SQL job's operators have no uids), else by name.
+                restored = source_vertex(vertices, self.sources)
                 sources = [v for v in vertices if str(v.get("name", "")).startswith("Source:")]
-                if vertices and not sources:
+                if vertices and not sources and restored is None:
                     raise UsageError(f"job {job} at {settings.flink_rest} has no source vertex to watch")
-                if sources:
-                    return job, sources[0]
+                if restored is not None or sources:
+                    return job, dict(restored or sources[0])
             if time.monotonic() >= deadline:
                 what = f"job {settings.job}" if settings.job else f"a job restored from {settings.savepoint}"
                 raise ExternalError(f"no {what} at {settings.flink_rest} within {settings.wait:g} s")
@@ -485,6 +514,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     with progress.step(f"wait for job {settings.job or 'restored from the savepoint'}"):
         job, source = watch.await_job()
     watch.mark("listed")
+    error |= watch.source_restored(job, source)
     watch.configured()
     listed = time.monotonic()
     polls, phase = 0, RUNNING
@@ -524,6 +554,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         polls += 1
         samples = watch.counted(samples)
         error |= watch.judge(samples, checkpoints.history if checkpoints is not None else ())
+        error |= watch.judge_readers()
         if settings.probe and not error:
             error |= watch.probe(job)
         time.sleep(settings.interval)
@@ -544,6 +575,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
             phase = watch.rest.await_end(job)
         watch.mark("ended")
+    if watch.readers.seen and not (error and acts):  # a KafkaSource followed to its end or the watch's
+        watch.report(not_read(frozenset(watch.readers.held), watch.resume, watch.kafka_offsets()))
     stopped = "the job ended" if phase in ENDED else "the watch ended"
     tallied = watch.final_tally(
         f"its counts changed within the last {watch.quiet:g} s before {stopped}: what its readers read after the "

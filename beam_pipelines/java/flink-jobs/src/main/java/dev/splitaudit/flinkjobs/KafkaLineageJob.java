@@ -25,7 +25,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * connector's default, 5 minutes in 3.3.0), {@code --startingOffsets} ({@code earliest}, the default, or
  * {@code latest}: the builder's {@code setStartingOffsets}, which also sets the consumers' {@code
  * auto.offset.reset}) and {@code --boundedAt} (an offset: a bounded source whose every partition stops there,
- * {@link StopAtOffset}; unset: unbounded). Operators carry uids: {@code kafka-source}, {@code lineage-sink}.
+ * {@link StopAtOffset}; unset: unbounded). Operators carry uids: {@code kafka-source}
+ * ({@code --sourceUid} gives another: a restore with it and {@code allowNonRestoredState} drops the source's splits,
+ * as a renamed uid does; the SQL job, whose operators have none, ignores it), {@code lineage-sink}.
  */
 public final class KafkaLineageJob {
 
@@ -65,7 +67,7 @@ public final class KafkaLineageJob {
     KafkaSource<LineageRecord> source = builder.build();
 
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
-        .uid("kafka-source")
+        .uid(options.getOrDefault("sourceUid", "kafka-source"))
         .addSink(new JsonLinesSink(sinkDir))
         .uid("lineage-sink")
         .name("JSON lines with lineage");
@@ -97,7 +99,8 @@ public final class KafkaLineageJob {
         "checkpointingInterval",
         "partitionDiscoveryIntervalMs",
         "startingOffsets",
-        "boundedAt");
+        "boundedAt",
+        "sourceUid");
   }
 
   /** The arguments, {@code --name=value} each, of a job taking {@code names}; any other is refused. */
