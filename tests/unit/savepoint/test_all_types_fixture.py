@@ -1,8 +1,10 @@
-"""`AllTypesFixtureJob`'s canonical savepoints (fixtures/keyed/1.19.3-all-types-*, heap and RocksDB) read through
+"""`AllTypesFixtureJob`'s snapshots (fixtures/keyed/<version>-all-types-*: Flink 1.19.3, 2.0.0 and 2.3.0, each a
+canonical savepoint and a retained checkpoint with the heap and the RocksDB backend) read through
 `read_keyed_state`: every state of an ordinary job's value types (POJO with a nested POJO and a null field, Tuple3,
 enum, `java.time`, `java.util.Date`, int[] and String[], reducing, aggregating, TTL, event-time timers, a window
 operator's `TimeWindow` namespaces) decodes (status `read`) to the value the job's rules give for what its witness
-says each key had seen; the Kryo-serialized class is kept as bytes (status `raw`) with its class named."""
+says each key had seen; the Kryo-serialized class is kept as bytes (status `raw`) with its class named, in a heap
+checkpoint too, whose entries have no lengths (its values' ends found by `KeyGroupsReader._heap_search`)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ from typing import Any
 
 import pytest
 
+from splitaudit.savepoint import keyed
 from splitaudit.savepoint.keyed import READ, Undecoded
 from splitaudit.savepoint.metadata import operator_id_from_uid
 from splitaudit.savepoint_view import read_keyed_state
 
 KEYED = Path(__file__).resolve().parents[3] / "fixtures" / "keyed"
 FOLDERS = sorted(path.parent for path in KEYED.glob("*-all-types-*/expected.json"))
+VERSIONS = ("2.3.0",)
+CASES = ("heap-checkpoint", "heap-savepoint-canonical", "rocksdb-checkpoint-full", "rocksdb-savepoint-canonical")
 KRYO_STATUS = (
     "raw: org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot "
     "(dev.splitaudit.fixtures.AllTypesFixtureJob$Opaque): Kryo's field layout is not in the snapshot"
@@ -99,13 +104,55 @@ def check_all_types_fixture(folder: Path, expected: dict[str, Any]) -> None:
     assert all(value.data and value.type_class.endswith("$Opaque") for value in kryo.values())
 
 
-def test_both_backends_are_there() -> None:
+def test_every_version_backend_and_kind_is_there() -> None:
     assert [folder.name for folder in FOLDERS] == [
         "1.19.3-all-types-heap-savepoint-canonical",
         "1.19.3-all-types-rocksdb-savepoint-canonical",
+        *(f"2.3.0-all-types-{case}" for case in CASES),
     ]
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: folder.name)
 def test_every_state_reads_to_the_witnessed_values(folder: Path) -> None:
     check_all_types_fixture(folder, json.loads((folder / "expected.json").read_text()))
+
+
+def kryo_values(folder: Path) -> dict[str, bytes]:
+    """The Kryo state's bytes by key in the snapshot of `folder`."""
+    snapshot = folder / json.loads((folder / "expected.json").read_text())["snapshot_dir"]
+    return {row.entry.key: row.entry.value.data for row in read_keyed_state(str(snapshot)) if row.entry.state == "kryo"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_kryo_bytes_are_the_same_in_every_snapshot_of_a_release(version: str) -> None:
+    """Every snapshot of a release was taken after the job had seen all 120 values, so each key's Kryo value (its
+    last value's `Opaque`) is the same bytes in all four: the ends the heap checkpoint's search found are the ones
+    the canonical savepoints' lengths give."""
+    kryo = [kryo_values(KEYED / f"{version}-all-types-{case}") for case in CASES]
+    assert len(kryo[0]) == 24
+    assert all(values == kryo[0] for values in kryo[1:])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_heap_checkpoint_without_the_search_reports_the_kryo_state_unread(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the search for the Kryo values' ends (no byte of a key group searched), each key group holding a
+    Kryo value is read up to it and one `unread` entry per key group stands for that state's entries and the rest
+    of the key group, with the reason; the other key groups, and the window operator, are read whole."""
+    monkeypatch.setattr(keyed, "HEAP_SEARCH_BYTES", 0)
+    folder = KEYED / f"{version}-all-types-heap-checkpoint"
+    expected = json.loads((folder / "expected.json").read_text())
+    rows = list(read_keyed_state(str(folder / expected["snapshot_dir"])))
+    unread = [row.entry for row in rows if row.entry.status != READ]
+    # 24 keys in 21 key groups (three hold two keys; tests/unit/savepoint/test_all_types_fixture.py's witness)
+    assert len(unread) == 21
+    assert all(entry.state == "kryo" for entry in unread)
+    counts = sorted(int(entry.status.split()[1]) for entry in unread)
+    assert counts == [1] * 18 + [2] * 3
+    assert {entry.status.split(": ", 2)[2] for entry in unread} == {
+        "serializer org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot is not decoded "
+        "(Kryo's field layout is not in the snapshot), and heap snapshot entries have no lengths"
+    }
+    window_sum = [row for row in rows if row.operator_id == operator_id_from_uid("window-sum")]
+    assert len(window_sum) == 44 * 2
