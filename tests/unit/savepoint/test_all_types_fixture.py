@@ -178,3 +178,18 @@ def test_a_heap_checkpoint_without_the_search_reports_the_kryo_state_unread(
     read = Counter(entry.state for entry in all_types if entry.status == READ)
     timers = "_timer_state/event_user-timers"  # one per value, 120
     assert read == {state: 120 if state == timers else 24 for state in BEFORE_KRYO[version]}
+
+
+def test_a_search_past_its_budget_leaves_the_key_group_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2.3.0's heap checkpoint needs 185-196 ends tried for a key group with one Kryo value and 2,687-2,876 for one
+    with two (splitaudit/savepoint/FORMAT.md): with 300 allowed, the 18 single ones are found and the three double
+    ones are each one `unread` entry for their two values and the rest of the key group."""
+    monkeypatch.setattr(keyed, "HEAP_SEARCH_TRIALS", 300)
+    folder = KEYED / "2.3.0-all-types-heap-checkpoint"
+    expected = json.loads((folder / "expected.json").read_text())
+    kryo = [row.entry for row in read_keyed_state(str(folder / expected["snapshot_dir"])) if row.entry.state == "kryo"]
+    assert Counter(entry.status for entry in kryo)[KRYO_STATUS] == 18
+    unread = [entry for entry in kryo if entry.status != KRYO_STATUS]
+    assert [entry.status.split(": ")[1] for entry in unread] == [
+        f"2 entries of state 'kryo' and the rest of key group {key_group}" for key_group in (59, 71, 97)
+    ]
