@@ -1,6 +1,6 @@
 """`AllTypesFixtureJob`'s snapshots (fixtures/keyed/<version>-all-types-*: Flink 1.19.3, 2.0.0 and 2.3.0, each a
-canonical savepoint and a retained checkpoint with the heap and the RocksDB backend, and 2.3.0's incremental
-RocksDB checkpoint) read through
+canonical savepoint and a retained checkpoint with the heap and the RocksDB backend, and 2.3.0's Snappy-compressed
+heap checkpoint and incremental RocksDB checkpoint) read through
 `read_keyed_state`: every state of an ordinary job's value types (POJO with a nested POJO and a null field, Tuple3,
 enum, `java.time`, `java.util.Date`, int[] and String[], reducing, aggregating, TTL, event-time timers, a window
 operator's `TimeWindow` namespaces) decodes (status `read`) to the value the job's rules give for what its witness
@@ -26,10 +26,10 @@ KEYED = Path(__file__).resolve().parents[3] / "fixtures" / "keyed"
 FOLDERS = sorted(path.parent for path in KEYED.glob("*-all-types-*/expected.json"))
 VERSIONS = ("1.19.3", "2.0.0", "2.3.0")
 CASES = ("heap-checkpoint", "heap-savepoint-canonical", "rocksdb-checkpoint-full", "rocksdb-savepoint-canonical")
-# An incremental RocksDB checkpoint (shared SST files, all inline) of the newest release only.
-CASES_OF = {
-    version: (*CASES, "rocksdb-checkpoint-incremental") if version == "2.3.0" else CASES for version in VERSIONS
-}
+# A Snappy-compressed heap checkpoint and an incremental RocksDB one (shared SST files, all inline): the newest
+# release only.
+NEWEST = ("heap-checkpoint-snappy", "rocksdb-checkpoint-incremental")
+CASES_OF = {version: (*CASES, *NEWEST) if version == "2.3.0" else CASES for version in VERSIONS}
 KRYO_STATUS = (
     "raw: org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot "
     "(dev.splitaudit.fixtures.AllTypesFixtureJob$Opaque): Kryo's field layout is not in the snapshot"
