@@ -18,8 +18,10 @@ With compression (`execution.checkpointing.snapshot-compression`) what follows t
 larger entry), compressed or not, canonical or heap, so memory is bounded by the window and the largest entry,
 never by the key group or the state. A compressed key group is decompressed a chunk (at most 64 KiB) at a time
 as its entries are read, each chunk's lengths and checksum checked. A value whose serializer is unknown is kept
-as its bytes and the serializer snapshot's class (status `raw`); a heap key group, whose entries have no lengths,
-cannot be read past such a state: one `unread` entry stands for the rest of it, and the other key groups are read.
+as its bytes and the serializer snapshot's class (status `raw`); in a heap key group, whose entries have no
+lengths, such values are kept as bytes too when exactly one choice of their ends lets the rest of the key group
+read to its end (`KeyGroupsReader._heap_search`), else one `unread` entry stands for the rest of it, and the other
+key groups are read.
 A serializer snapshot whose body is unknown is stepped over when exactly one end of it lets the meta info parse
 to its end (`read_keyed_backend_header`); else the states after it are unnamed, their canonical entries stepped
 over and counted in `unread` entries.
@@ -45,6 +47,7 @@ from splitaudit.primitives.snappy import (
     read_chunk_header,
 )
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
+from splitaudit.savepoint.keygroups import key_group_of
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint.typeserializers import (
@@ -68,6 +71,11 @@ END_OF_KEY_GROUP_MARK = 0xFFFF
 FIRST_BIT_IN_BYTE_MASK = 0x80
 LIST_DELIMITER = ord(",")  # ListDelimitedSerializer / RocksDB's StringAppendOperator
 WINDOW_BYTES = 1 << 20  # a key group is read this much at a time
+# The most of a heap key group searched for the ends of values no decoder knows, the most ends tried in it, and the
+# most such values of a state in it.
+HEAP_SEARCH_BYTES = 1 << 16
+HEAP_SEARCH_TRIALS = 20_000
+HEAP_SEARCH_ENTRIES = 64
 READ, RAW, UNREAD = "read", "raw", "unread"  # KeyedStateEntry.status: decoded whole, partly as bytes, not at all
 T = TypeVar("T")
 
@@ -256,6 +264,7 @@ class KeyGroupsReader:
     ) -> None:
         self.handle = handle
         self.stream = stream
+        self.max_parallelism = max_parallelism
         self.prefix_bytes = 1 if max_parallelism <= 128 else 2  # computeRequiredBytesInKeyGroupPrefix
         outside = [offset for offset in handle.offsets if not 0 <= offset < stream.size]
         if outside:
@@ -385,15 +394,129 @@ class KeyGroupsReader:
         if number.read_int("key group number") != key_group:
             raise number.error(f"key group {key_group} does not start with its number", 0)
         window = self._window(offset + 4, end, key_group, what)
+        written: set[str] = set()  # the states written so far in this key group
         while window.left():
             codec = self._codec(window.need(2), -1)
             if not isinstance(codec, StateCodec):  # heap entries have no lengths: nothing after them can be found
                 yield self._unnamed(f"state id {codec} and the rest of key group {key_group}", codec, key_group)
                 return
+            if codec.value is None and not codec.is_timer:
+                found = self._heap_search(codec, key_group, window, written)
+                if found is not None:
+                    yield from found
+                    return
+            written.add(codec.name)
             for entry in codec.heap_entries(key_group, window):
                 yield entry
                 if entry.status.startswith(UNREAD):
                     return
+
+    def _heap_search(
+        self, codec: StateCodec, key_group: int, window: _Window, written: set[str]
+    ) -> list[KeyedStateEntry] | None:
+        """The rest of a heap key group from a state whose values no decoder knows (Kryo's) but whose keys and
+        namespaces are known: the values' ends are the only ones that let every later entry and state read to the
+        key group's end exactly (its other entries' namespaces and keys, each of this key group where
+        `keygroups.key_group_of` knows a key's, then each later state's id, count and entries:
+        `HeapSnapshotStrategy` writes every state once in each key group, so the later ones are exactly those not
+        `written` before it), each value kept as its bytes (status `raw`). None, the window where it
+        was, when no single choice does, when another value no decoder knows follows, or when the rest exceeds
+        `HEAP_SEARCH_BYTES` or the search `HEAP_SEARCH_TRIALS`: then the state's entries are unread
+        (`StateCodec.heap_entries`). Nothing of the values' own layout is assumed but that each is at least a
+        byte."""
+        read_key, read_namespace = codec.key, codec.namespace
+        left = window.left()
+        if read_key is None or read_namespace is None or left > HEAP_SEARCH_BYTES:
+            return None
+        rest = window.need(left)
+        begin = rest.tell()
+        count = window.read_length(f"number of entries of state {codec.name!r}")
+        if count > HEAP_SEARCH_ENTRIES:
+            rest.seek(begin)
+            return None
+        source = _Bytes(rest)
+        end = begin + left
+        key_class = codec.key_serializer.snapshot_class
+        solutions: list[tuple[list[tuple[Any, Any, int, int]], list[KeyedStateEntry]]] = []
+        trials = 0
+
+        def later_states(at: int) -> list[KeyedStateEntry] | None:
+            window = _Window(source, at, end, f"key group {key_group}")
+            entries: list[KeyedStateEntry] = []
+            names = {*written, codec.name}
+            try:
+                while window.left():
+                    later = self._codec(window.need(2), -1)
+                    if not isinstance(later, StateCodec) or later.name in names:
+                        return None
+                    names.add(later.name)
+                    for entry in later.heap_entries(key_group, window):
+                        if entry.status.startswith(UNREAD):
+                            return None
+                        entries.append(entry)
+            except InputError:
+                return None
+            return entries if len(names) == len(self._codecs) else None
+
+        def search(at: int, found: list[tuple[Any, Any, int, int]]) -> None:
+            """Every way entries `len(found)`.. of the state and the later states read from `at` to the end."""
+            nonlocal trials
+            if len(found) == count:
+                later = later_states(at)
+                if later is not None:
+                    solutions.append((found, later))
+                return
+            entry = source.read(at, end - at, "heap entry")
+            try:
+                namespace = read_namespace(entry)
+                key = read_key(entry)
+            except InputError:
+                return
+            # A key is never null (its hashCode() assigned it to this key group).
+            if key is None or key_group_of(key, key_class, self.max_parallelism) not in (None, key_group):
+                return
+            value_at = at + entry.tell()
+            for value_end in range(value_at + 1, end + 1):
+                trials += 1
+                if len(solutions) > 1 or trials > HEAP_SEARCH_TRIALS:
+                    return
+                search(value_end, [*found, (key, namespace, value_at, value_end)])
+
+        search(rest.tell(), [])
+        if len(solutions) != 1 or trials > HEAP_SEARCH_TRIALS:
+            rest.seek(begin)
+            return None
+        snapshot = codec.value_serializer
+        serializer = codec._serializer_class(snapshot)
+        type_class = "" if snapshot is None else snapshot.type_class
+        status = raw_status(serializer, type_class)
+        values, later = solutions[0]
+        return [
+            *(
+                KeyedStateEntry(
+                    codec.name,
+                    key_group,
+                    key,
+                    namespace,
+                    None,
+                    Undecoded(serializer, source.read(at, to - at, "value").read_bytes(to - at), type_class),
+                    status,
+                )
+                for key, namespace, at, to in values
+            ),
+            *later,
+        ]
+
+
+class _Bytes:
+    """A `_ByteSource` over bytes already loaded (the rest of a heap key group, searched): views, not copies."""
+
+    def __init__(self, data: DataInput) -> None:
+        self.data = data
+
+    def read(self, start: int, length: int, what: str) -> DataInput:
+        self.data.seek(start)
+        return self.data.sub(length, what)
 
 
 class _ByteSource(Protocol):

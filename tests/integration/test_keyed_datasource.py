@@ -15,6 +15,7 @@ from splitaudit.audit.checks.rows import keyed_rows
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint_view import plan_keyed_state, read_keyed_state
 from tests.unit.conftest import FIXTURES
+from tests.unit.savepoint.test_all_types_fixture import FOLDERS as ALL_TYPES
 from tests.unit.savepoint.test_keyed_parts import expected_rows, snapshot_of
 
 pytestmark = pytest.mark.integration
@@ -64,12 +65,13 @@ def test_the_keyed_table_refuses_a_bad_part_size(spark: SparkSession) -> None:
         ).collect()
 
 
-@pytest.mark.parametrize("backend", ["heap", "rocksdb"])
-def test_the_keyed_table_reads_every_state_of_the_all_types_job(spark: SparkSession, backend: str) -> None:
-    """AllTypesFixtureJob's savepoint (POJO, Kryo, tuple, enum, java.time, array, reducing, aggregating, TTL, timer
-    and window state; its values: tests/unit/savepoint/test_all_types_fixture.py) through the data source, in parts
-    of about 4 KB: the serial reader's rows, every one read but the Kryo class's, kept as bytes with its class."""
-    snapshot, _ = snapshot_of(f"1.19.3-all-types-{backend}-savepoint-canonical")
+@pytest.mark.parametrize("folder", [folder.name for folder in ALL_TYPES], ids=str)
+def test_the_keyed_table_reads_every_state_of_the_all_types_job(spark: SparkSession, folder: str) -> None:
+    """AllTypesFixtureJob's savepoints and checkpoints on Flink 1.19.3, 2.0.0 and 2.3.0, heap and RocksDB (POJO,
+    Kryo, tuple, enum, java.time, array, reducing, aggregating, TTL, timer and window state; its values:
+    tests/unit/savepoint/test_all_types_fixture.py) through the data source, in parts of about 4 KB: the serial
+    reader's rows, every one read but the Kryo class's, kept as bytes with its class."""
+    snapshot, _ = snapshot_of(folder)
     table = spark.read.format("flink_savepoint").option("table", "keyed").option("keyedPartBytes", "4000")
     rows = [row.asDict() for row in table.load(str(snapshot)).collect()]
     assert rows == list(keyed_rows(read_keyed_state(str(snapshot))))

@@ -114,6 +114,8 @@ def components(matrix: bool = False) -> list[Component]:
         JAVA_ROOT / "lineage-kit",
         JAVA_ROOT / "reference-pipeline",
         JAVA_ROOT / "users-job",
+        # the fixture jobs the reactor compiles (keyed-state on Flink 1.19.3, all-types-flink2 on Flink 2.3.0)
+        JAVA_ROOT / "fixture-jobs",
     )
     for_users = [*(built_patch_jar(*variant) for variant in PATCH_VARIANTS), built_lineage_kit()]
     everything = [
