@@ -46,7 +46,7 @@ from splitaudit.clients.flink import (
     FlinkUnreachableError,
 )
 from splitaudit.clients.kafka import PartitionOffsets, topics_offsets
-from splitaudit.errors import ExternalError, SplitauditError, UsageError
+from splitaudit.errors import ExternalError, UsageError
 from splitaudit.guard.lifecycle import (
     CANCELLING,
     DEFAULT_REST_TIMEOUT,
@@ -81,13 +81,17 @@ from splitaudit.guard.tally import (
     steady_since,
     tally,
 )
+from splitaudit.guard.watch.checkpoints import (
+    CLOCK_MARGIN,
+    CheckpointJudge,
+    checkpoint_offsets,
+)
 from splitaudit.guard.watch.judging import (
     READ_MORE_THAN_AVAILABLE,
     READ_TWICE,
     SOURCE_METRICS,
     SubtaskSample,
     fresh_sample,
-    judge_checkpoint,
     judge_sample,
     subtask_sample,
 )
@@ -103,15 +107,6 @@ from splitaudit.guard.watch.kafka_source import (
 from splitaudit.guard.watch.rest import SHORTEST_QUIET, WAIT_INTERVAL, JobRest
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
-
-# A checkpoint proves a poll's counts only if triggered after the poll, on the JobManager's clock: this much later,
-# for clocks that disagree a little (on one host they agree).
-CLOCK_MARGIN = 0.2
-
-
-def restored_offsets(location: str) -> dict[Key, int]:
-    """The offsets a job restored from `location` resumes each partition from, read without Spark."""
-    return savepoint_tables(location).resume_offsets
 
 
 @dataclass(frozen=True)
@@ -140,14 +135,6 @@ class WatchSettings:
             raise UsageError("watch needs --job, or --savepoint to follow the job restored from it")
 
 
-@dataclass(frozen=True)
-class _Poll:
-    """The per-partition read counts of one poll and when it was taken (epoch seconds, after the answer)."""
-
-    at: float
-    read: Mapping[Key, int]
-
-
 @dataclass
 class _Watch:
     """The state of one watch between polls."""
@@ -163,20 +150,13 @@ class _Watch:
     offsets: dict[Key, PartitionOffsets] = field(default_factory=dict)
     events: list[WatchEvent] = field(default_factory=list)
     latest: dict[tuple[str, str | None, int | None], Finding] = field(default_factory=dict)
-    polls: list[_Poll] = field(default_factory=list)  # polls no checkpoint has judged yet
-    judged: int = 0  # the last checkpoint id judged
-    probing: tuple[str, _Poll] | None = None  # a checkpoint triggered after a poll: its trigger id and that poll
+    checkpoints: CheckpointJudge = field(default_factory=CheckpointJudge)  # what its checkpoints prove of the polls
     marks: dict[str, float] = field(default_factory=dict)
     # The attempts ended so far (restarts), and the current one's start, last counts and since when they are steady.
     attempts: list[AttemptReads] = field(default_factory=list)
     attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
     restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
     restored_start: dict[Key, int] | None = None  # that checkpoint's offsets (None: the savepoint's, `resume`)
-    # The offsets of the newest checkpoint read (by id): a restart restores it, and Flink may have deleted it,
-    # subsumed by a newer one, by the time the watch learns the restart's checkpoint.
-    checkpointed: dict[int, dict[Key, int]] = field(default_factory=dict)
-    newest_completed: int = 0  # the newest checkpoint id seen completed
-    newest_trigger: float = 0.0  # when it was triggered (epoch seconds, the JobManager's clock)
     # The current attempt's polls, span by span of the same counts, since shortly before the newest checkpoint; and
     # those of the attempt that ended last, until the checkpoint its restart resumed from is known (None: none).
     spans: tuple[SteadySpan, ...] = ()
@@ -288,7 +268,9 @@ class _Watch:
             samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
             read = _summed(samples)
         self.samples = raw
-        self.spans = spans_since(spans_with(self.spans, read, time.time()), self.newest_trigger - CLOCK_MARGIN)
+        self.spans = spans_since(
+            spans_with(self.spans, read, time.time()), self.checkpoints.newest_trigger - CLOCK_MARGIN
+        )
         at = time.monotonic()
         self.steady = steady_since(self.steady, self.last, read, at)
         self.last, self.last_at = read, at
@@ -305,8 +287,9 @@ class _Watch:
             self.closed = {sample.subtask: sample for sample in self.samples}
             self.ended_spans = self.spans
         self.spans = ()
-        self.restart_floor = max(self.newest_completed, self.restored_id or 0)
-        self.samples, self.last, self.steady, self.ends, self.ends_at, self.polls = (), None, None, {}, None, []
+        self.restart_floor = max(self.checkpoints.newest_completed, self.restored_id or 0)
+        self.samples, self.last, self.steady, self.ends, self.ends_at = (), None, None, {}, None
+        self.checkpoints.restarted()
         self.attempt_start, self.awaiting = None, True
 
     def attempt_reads(self, why: str) -> AttemptReads:
@@ -337,10 +320,10 @@ class _Watch:
         again = restored.id == self.restored_id  # what the attempt that ended restored: nothing it read is kept
         if again:
             self.attempt_start = dict(self.resume if self.restored_start is None else self.restored_start)
-        elif restored.id in self.checkpointed:
-            self.attempt_start = dict(self.checkpointed[restored.id])
+        elif restored.id in self.checkpoints.checkpointed:
+            self.attempt_start = dict(self.checkpoints.checkpointed[restored.id])
         elif restored.external_path:
-            self.attempt_start = _checkpoint_offsets(restored)
+            self.attempt_start = checkpoint_offsets(restored)
         if self.attempt_start is None:  # gone (subsumed): asked again at the next poll
             return
         self.restored_id, self.restored_start = restored.id, self.attempt_start
@@ -453,53 +436,21 @@ class _Watch:
             # The end offsets so far may be old: a finding stands only against offsets newer than the counts.
             self.offsets = self.kafka_offsets()
             findings = judge_sample(samples, self.resume, self.offsets)
-        completed = [c for c in history if c.status == "COMPLETED" and c.external_path and not c.is_savepoint]
-        newest = max(completed, key=lambda c: c.id, default=None)
-        if newest is not None and newest.id > self.newest_completed:
-            self.newest_completed, self.newest_trigger = newest.id, newest.trigger_timestamp / 1000
-        proven = [p for p in self.polls if newest and p.at < newest.trigger_timestamp / 1000 - CLOCK_MARGIN]
-        if newest is not None and newest.id > self.judged and proven:
-            advanced_to = _checkpoint_offsets(newest)
-            if advanced_to is not None:
-                self.judged = newest.id
-                self.checkpointed = {newest.id: advanced_to}
-                self.polls = self.polls[len(proven) :]
-                findings += judge_checkpoint(proven[-1].read, self.resume, advanced_to, newest.id)
+        findings += self.checkpoints.judge(history, self.resume)
         read = _summed(samples)
         if any(read.values()):
             self.mark("read")
-            self.polls.append(_Poll(time.time(), read))
+            self.checkpoints.polled(read)
         return self.report(findings)
 
     def probe(self, job: str) -> bool:
         """Within `probe` seconds of the first read: judge the poll the last triggered checkpoint followed once it
         completed, and trigger one after the newest poll when none runs; whether an error was found."""
-        findings: list[Finding] = []
-        if self.probing is not None:
-            trigger, poll = self.probing
-            try:
-                checkpoint = self.flink.triggered_checkpoint(job, trigger)
-            except ExternalError:  # declined (e.g. a task not running yet): the next trigger will do
-                checkpoint, self.probing = None, None
-            if checkpoint is not None:
-                try:
-                    details = self.flink.checkpoint(job, checkpoint)
-                except FlinkRestError:  # its statistics not served yet: ask again at the next poll
-                    details = None
-                advanced_to = None if details is None else _checkpoint_offsets(details)
-                if details is not None:
-                    self.probing = None
-                if advanced_to is not None:
-                    findings = judge_checkpoint(poll.read, self.resume, advanced_to, checkpoint)
-        error = self.report(findings)
+        error = self.report(self.checkpoints.probed(self.flink, job, self.resume))
         first_read = self.marks.get("read")
         probing = first_read is not None and self.now() - first_read <= self.settings.probe
-        if not error and self.probing is None and probing and self.polls:
-            # Triggered after the poll's answer arrived: the checkpoint's offsets are later than its counts.
-            try:
-                self.probing = (self.flink.trigger_checkpoint(job), self.polls[-1])
-            except FlinkRestError:  # e.g. the job is finishing: the next poll sees it
-                self.probing = None
+        if not error and probing:
+            self.checkpoints.trigger(self.flink, job)
         return error
 
 
@@ -615,14 +566,6 @@ def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:
         for key, count in sample.partitions.items():
             read[key] = read.get(key, 0) + count
     return read
-
-
-def _checkpoint_offsets(checkpoint: CheckpointRef) -> dict[Key, int] | None:
-    """The next offsets a completed checkpoint holds, or None when it is gone (subsumed and deleted meanwhile)."""
-    try:
-        return restored_offsets(str(checkpoint.external_path)) if checkpoint.external_path else None
-    except SplitauditError:
-        return None
 
 
 def _same_location(path: str | None, other: str | None) -> bool:

@@ -22,9 +22,10 @@ from splitaudit.guard.watch import (
     judge_sample,
     subtask_sample,
 )
-from splitaudit.guard.watch import loop as watch_module
+from splitaudit.guard.watch import checkpoints as checkpoints_module
 from splitaudit.guard.watch import rest as rest_module
-from splitaudit.guard.watch.loop import _Poll, _same_location, _Watch
+from splitaudit.guard.watch.checkpoints import Poll
+from splitaudit.guard.watch.loop import _same_location, _Watch
 from splitaudit.guard.watch.rest import JobRest
 from splitaudit.progress import Progress
 
@@ -147,22 +148,25 @@ def test_a_poll_is_judged_only_by_a_checkpoint_triggered_after_it(monkeypatch: p
         read_checkpoints.append(location)
         return {(TOPIC, 0): 5500}  # 500 past the restored offset
 
-    monkeypatch.setattr(watch_module, "restored_offsets", positions)
+    monkeypatch.setattr(checkpoints_module, "restored_offsets", positions)
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
     watch.resume = dict(RESUME)
-    watch.polls = [_Poll(100.0, {(TOPIC, 0): 600})]  # 600 read by epoch second 100
+    watch.checkpoints.polls = [Poll(100.0, {(TOPIC, 0): 600})]  # 600 read by epoch second 100
     samples = (subtask_sample(0, _metrics(p0=700), TOPICS),)
     # Triggered before the poll (or too close to it for the clocks), or still in progress: proves nothing.
     history = (_checkpoint(4, 99.0), _checkpoint(5, 100.1), _checkpoint(6, 101.0, "IN_PROGRESS"))
     assert (watch.judge(samples, history), read_checkpoints) == (False, [])
-    assert [p.read for p in watch.polls] == [{(TOPIC, 0): 600}, {(TOPIC, 0): 700}]
+    assert [p.read for p in watch.checkpoints.polls] == [{(TOPIC, 0): 600}, {(TOPIC, 0): 700}]
     # Triggered after the first poll: its 600 records against 500 advanced; the second poll waits for a later one.
     assert watch.judge(samples, (*history, _checkpoint(6, 101.0))) is True
     assert read_checkpoints == ["file:/cp/chk-6"]
     assert [(e.finding.kind, e.finding.partition, e.finding.count) for e in watch.events] == [
         (READ_MORE_THAN_ADVANCED, 0, 100)
     ]
-    assert (watch.judged, [p.read for p in watch.polls]) == (6, [{(TOPIC, 0): 700}, {(TOPIC, 0): 700}])
+    assert (watch.checkpoints.judged, [p.read for p in watch.checkpoints.polls]) == (
+        6,
+        [{(TOPIC, 0): 700}, {(TOPIC, 0): 700}],
+    )
 
 
 def test_savepoint_locations_compare_by_path() -> None:
@@ -198,21 +202,24 @@ class _TriggeringFlink(FlinkRestClient):
 
 
 def test_a_probe_judges_the_poll_it_followed_by_the_checkpoint_it_triggered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(watch_module, "restored_offsets", lambda location: {(TOPIC, 0): 5500})
+    monkeypatch.setattr(checkpoints_module, "restored_offsets", lambda location: {(TOPIC, 0): 5500})
     flink = _TriggeringFlink()
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j", probe=10.0), flink, Progress(), print)
     watch.resume = dict(RESUME)
     assert watch.probe("j") is False  # nothing read yet: no trigger
     watch.mark("read")
-    watch.polls = [_Poll(100.0, {(TOPIC, 0): 600})]
+    watch.checkpoints.polls = [Poll(100.0, {(TOPIC, 0): 600})]
     assert (watch.probe("j"), flink.triggered) == (False, ["j"])  # t1 after the poll of 600
-    watch.polls.append(_Poll(100.2, {(TOPIC, 0): 650}))
+    watch.checkpoints.polls.append(Poll(100.2, {(TOPIC, 0): 650}))
     assert (watch.probe("j"), flink.triggered) == (False, ["j"])  # t1 still running: no second trigger
-    assert (watch.probe("j"), watch.probing) == (False, ("t1", _Poll(100.0, {(TOPIC, 0): 600})))  # 8's stats not yet
+    assert (watch.probe("j"), watch.checkpoints.probing) == (
+        False,
+        ("t1", Poll(100.0, {(TOPIC, 0): 600})),
+    )  # 8's stats not yet
     # t1 took checkpoint 8 at 5,500: 500 advanced against the 600 its poll counted; an error ends the probing.
     assert watch.probe("j") is True
     assert [(e.finding.kind, e.finding.count) for e in watch.events] == [(READ_MORE_THAN_ADVANCED, 100)]
-    assert (watch.probing, flink.triggered) == (None, ["j"])
+    assert (watch.checkpoints.probing, flink.triggered) == (None, ["j"])
 
 
 class _ListingFlink(FlinkRestClient):
@@ -259,7 +266,7 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
     watch.resume, watch.restored_id = dict(RESUME), 5  # restored from savepoint 5
     watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
-    watch.newest_completed, watch.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
+    watch.checkpoints.newest_completed, watch.checkpoints.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
     watch.restarted("it failed")
     savepoint = CheckpointRef(5, True, "file:/sp/savepoint-5", "RESTORED")
     watch.restart_point(savepoint)  # the statistics' answer from before the restart
@@ -272,7 +279,7 @@ def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer
     watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
     assert _start(watch) == {(TOPIC, 0): 5900}
     # A restart before any checkpoint completed restores the savepoint again.
-    watch.newest_completed, watch.restored_id, watch.restored_start = 0, 5, None
+    watch.checkpoints.newest_completed, watch.restored_id, watch.restored_start = 0, 5, None
     watch.last = {(TOPIC, 0): 3}
     watch.restarted("it failed again")
     watch.restart_point(savepoint)
@@ -315,7 +322,7 @@ def test_an_attempt_killed_while_reading_is_tallied_at_the_checkpoint_its_restar
     # Twin readers idle at 5500 (1000 counted) from 100 s to 110 s, then reading more when the TaskManager died.
     watch.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
     watch.last, watch.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
-    watch.checkpointed = {9: {(TOPIC, 0): 5500}}
+    watch.checkpoints.checkpointed = {9: {(TOPIC, 0): 5500}}
     watch.restarted("it failed")
     # Checkpoint 9 was taken at 104 s, completed at 104.5 s: the counts then were 1000, 500 of them twice.
     history = (CheckpointRef(9, False, "file:/cp/chk-9", "COMPLETED", 104_000, 104_500),)
