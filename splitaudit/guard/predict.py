@@ -27,6 +27,7 @@ from splitaudit.audit.offsets import check_offsets
 from splitaudit.audit.rewind import positions, resume_offsets
 from splitaudit.audit.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
+from splitaudit.guard.dynamic_kafka import with_recovery_window_losses
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 from splitaudit.guard.results import GuardReport, SourceFacts
 from splitaudit.guard.twin import (
@@ -128,6 +129,7 @@ def run_guard(
             twins=per_source,
             enumerated=enumerated_partitions(tables),
         )
+        findings = with_recovery_window_losses(findings, tables)  # FLINK-40469: DynamicKafkaSource's lost partitions
         twins = tuple(chain.from_iterable(per_source))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]
     wanted = [(t.topic, t.partition, offset) for t, span in rereads if span is not None for offset in span]
