@@ -5,7 +5,8 @@ A reader split is a `DynamicKafkaSourceSplit`: the Kafka cluster id and the `Kaf
 retained-until time of a split of a removed cluster). The enumerator checkpoint is a `DynamicKafkaSourceEnumState`:
 the `KafkaStream` metadata (stream ids, each cluster's topics and bootstrap servers) and one `KafkaSourceEnumState`
 per cluster (`DynamicKafkaSourceEnumStateSerializer` version 1 in 3.3.0 and 4.0.1, version 2 in 5.0.0 adds each
-cluster's Java-serialized starting/stopping `OffsetsInitializer`, of which only the class name is shown). Layouts
+cluster's Java-serialized starting/stopping `OffsetsInitializer`, of which only the class name is shown; version 3,
+after 5.0.0, adds the states of removed clusters kept until a deadline). Layouts
 in splitaudit/splits/FORMAT.md; the real savepoint of fixtures/dynamic_kafka/ is read exactly by the tests.
 
 Cluster properties are shown redacted: a key that may hold a secret (`sasl.jaas.config`, passwords, keys,
@@ -26,7 +27,7 @@ from splitaudit.splits import kafka
 from splitaudit.splits.model import EnumeratorEntry, PartitionRow
 
 SPLIT_SERIALIZER_VERSIONS = (1, 2)  # DynamicKafkaSourceSplitSerializer VERSION_1, VERSION_2
-ENUMERATOR_VERSIONS = (1, 2)  # DynamicKafkaSourceEnumStateSerializer VERSION_1, VERSION_2
+ENUMERATOR_VERSIONS = (1, 2, 3)  # DynamicKafkaSourceEnumStateSerializer VERSION_1 .. VERSION_3
 BOOTSTRAP_SERVERS = "bootstrap.servers"  # CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG: the only property stored
 REDACTED = "<redacted>"
 SECRET_KEY = re.compile(r"jaas|password|secret|token|credential|sasl|\.key$", re.IGNORECASE)
@@ -94,13 +95,16 @@ class KafkaStream:
 
 @dataclass(frozen=True)
 class ClusterEnumState:
-    """The `KafkaSourceEnumState` of one cluster's sub-enumerator."""
+    """The `KafkaSourceEnumState` of one cluster's sub-enumerator; for a cluster the metadata removed (version 3's
+    `RetainedClusterState`), the time until which it is kept."""
 
     cluster: str
     state: kafka.KafkaEnumeratorState
+    retained_until_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"cluster": self.cluster, **self.state.to_json()}
+        retained = {} if self.retained_until_ms is None else {"retained_until_ms": self.retained_until_ms}
+        return {"cluster": self.cluster, **retained, **self.state.to_json()}
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,8 @@ class DynamicKafkaSourceEnumState:
     streams: tuple[KafkaStream, ...]
     kafka_enum_version: int  # the KafkaSourceEnumStateSerializer version every cluster state is written with
     clusters: tuple[ClusterEnumState, ...]
+    # Version 3: removed clusters' states, kept for their readers' retained splits; not in the enumerator table.
+    retained_clusters: tuple[ClusterEnumState, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,9 +125,11 @@ class DynamicKafkaSourceEnumState:
             "streams": [s.to_json() for s in self.streams],
             "kafka_enum_version": self.kafka_enum_version,
             "clusters": [c.to_json() for c in self.clusters],
+            "retained_clusters": [c.to_json() for c in self.retained_clusters],
         }
 
     def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
+        """The partitions of the active clusters' states (a removed cluster's sub-enumerator is closed)."""
         return tuple(
             dataclasses.replace(entry, rows=tuple(_in_cluster(c.cluster, row) for row in entry.rows))
             for c in self.clusters
@@ -158,7 +166,7 @@ def _read_cluster_metadata(inp: DataInput, version: int) -> ClusterMetadata:
     topics = sorted(inp.read_utf("topic") for _ in range(inp.read_length("number of topics", 2)))
     properties = redact_properties({BOOTSTRAP_SERVERS: inp.read_utf("bootstrap servers")})
     starting = stopping = None
-    if version == 2:
+    if version >= 2:  # deserializeV2, versions 2 and 3
         starting = _initializer_class(inp, "starting OffsetsInitializer")
         stopping = _initializer_class(inp, "stopping OffsetsInitializer")
     return ClusterMetadata(cluster, tuple(topics), properties, starting, stopping)
@@ -170,6 +178,13 @@ def _read_stream(inp: DataInput, version: int) -> KafkaStream:
     return KafkaStream(stream_id, tuple(sorted(clusters, key=lambda c: c.cluster)))
 
 
+def _read_cluster_state(inp: DataInput, kafka_version: int, retained: bool) -> ClusterEnumState:
+    cluster = inp.read_utf("kafka cluster id")
+    until = inp.read_long("retained-until time (ms)") if retained else None
+    body = inp.sub(inp.read_length("cluster state length"), "KafkaSourceEnumState")
+    return ClusterEnumState(cluster, kafka.decode_enumerator(body, kafka_version), until)
+
+
 def decode_enumerator(inp: DataInput, version: int) -> DynamicKafkaSourceEnumState:
     """A `DynamicKafkaSourceEnumState` of serializer `version`; each cluster's state exactly its length."""
     if version not in ENUMERATOR_VERSIONS:
@@ -179,13 +194,11 @@ def decode_enumerator(inp: DataInput, version: int) -> DynamicKafkaSourceEnumSta
     kafka_version = inp.read_int("KafkaSourceEnumState serializer version")
     if kafka_version not in kafka.ENUMERATOR_VERSIONS:
         raise inp.error(f"KafkaSourceEnumState serializer version {kafka_version} is unknown", at)
-    clusters = []
-    for _ in range(inp.read_length("number of cluster states", 6)):
-        cluster = inp.read_utf("kafka cluster id")
-        state = kafka.decode_enumerator(
-            inp.sub(inp.read_length("cluster state length"), "KafkaSourceEnumState"), kafka_version
-        )
-        clusters.append(ClusterEnumState(cluster, state))
+    clusters = [_read_cluster_state(inp, kafka_version, False) for _ in range(inp.read_length("number of clusters", 6))]
+    retained: list[ClusterEnumState] = []
+    if version == 3:
+        count = inp.read_length("number of retained clusters", 14)
+        retained = [_read_cluster_state(inp, kafka_version, True) for _ in range(count)]
     inp.expect_end("the DynamicKafkaSourceEnumState")
     # Written from HashSet/HashMap in hash order; sorted, two states of one job compare as equal.
     return DynamicKafkaSourceEnumState(
@@ -193,4 +206,5 @@ def decode_enumerator(inp: DataInput, version: int) -> DynamicKafkaSourceEnumSta
         tuple(sorted(streams, key=lambda s: s.stream_id)),
         kafka_version,
         tuple(sorted(clusters, key=lambda c: c.cluster)),
+        tuple(sorted(retained, key=lambda c: c.cluster)),
     )

@@ -1,6 +1,7 @@
 """DynamicKafkaSource's split and enumerator layouts on hand-made bytes, written as flink-connector-kafka's
 serializers write them: `DynamicKafkaSourceSplitSerializer` (VERSION_1 in 3.3.0-5.0.0, VERSION_2 after 5.0.0) and
-`DynamicKafkaSourceEnumStateSerializer` (VERSION_1 in 3.3.0 and 4.0.1, VERSION_2 in 5.0.0); the bad-input errors;
+`DynamicKafkaSourceEnumStateSerializer` (VERSION_1 in 3.3.0 and 4.0.1, VERSION_2 in 5.0.0, VERSION_3 after it); the
+bad-input errors;
 the redaction of cluster properties. The real savepoints of fixtures/dynamic_kafka/ are read in
 test_dynamic_kafka_fixture.py."""
 
@@ -147,8 +148,8 @@ def test_a_cluster_state_must_fill_its_length_exactly() -> None:
 
 
 def test_unknown_versions_are_refused() -> None:
-    with pytest.raises(InputError, match="serializer version 3"):
-        decode_enumerator(DataInput(b"", "e"), 3)
+    with pytest.raises(InputError, match="serializer version 4"):
+        decode_enumerator(DataInput(b"", "e"), 4)
     with pytest.raises(InputError, match="KafkaPartitionSplit serializer version 9"):
         decode_split(DataInput(utf("c") + struct.pack(">i", 9) + kafka_split("t", 0, 0), "s"), 1)
 
@@ -170,3 +171,17 @@ def test_properties_that_may_hold_secrets_are_redacted() -> None:
         "ssl.keystore.key": REDACTED,
         "ssl.keystore.password": REDACTED,
     }
+
+
+def test_a_v3_enumerator_state_keeps_removed_clusters_apart_from_the_enumerator_table() -> None:
+    # VERSION_3 (FLINK-39837, after 5.0.0): version 2's streams and clusters, then the retained clusters' states.
+    stream = stream_v1("t", "c1", ["t"], "b:9092") + b"\x00\x00"
+    payload = enum_state(struct.pack(">i", 1) + stream, [("c1", kafka_enum_v2(("t", 0, 0)))])
+    retained = kafka_enum_v2(("t", 5, 0))
+    payload += struct.pack(">i", 1) + utf("gone") + struct.pack(">qi", 1_800_000_000_000, len(retained)) + retained
+    decoded = decode_enumerator(DataInput(payload, "e"), 3)
+    [gone] = decoded.retained_clusters
+    assert (gone.cluster, gone.retained_until_ms) == ("gone", 1_800_000_000_000)
+    assert [p.partition for p in gone.state.partitions] == [5]
+    assert [row.cluster for entry in decoded.enumerator_entries() for row in entry.rows] == ["c1"]
+    assert decoded.to_json()["retained_clusters"][0]["retained_until_ms"] == 1_800_000_000_000
