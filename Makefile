@@ -119,7 +119,7 @@ watch: setup
 # ran, periodic partition discovery off and on, and the SQL job, each judged by guard and audit against its sink
 # (about 2.5 minutes); `make test` runs its clean restore.
 flink-matrix: setup
-	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py
+	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_dynamic_kafka_source.py
 
 test: setup lint docs chromium
 	$(BIN)/pytest

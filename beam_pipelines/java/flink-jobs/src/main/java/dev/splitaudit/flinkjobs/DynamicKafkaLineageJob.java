@@ -1,10 +1,13 @@
 package dev.splitaudit.flinkjobs;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.kafka.dynamic.metadata.SingleClusterTopicMetadataService;
 import org.apache.flink.connector.kafka.dynamic.source.DynamicKafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
@@ -18,12 +21,16 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * cluster with every partition ({@code DynamicKafkaSourceSplit}, {@code DynamicKafkaSourceEnumState}).
  *
  * <p>Same arguments and sink as {@link KafkaLineageJob} ({@code --partitionDiscoveryIntervalMs} goes to each
- * cluster's sub-enumerator); operators carry the uids {@code dynamic-kafka-source} and {@code lineage-sink}.
+ * cluster's sub-enumerator); operators carry the uids {@code dynamic-kafka-source} and {@code lineage-sink}. It
+ * restarts up to {@value #RESTART_ATTEMPTS} times, a second apart, after a failure.
  */
 public final class DynamicKafkaLineageJob {
 
   /** The Kafka cluster id the metadata service names the stack's broker with. */
   public static final String CLUSTER_ID = "splitaudit-kafka";
+
+  /** Fixed-delay restart attempts, a second apart. */
+  static final int RESTART_ATTEMPTS = 60;
 
   private DynamicKafkaLineageJob() {}
 
@@ -44,7 +51,13 @@ public final class DynamicKafkaLineageJob {
       properties.setProperty(KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(), discovery);
     }
 
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    // Restarts: more attempts than the cluster's 3, so that a job whose TaskManager was killed waits for a new one
+    // to register (its JVM start on a busy machine outlasts 3 attempts a second apart) instead of failing.
+    Configuration conf = new Configuration();
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, RESTART_ATTEMPTS);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(parallelism);
     env.enableCheckpointing(checkpointing);
 
