@@ -1,16 +1,29 @@
 """The guard's FLINK-40469 rule on hand-made tables: which (cluster, topic, partition) a DynamicKafkaSource
 restore loses, decided by the savepoint alone (assigned in a cluster's KafkaSourceEnumState, held by no reader
-split), and its finding in place of the assignment check's `partition_unassigned`. The rule on the real state of a
-run is in tests/unit/splits/test_dynamic_kafka_fixture.py."""
+split), and its finding in place of the assignment check's `partition_unassigned`; and `guard` end to end on the
+real savepoint of fixtures/dynamic_kafka/ with one reader split rewritten to hold its partition no longer. The rule
+on the real state of a run is in tests/unit/splits/test_dynamic_kafka_fixture.py."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import struct
+import zipfile
+from pathlib import Path
 from typing import Any
 
 from splitaudit.audit.findings import ERROR, LAG, UNASSIGNED, Finding
 from splitaudit.audit.savepoint_tables import SavepointTables
 from splitaudit.guard.dynamic_kafka import LOST_IN_RECOVERY, recovery_window_losses, with_recovery_window_losses
+from splitaudit.guard.predict import run_guard
+from splitaudit.progress import Progress
 from splitaudit.splits.model import ASSIGNED, PENDING
+from tests.unit.conftest import FIXTURES
+from tests.unit.splits.test_dynamic_kafka import utf
+
+CASE = FIXTURES / "dynamic_kafka" / "1.19.3-dynamic-kafka-3.3.0-1.19"
+EXPECTED: dict[str, Any] = json.loads((CASE / "expected.json").read_text())
 
 OPERATOR = {"operator_id": "op1", "operator_uid": "dynamic-kafka-source"}
 
@@ -55,3 +68,25 @@ def test_the_loss_replaces_the_unassigned_finding_of_its_partition_only() -> Non
     state = tables([row("a", "t", 1, subtask=0, next_offset=1)], [row("a", "t", p, status=ASSIGNED) for p in (0, 1)])
     result = with_recovery_window_losses([*unassigned, lag], state)
     assert [(f.kind, f.partition) for f in result] == [(UNASSIGNED, 1), (LAG, 2), (LOST_IN_RECOVERY, 0)]
+
+
+def test_guard_fails_a_real_savepoint_whose_reader_no_longer_holds_a_partition(tmp_path: Path) -> None:
+    # The real SP0 of fixtures/dynamic_kafka/ with one reader split's partition rewritten in place, 0 -> 7 (same
+    # length: every length and offset stays valid; the enumerator's bytes do not match the split's pattern): no
+    # reader holds partition 0 while the cluster's KafkaSourceEnumState names it assigned, FLINK-40469's state.
+    job = EXPECTED["job"]
+    snapshot = CASE / EXPECTED["sp0"]["snapshot_dir"]
+    copy = tmp_path / snapshot.name
+    shutil.copytree(snapshot, copy)
+    head = utf(job["cluster"]) + struct.pack(">i", 0) + utf(job["topic"])
+    data = (copy / "_metadata").read_bytes()
+    assert data.count(head + struct.pack(">i", 0)) == 1
+    (copy / "_metadata").write_bytes(data.replace(head + struct.pack(">i", 0), head + struct.pack(">i", 7)))
+    jar = tmp_path / "job.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    report = run_guard(str(copy), jar, None, None, Progress())
+    assert not report.safe
+    assert [(f.kind, f.severity, f.topic, f.partition) for f in report.findings] == [
+        (LOST_IN_RECOVERY, ERROR, job["topic"], 0)
+    ]
