@@ -9,14 +9,13 @@ cluster's Java-serialized starting/stopping `OffsetsInitializer`, of which only 
 after 5.0.0, adds the states of removed clusters kept until a deadline). Layouts
 in splitaudit/splits/FORMAT.md; the real savepoint of fixtures/dynamic_kafka/ is read exactly by the tests.
 
-Cluster properties are shown redacted: a key that may hold a secret (`sasl.jaas.config`, passwords, keys,
-tokens) never leaves this module with its value.
+Cluster properties are shown redacted: a setting that may hold a secret (`kafka.is_secret_setting`:
+`sasl.jaas.config`, passwords, PEM keys and certificates) never leaves this module with its value.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,12 +29,11 @@ SPLIT_SERIALIZER_VERSIONS = (1, 2)  # DynamicKafkaSourceSplitSerializer VERSION_
 ENUMERATOR_VERSIONS = (1, 2, 3)  # DynamicKafkaSourceEnumStateSerializer VERSION_1 .. VERSION_3
 BOOTSTRAP_SERVERS = "bootstrap.servers"  # CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG: the only property stored
 REDACTED = "<redacted>"
-SECRET_KEY = re.compile(r"jaas|password|secret|token|credential|sasl|\.key$", re.IGNORECASE)
 
 
 def redact_properties(properties: Mapping[str, str]) -> dict[str, str]:
     """Kafka client properties safe to show: the value of any key that may hold a secret is replaced."""
-    return {k: REDACTED if SECRET_KEY.search(k) else v for k, v in sorted(properties.items())}
+    return {k: REDACTED if kafka.is_secret_setting(k) else v for k, v in sorted(properties.items())}
 
 
 def _in_cluster(cluster: str, row: PartitionRow) -> PartitionRow:
