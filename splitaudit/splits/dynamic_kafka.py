@@ -6,8 +6,8 @@ retained-until time of a split of a removed cluster). The enumerator checkpoint 
 the `KafkaStream` metadata (stream ids, each cluster's topics and bootstrap servers) and one `KafkaSourceEnumState`
 per cluster (`DynamicKafkaSourceEnumStateSerializer` version 1 in 3.3.0 and 4.0.1, version 2 in 5.0.0 adds each
 cluster's Java-serialized starting/stopping `OffsetsInitializer`, of which only the class name is shown; version 3,
-after 5.0.0, adds the states of removed clusters kept until a deadline). Layouts
-in splitaudit/splits/FORMAT.md; the real savepoint of fixtures/dynamic_kafka/ is read exactly by the tests.
+after 5.0.0, adds the states of removed clusters kept until a deadline). Layouts in splitaudit/splits/FORMAT.md;
+the real savepoints of fixtures/dynamic_kafka/ are read exactly by the tests.
 
 Cluster properties are shown redacted: a setting that may hold a secret (`kafka.is_secret_setting`:
 `sasl.jaas.config`, passwords, PEM keys and certificates) never leaves this module with its value.
