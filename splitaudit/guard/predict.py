@@ -26,6 +26,7 @@ from splitaudit.audit.checks.ledger import ledger_of
 from splitaudit.audit.checks.offsets import check_offsets
 from splitaudit.audit.checks.savepoint_tables import SavepointTables, tables_of
 from splitaudit.errors import UsageError
+from splitaudit.guard.dynamic_kafka import with_recovery_window_losses
 from splitaudit.guard.kafka_rescale import KafkaSourceJar, read_kafka_source_jar, rescale_detail
 from splitaudit.guard.kafka_restore import KafkaSourceJob, kafka_restore_findings, kafka_source_snapshots
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
@@ -133,6 +134,7 @@ def run_guard(
         restore = Restore(facts, sources, parallelism, impulses(view), enumerated, kafka_jar)
         findings = judge(restore, assignment.findings, offset_findings, offsets, start_offsets, per_source)
         findings += check_split_files(view)  # a file source's split files, stat'ed (read-only)
+        findings = with_recovery_window_losses(findings, tables)  # FLINK-40469: DynamicKafkaSource's lost partitions
         twins = tuple(chain.from_iterable(per_source))
         findings += tuple(kafka_restore_findings(kafka_source_snapshots(view), kafka_job or KafkaSourceJob(), offsets))
     rereads = [(twin, reread_before_savepoint(twin)) for twin in twins]

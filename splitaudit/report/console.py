@@ -257,8 +257,12 @@ def _split_table(title: str, rows: Sequence[dict[str, Any]], status: bool = Fals
         table.add_column("status")
     if len(types) > 1:
         table.add_column("type", overflow="fold")
-    # Flink's KafkaSource names a split `<topic>-<partition>`: a column of it would say nothing more.
-    split_ids = any(r["split_id"] != f"{r['topic']}-{r['partition']}" for r in rows)
+    # Flink's KafkaSource names a split `<topic>-<partition>`, its DynamicKafkaSource `<cluster>-<topic>-<partition>`
+    # (shown in a cluster column): a column of it would say nothing more.
+    clusters = any(r.get("cluster") is not None for r in rows)
+    split_ids = any(r["split_id"] != _kafka_split_id(r) for r in rows)
+    if clusters:
+        table.add_column("cluster", overflow="fold")
     if split_ids:
         table.add_column("split", overflow="fold")
     table.add_column("topic", overflow="fold")
@@ -271,12 +275,20 @@ def _split_table(title: str, rows: Sequence[dict[str, Any]], status: bool = Fals
             cells.append(_cell(r["status"]))
         if len(types) > 1:
             cells.append(_cell(r["split_type"]))
+        if clusters:
+            cells.append(_cell(r.get("cluster")))
         if split_ids:
             cells.append(_cell(r["split_id"]))
         cells += [_cell(r[key]) for key in ("topic", "partition", "next_offset")]
         cells.append(_cell(r["stopping_offset"]))
         table.add_row(*cells)
     return table
+
+
+def _kafka_split_id(row: dict[str, Any]) -> str:
+    """The split id Flink's Kafka sources give the row's partition (with its cluster, when it has one)."""
+    cluster = row.get("cluster")
+    return ("" if cluster is None else f"{cluster}-") + f"{row['topic']}-{row['partition']}"
 
 
 def _cell(value: object) -> Text:

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
+from splitaudit.splits.kafka import is_secret_setting
 from splitaudit.splits.model import PENDING, EnumeratorEntry, PartitionRow
 
 FLINK_SOURCE_SPLIT = "org.apache.beam.runners.flink.translation.wrappers.streaming.io.source.FlinkSourceSplit"
@@ -122,7 +123,7 @@ class ConsumerConfig:
 
     `values` holds the entries whose value is a Java scalar (`String`, `Boolean`, a boxed number), exactly as
     written, never interpreted; `not_shown` names the Java class of every other entry (a `Class`, a list, a
-    `Password`) and of the entries that hold secrets (see `SECRET_KEYS`), whose values are never shown.
+    `Password`) and of the entries that hold secrets (`kafka.is_secret_setting`), whose values are never shown.
     Both sorted by key.
     """
 
@@ -344,9 +345,6 @@ def _kafka_checkpoint_mark(inp: DataInput, data: bytes, at: int) -> tuple[Partit
     raise inp.error("the split state is not a KafkaCheckpointMark (Avro)", at)
 
 
-# Kafka settings whose values are secrets (Kafka's PASSWORD-type consumer settings end in `.password`; the JAAS
-# config holds credentials as text): never shown, only named.
-SECRET_KEYS = ("sasl.jaas.config",)
 _JAVA_SCALARS = frozenset(
     {
         "java.lang.Boolean",
@@ -358,10 +356,6 @@ _JAVA_SCALARS = frozenset(
         "java.lang.Double",
     }
 )
-
-
-def _is_secret(key: str) -> bool:
-    return key in SECRET_KEYS or key.endswith(".password")
 
 
 def _consumer_config(inp: DataInput, value: Any, what: str, at: int) -> ConsumerConfig:
@@ -381,7 +375,7 @@ def _consumer_config(inp: DataInput, value: Any, what: str, at: int) -> Consumer
             java_class = class_name(entry)
             raw = getattr(entry, "value", None)
             scalar = raw if java_class in _JAVA_SCALARS and isinstance(raw, bool | int | float) else None
-        if scalar is None or _is_secret(key):
+        if scalar is None or is_secret_setting(key):
             not_shown.append((key, java_class))
         else:
             values.append((key, scalar))

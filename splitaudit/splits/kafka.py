@@ -21,6 +21,17 @@ ASSIGNMENT_STATUS = ("ASSIGNED", "UNASSIGNED")
 NO_STOPPING_OFFSET = -(2**63)  # KafkaPartitionSplit.NO_STOPPING_OFFSET (Long.MIN_VALUE): unbounded
 
 
+# Kafka client settings whose values are secrets: the PASSWORD-type ones (`*.password`, the PEM key and certificates
+# of `ssl.keystore.key`, `ssl.keystore.certificate.chain`, `ssl.truststore.certificates`) and the JAAS config, which
+# holds credentials as text. Never shown, only named.
+SECRET_KEYS = ("sasl.jaas.config", "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates")
+
+
+def is_secret_setting(key: str) -> bool:
+    """Whether a Kafka client setting's value may be a secret (every reader of client settings asks this)."""
+    return key in SECRET_KEYS or key.endswith(".password")
+
+
 def split_id(topic: str, partition: int) -> str:
     """`KafkaPartitionSplit.splitId()`: topic + "-" + partition."""
     return f"{topic}-{partition}"

@@ -21,7 +21,8 @@ class PartitionRow:
 
     A split that names no partition (a number sequence, an unknown or non-Kafka source) is one row with
     `topic` and `partition` None. `next_offset` is the next offset (or value) to read; negative values are
-    Flink's symbolic offsets kept as they are. `stopping_offset` None means unbounded.
+    Flink's symbolic offsets kept as they are. `stopping_offset` None means unbounded. `cluster` is the Kafka
+    cluster id of a source that reads several clusters (DynamicKafkaSource), else None.
     """
 
     split_type: str
@@ -30,6 +31,7 @@ class PartitionRow:
     partition: int | None
     next_offset: int | None
     stopping_offset: int | None = None
+    cluster: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +41,7 @@ class PartitionRow:
             "partition": self.partition,
             "next_offset": self.next_offset,
             "stopping_offset": self.stopping_offset,
+            "cluster": self.cluster,
         }
 
 

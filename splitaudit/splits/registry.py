@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.splits import beam, flink_file, kafka, number_sequence
+from splitaudit.splits import beam, dynamic_kafka, flink_file, kafka, number_sequence
 from splitaudit.splits.model import EnumeratorState, SplitState, UnknownState
 
 SOURCE_READER_STATE = "SourceReaderState"  # SourceOperator.SPLITS_STATE_DESC
@@ -33,8 +33,8 @@ class Family:
     """A FLIP-27 split family told apart by its serializer versions and by its layout consuming the bytes."""
 
     type: str  # the `type` of its decoded states
-    split_version: int
-    decode_split: Callable[[DataInput], SplitState]
+    split_versions: tuple[int, ...]
+    decode_split: Callable[[DataInput, int], SplitState]  # payload, serializer version
     enumerator_versions: tuple[int, ...]
     decode_enumerator: Callable[[DataInput, int], EnumeratorState]  # payload, serializer version
 
@@ -42,28 +42,39 @@ class Family:
 FAMILIES = (
     Family(
         number_sequence.NumberSequenceSplit.type,
-        number_sequence.SERIALIZER_VERSION,
-        number_sequence.decode_split,
+        (number_sequence.SERIALIZER_VERSION,),
+        lambda payload, _version: number_sequence.decode_split(payload),
         (number_sequence.SERIALIZER_VERSION,),
         lambda payload, _version: number_sequence.decode_enumerator(payload),
     ),
     Family(
         kafka.KafkaPartitionSplit.type,
-        kafka.SPLIT_SERIALIZER_VERSION,
-        kafka.decode_split,
+        (kafka.SPLIT_SERIALIZER_VERSION,),
+        lambda payload, _version: kafka.decode_split(payload),
         kafka.ENUMERATOR_VERSIONS,
         kafka.decode_enumerator,
     ),
     Family(
+        dynamic_kafka.DynamicKafkaSourceSplit.type,
+        dynamic_kafka.SPLIT_SERIALIZER_VERSIONS,
+        dynamic_kafka.decode_split,
+        dynamic_kafka.ENUMERATOR_VERSIONS,
+        dynamic_kafka.decode_enumerator,
+    ),
+    Family(
         flink_file.FileSourceSplit.type,
-        flink_file.SPLIT_SERIALIZER_VERSION,
-        flink_file.decode_split,
+        (flink_file.SPLIT_SERIALIZER_VERSION,),
+        lambda payload, _version: flink_file.decode_split(payload),
         flink_file.ENUMERATOR_VERSIONS,
         flink_file.decode_enumerator,
     ),
 )
 
 State = TypeVar("State", SplitState, EnumeratorState)
+
+
+def _at_version(decoder: Callable[[DataInput, int], State], version: int) -> Callable[[DataInput], State]:
+    return lambda inp: decoder(inp, version)
 
 
 def _first_fit(payload: DataInput, candidates: Iterable[Callable[[DataInput], State]]) -> State:
@@ -86,7 +97,8 @@ def decode_reader_split(serializer_version: int, payload: DataInput) -> SplitSta
     if beam.looks_like_beam_split(head):
         # Identified as Beam by its class name: a failure from here on is corruption, not a foreign format.
         return beam.decode_split(payload)
-    return _first_fit(payload, (f.decode_split for f in FAMILIES if f.split_version == serializer_version))
+    candidates = (f.decode_split for f in FAMILIES if serializer_version in f.split_versions)
+    return _first_fit(payload, (_at_version(decoder, serializer_version) for decoder in candidates))
 
 
 def decode_enumerator(serializer_version: int, payload: DataInput, reader_types: set[str]) -> EnumeratorState:
@@ -103,11 +115,7 @@ def decode_enumerator(serializer_version: int, payload: DataInput, reader_types:
         (f for f in FAMILIES if serializer_version in f.enumerator_versions),
         key=lambda f: f.type not in reader_types,
     )
-
-    def bound(family: Family) -> Callable[[DataInput], EnumeratorState]:
-        return lambda inp: family.decode_enumerator(inp, serializer_version)
-
-    return _first_fit(payload, (bound(f) for f in candidates))
+    return _first_fit(payload, (_at_version(f.decode_enumerator, serializer_version) for f in candidates))
 
 
 def decode_unbounded_wrapper_element(element: DataInput) -> SplitState:

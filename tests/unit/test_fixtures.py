@@ -23,6 +23,7 @@ from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 from splitaudit.splits import registry
 from tests.unit.conftest import FIXTURES, normalized, versioned
 from tests.unit.savepoint.test_all_types_fixture import check_all_types_fixture
+from tests.unit.splits.test_dynamic_kafka_fixture import check_dynamic_kafka_fixture
 
 EXPECTED_FILES = sorted(FIXTURES.glob("*/*/expected.json"))
 SINK_FAMILIES = frozenset({"beam_sink"})
@@ -215,6 +216,7 @@ CHECKS: dict[str, Callable[[Path, dict[str, Any]], None]] = {
     "keyed": _keyed,
     "beam_sdf": _sdf_restore,
     "flink_file": _file_source,
+    "dynamic_kafka": check_dynamic_kafka_fixture,
 }
 
 

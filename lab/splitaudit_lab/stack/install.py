@@ -140,7 +140,7 @@ def components(matrix: bool = False) -> list[Component]:
             needs_checkout=True,
         ),
         # The reactor of beam_pipelines/java: the reference pipeline's and the users' job's stock and patched jars,
-        # the Flink-native KafkaSource and FileSource jobs (flink-jobs/),
+        # the Flink-native KafkaSource, DynamicKafkaSource and FileSource jobs (flink-jobs/),
         # the patch classes of every variant, the lineage kit, and the released runner jars the patch-jar tests
         # compare against; they stay in the modules' target/. The patch artifacts and the lineage kit are deployed
         # to patch_repo() for users' Maven or Gradle builds.

@@ -51,6 +51,7 @@ _SPLIT = [
     pa.field("partition", pa.int32()),
     pa.field("next_offset", pa.int64()),
     pa.field("stopping_offset", pa.int64()),
+    pa.field("cluster", pa.string()),  # a DynamicKafkaSource partition's Kafka cluster id, else null
 ]
 
 SCHEMAS: dict[str, pa.Schema] = {
