@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from splitaudit.audit.checks.findings import ERROR, INFO, WARNING, Finding
 from splitaudit.audit.checks.recreated_topics import OFFSET_PAST_LOG_END
 from splitaudit.errors import UsageError
-from splitaudit.splits.kafka import NO_STOPPING_OFFSET, KafkaEnumeratorState, KafkaPartitionSplit
+from splitaudit.splits.kafka import NO_STOPPING_OFFSET, KafkaEnumeratorState, KafkaPartitionSplit, kafka_source_states
 
 if TYPE_CHECKING:
     from splitaudit.clients.kafka import PartitionOffsets
@@ -77,10 +77,9 @@ def kafka_source_snapshots(view: SavepointView) -> tuple[KafkaSourceSnapshot, ..
         source = operator.source
         if source is None:
             continue
-        splits = tuple(s.state for s in source.reader_splits if isinstance(s.state, KafkaPartitionSplit))
         enumerator = source.enumerator
-        state = enumerator.state if enumerator is not None else None
-        kafka_state = state if isinstance(state, KafkaEnumeratorState) else None
+        states = (s.state for s in source.reader_splits)
+        splits, kafka_state = kafka_source_states(states, None if enumerator is None else enumerator.state)
         if splits or kafka_state is not None:
             snapshots.append(KafkaSourceSnapshot(operator.uid or operator.operator_id, splits, kafka_state))
     return tuple(snapshots)

@@ -9,6 +9,7 @@ version 0 (Flink <= 1.12 connectors) is from code only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -111,6 +112,16 @@ class KafkaEnumeratorState:
 
     def enumerator_entries(self) -> tuple[EnumeratorEntry, ...]:
         return tuple(p.entry() for p in self.partitions)
+
+
+def kafka_source_states(
+    reader_states: Iterable[object], enumerator_state: object | None
+) -> tuple[tuple[KafkaPartitionSplit, ...], KafkaEnumeratorState | None]:
+    """Of one source operator's decoded reader splits and enumerator checkpoint, those of Flink's KafkaSource: the
+    family answers which states are its own, so code outside `splits/` never asks a state's class."""
+    splits = tuple(state for state in reader_states if isinstance(state, KafkaPartitionSplit))
+    enumerator = enumerator_state if isinstance(enumerator_state, KafkaEnumeratorState) else None
+    return splits, enumerator
 
 
 def _read_split(inp: DataInput) -> KafkaPartitionSplit:
