@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.checks.findings import ERROR, INFO, LAG, UNASSIGNED, Finding
+from splitaudit.audit.checks.findings import ERROR, INFO, LAG, UNASSIGNED
 from splitaudit.guard.predict import DISCOVERED_ON_RESTORE, RESCALE
 from splitaudit.home import FLINK_VERSION, flink_home
 from splitaudit.progress import Progress
@@ -34,13 +34,13 @@ from splitaudit.savepoint_view import inspect_savepoint
 from splitaudit.splits.kafka import KafkaEnumeratorState, KafkaPartitionSplit
 from splitaudit_lab.scenario.flink_kafka import (
     DISCOVERY_DISABLED,
-    KafkaSourceRestore,
     run_kafka_source_grown_while_running,
     run_kafka_source_restore,
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX, ConnectorRelease
 from splitaudit_lab.stack.stack import Stack
+from tests.integration.kafka_source_rows import finding_rows, truth
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build, pytest.mark.flink_kafka]
 
@@ -52,8 +52,6 @@ RESCALED = ScenarioSettings(partitions=4, records=400, parallelism=2, restore_pa
 ENUM_STATE_VERSION = {"3.4.0": 2, "4.0.1": 2, "5.0.0": 3}
 EARLIEST_OFFSET = -2  # KafkaPartitionSplit.EARLIEST_OFFSET: OffsetsInitializer.earliest() leaves it to the reader
 NO_STOPPING_OFFSET = -(2**63)
-
-Row = tuple[int, int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -78,18 +76,6 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     workdir = tmp_path_factory.mktemp(f"stack-{release.flink}")
     with Stack(workdir, flink_version=release.flink).running(Progress()) as stack:
         yield MatrixStack(release, stack)
-
-
-def _truth(result: KafkaSourceRestore) -> list[Row]:
-    """Per partition: records produced, sink rows, offsets read twice, offsets missing (the sink against Kafka)."""
-    return [
-        (p.partition, p.expected_records, p.sink_rows, p.double_read_offsets, p.missing_offsets)
-        for p in result.run.partitions
-    ]
-
-
-def _rows(findings: tuple[Finding, ...]) -> list[tuple[str, str, int | None, int, tuple[tuple[int, int], ...]]]:
-    return [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in findings]
 
 
 def _enumerator(savepoint: str) -> KafkaEnumeratorState:
@@ -117,9 +103,9 @@ def test_a_clean_restore_is_clean_to_guard_and_audit(matrix: MatrixStack, tmp_pa
     release = matrix.release
     jar = release.sql_job if sql else release.datastream_job
     result = run_kafka_source_restore(matrix.stack, tmp_path / "clean", Progress(), CLEAN, DISCOVERY_DISABLED, jar)
-    assert _truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], _truth(result)
+    assert truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], truth(result)
     assert result.guard.safe
-    assert _rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
+    assert finding_rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
     assert [(s.families, [(h.partition, h.next_offset) for h in s.partitions]) for s in result.guard.sources] == [
         (("kafka",), [(0, 100), (1, 100)])
     ]
@@ -136,10 +122,10 @@ def test_partitions_added_while_running_with_discovery_disabled_are_never_read(
     result = run_kafka_source_grown_while_running(
         matrix.stack, tmp_path / "grown-running", Progress(), GROWN, DISCOVERY_DISABLED, jar
     )
-    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 0, 0, 50), (3, 50, 0, 0, 50)]
-    assert _rows(result.run.audit.findings) == [(UNASSIGNED, ERROR, p, 0, ()) for p in (2, 3)]
+    assert truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 0, 0, 50), (3, 50, 0, 0, 50)]
+    assert finding_rows(result.run.audit.findings) == [(UNASSIGNED, ERROR, p, 0, ()) for p in (2, 3)]
     assert result.run.audit.exit_code == 1
-    assert _rows(result.guard.findings) == [
+    assert finding_rows(result.guard.findings) == [
         (DISCOVERED_ON_RESTORE, INFO, 2, 50, ((0, 49),)),
         (DISCOVERED_ON_RESTORE, INFO, 3, 50, ((0, 49),)),
     ]
@@ -161,7 +147,7 @@ def test_a_restore_at_another_parallelism_reads_every_split_once(matrix: MatrixS
     result = run_kafka_source_restore(
         matrix.stack, tmp_path / "rescaled", Progress(), RESCALED, DISCOVERY_DISABLED, release.datastream_job
     )
-    assert _truth(result) == [(p, 200, 200, 0, 0) for p in range(4)], _truth(result)
+    assert truth(result) == [(p, 200, 200, 0, 0) for p in range(4)], truth(result)
     # SP0: two splits per reader, at 100 (the owner rule of KafkaSourceEnumerator depends on the topic's hash).
     before = {p: (subtask, offset) for p, subtask, offset in _holders(result.run.savepoint_before)}
     kept, moved = (sorted(p for p, (subtask, _) in before.items() if subtask == s) for s in (0, 1))
@@ -174,8 +160,8 @@ def test_a_restore_at_another_parallelism_reads_every_split_once(matrix: MatrixS
     assert sorted(after[p] for p in moved) == [(1, 200), (2, 200)]
     assert result.guard.safe
     rescale, *lag = result.guard.findings
-    assert _rows((rescale,)) == [(RESCALE, INFO, None, 4, ())]
+    assert finding_rows((rescale,)) == [(RESCALE, INFO, None, 4, ())]
     decided = "decided by the jar: its org/apache/flink/connector/kafka/source/KafkaSource.class does not implement"
     assert f"{decided} SupportsSplitReassignmentOnRecovery" in rescale.detail
-    assert _rows(tuple(lag)) == [(LAG, INFO, p, 100, ((100, 199),)) for p in range(4)]
+    assert finding_rows(tuple(lag)) == [(LAG, INFO, p, 100, ((100, 199),)) for p in range(4)]
     assert result.run.audit.findings == ()

@@ -27,45 +27,31 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.checks.findings import ERROR, INFO, LAG, NEW_PARTITION, UNASSIGNED, Finding
+from splitaudit.audit.checks.findings import ERROR, INFO, LAG, NEW_PARTITION, UNASSIGNED
 from splitaudit.guard.predict import DISCOVERED_ON_RESTORE
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.flink_kafka import (
     DISCOVERY_DISABLED,
-    KafkaSourceRestore,
     kafka_sql_job,
     run_kafka_source_grown_while_running,
     run_kafka_source_restore,
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.stack import Stack
+from tests.integration.kafka_source_rows import finding_rows, truth
 
 pytestmark = pytest.mark.integration
 
 CLEAN = ScenarioSettings(partitions=2, records=200, parallelism=2)
 GROWN = ScenarioSettings(partitions=2, records=200, parallelism=2, added_partitions=2)
 
-Row = tuple[int, int, int, int, int]
-
-
-def _truth(result: KafkaSourceRestore) -> list[Row]:
-    """Per partition: records produced, sink rows, offsets read twice, offsets missing (the sink against Kafka)."""
-    return [
-        (p.partition, p.expected_records, p.sink_rows, p.double_read_offsets, p.missing_offsets)
-        for p in result.run.partitions
-    ]
-
-
-def _rows(findings: tuple[Finding, ...]) -> list[tuple[str, str, int | None, int, tuple[tuple[int, int], ...]]]:
-    return [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in findings]
-
 
 def test_a_clean_restore_is_clean_to_guard_and_audit(stack: Stack, tmp_path: Path) -> None:
     result = run_kafka_source_restore(stack, tmp_path / "clean", Progress(), CLEAN)
-    assert _truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], _truth(result)
+    assert truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], truth(result)
     # SP0 holds both partitions at 100; the 100 records each produced while the job was down are its backlog.
     assert result.guard.safe
-    assert _rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
+    assert finding_rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
     assert [(s.families, [(h.partition, h.next_offset) for h in s.partitions]) for s in result.guard.sources] == [
         (("kafka",), [(0, 100), (1, 100)])
     ]
@@ -78,10 +64,10 @@ def test_partitions_added_while_down_are_read_from_earliest_with_discovery_disab
     stack: Stack, tmp_path: Path
 ) -> None:
     result = run_kafka_source_restore(stack, tmp_path / "grown-down", Progress(), GROWN, DISCOVERY_DISABLED)
-    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
+    assert truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
     # Before the restore: the new partitions are absent from SP0's enumerator state, so read from the log start.
     assert result.guard.safe
-    assert _rows(result.guard.findings) == [
+    assert finding_rows(result.guard.findings) == [
         (DISCOVERED_ON_RESTORE, INFO, 2, 50, ((0, 49),)),
         (DISCOVERED_ON_RESTORE, INFO, 3, 50, ((0, 49),)),
         (LAG, INFO, 0, 50, ((100, 149),)),
@@ -89,7 +75,7 @@ def test_partitions_added_while_down_are_read_from_earliest_with_discovery_disab
     ]
     assert "decided by the savepoint, whose KafkaSourceEnumState does not name it" in result.guard.findings[0].detail
     # After: SP1 holds them, SP0 did not; every partition at its end.
-    assert _rows(result.run.audit.findings) == [(NEW_PARTITION, INFO, p, 0, ()) for p in (2, 3)]
+    assert finding_rows(result.run.audit.findings) == [(NEW_PARTITION, INFO, p, 0, ()) for p in (2, 3)]
     assert result.run.audit.exit_code == 0
     (matrix,) = result.run.audit.assignment
     assert sorted((row.partition, h.next_offset) for row in matrix.partitions for h in row.holders) == [
@@ -100,9 +86,9 @@ def test_partitions_added_while_down_are_read_from_earliest_with_discovery_disab
 @pytest.mark.flink_kafka
 def test_partitions_added_while_running_with_discovery_disabled_are_never_read(stack: Stack, tmp_path: Path) -> None:
     result = run_kafka_source_grown_while_running(stack, tmp_path / "grown-running", Progress(), GROWN)
-    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 0, 0, 50), (3, 50, 0, 0, 50)]
+    assert truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 0, 0, 50), (3, 50, 0, 0, 50)]
     # The audit: SP1's readers and enumerator hold neither (the sink's coverage, above, misses all 50 offsets of each).
-    assert _rows(result.run.audit.findings) == [(UNASSIGNED, ERROR, p, 0, ()) for p in (2, 3)]
+    assert finding_rows(result.run.audit.findings) == [(UNASSIGNED, ERROR, p, 0, ()) for p in (2, 3)]
     assert result.run.audit.exit_code == 1
     # A restart from SP1 lists the topic once at start: the guard says it reads them from earliest.
     assert [(f.kind, f.partition, f.count, f.offset_ranges) for f in result.guard.findings] == [
@@ -114,7 +100,7 @@ def test_partitions_added_while_running_with_discovery_disabled_are_never_read(s
 @pytest.mark.flink_kafka
 def test_partitions_added_while_running_are_read_with_discovery_enabled(stack: Stack, tmp_path: Path) -> None:
     result = run_kafka_source_grown_while_running(stack, tmp_path / "grown-discovery", Progress(), GROWN, 1000)
-    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
+    assert truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
     assert result.run.audit.findings == ()
     assert result.guard.findings == ()
 
@@ -124,13 +110,13 @@ def test_a_sql_job_without_uids_reads_partitions_added_while_down_and_guard_find
     stack: Stack, tmp_path: Path
 ) -> None:
     result = run_kafka_source_restore(stack, tmp_path / "sql", Progress(), GROWN, DISCOVERY_DISABLED, kafka_sql_job())
-    assert _truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
+    assert truth(result) == [(0, 150, 150, 0, 0), (1, 150, 150, 0, 0), (2, 50, 50, 0, 0), (3, 50, 50, 0, 0)]
     (source,) = result.guard.sources
     assert source.families == ("kafka",)  # found by its split state: the SQL job gives no operator a uid
-    assert _rows(result.guard.findings) == [
+    assert finding_rows(result.guard.findings) == [
         (DISCOVERED_ON_RESTORE, INFO, 2, 50, ((0, 49),)),
         (DISCOVERED_ON_RESTORE, INFO, 3, 50, ((0, 49),)),
         (LAG, INFO, 0, 50, ((100, 149),)),
         (LAG, INFO, 1, 50, ((100, 149),)),
     ]
-    assert _rows(result.run.audit.findings) == [(NEW_PARTITION, INFO, p, 0, ()) for p in (2, 3)]
+    assert finding_rows(result.run.audit.findings) == [(NEW_PARTITION, INFO, p, 0, ()) for p in (2, 3)]
