@@ -219,7 +219,10 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
                   when 'attributes' then crc32({text.format("user_key")}) + cast(value as bigint)
                   when 'profile' then crc32(cast(p.label as binary)) + p.level + p.score
                 end as s
-              from (select *, from_json(value, 'label string, level int, score bigint') as p from keyed))
+              from (
+                select *,
+                  case state when 'profile' then from_json(value, 'label string, level int, score bigint') end as p
+                from keyed))
             group by state
             """
         ).collect()
@@ -239,6 +242,11 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
         "partitions": partitions,
         # this process's CPU and that of the JVM and its Python workers (GNU time sees only what was waited for)
         "cpu_s": sum(os.times()[:2]) + sum(peaks.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK"),
+        "jvm_cpu_s": peaks.cpu_ticks.get(peaks.root, 0) / os.sysconf("SC_CLK_TCK"),
+        "python_workers_cpu_s": sum(
+            ticks for pid, ticks in peaks.cpu_ticks.items() if pid != peaks.root and peaks.python.get(pid)
+        )
+        / os.sysconf("SC_CLK_TCK"),
         "driver_python_peak_bytes": _high_water_mark("self") or 0,
         "jvm_peak_bytes": peaks.peaks.get(peaks.root, 0),
         "python_workers": len(workers),
@@ -545,7 +553,8 @@ def main() -> None:
                     if name == "data_source":
                         out = run.output
                         line += (
-                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; JVM "
+                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; CPU: JVM "
+                            f"{out['jvm_cpu_s']:.1f} s, Python workers {out['python_workers_cpu_s']:.1f} s; JVM "
                             f"{mib(out['jvm_peak_bytes'])}, {out['python_workers']} Python processes "
                             f"{mib(out['python_workers_peak_sum_bytes'])} in all, "
                             f"{mib(out['python_workers_peak_max_bytes'])} the largest)"
@@ -574,6 +583,8 @@ def main() -> None:
                     "read_s": statistics.median(o["read_s"] for o in outputs),
                     "partitions": outputs[0]["partitions"],
                     "cpu_s": statistics.median(o["cpu_s"] for o in outputs),
+                    "jvm_cpu_s": statistics.median(o["jvm_cpu_s"] for o in outputs),
+                    "python_workers_cpu_s": statistics.median(o["python_workers_cpu_s"] for o in outputs),
                     **{
                         name: max(o[name] for o in outputs)
                         for name in (

@@ -186,10 +186,13 @@ class DataInput:
             return None
         end = start + length
         if end <= len(data):
-            raw = bytes(data[start:end])
-            if raw.isascii():
+            try:
+                text = str(data[start:end], "ascii")  # half the time of a copy, its isascii() and decode()
+            except UnicodeDecodeError:
+                pass
+            else:
                 self._pos = end
-                return raw.decode("ascii")
+                return text
         self._pos = start
         if length > len(data) - start:  # every character takes at least one byte
             raise self.error(f"{what} of {length} characters, only {len(data) - start} bytes left", at)
