@@ -24,10 +24,11 @@
      `--read-spark`): the driver plans one input partition per subtask's handle or run of key groups of it
      (`plan_keyed_state`) and two Python workers read them; the same checksum is an aggregation in Spark SQL
      over the table's JSON columns (`crc32`, `from_json`). Its wall time includes starting the session (the
-     JVM), which it also reports apart (`session_s`), and its peak memory is per process, from the kernel's
-     high-water marks (`VmHWM`, polled every 0.2 s and read again before the session stops): the driver JVM,
-     and the Python processes under it (the worker daemon, its workers, the planning worker), their largest
-     and the sum of their peaks.
+     JVM), which it also reports apart (`session_s`), its CPU time is that of every process, also split into the
+     driver JVM's (`jvm_cpu_s`) and its Python workers' (`python_workers_cpu_s`), and its peak memory is per
+     process, from the kernel's high-water marks (`VmHWM`, polled every 0.2 s and read again before the session
+     stops): the driver JVM, and the Python processes under it (the worker daemon, its workers, the planning
+     worker), their largest and the sum of their peaks.
    - the State Processor API: `KeyedStateRead.java` (beam_pipelines/java/benchmarks), `SavepointReader.read(env,
      path, HashMapStateBackend)` (`--jvm-backend rocksdb`: EmbeddedRocksDBStateBackend) then
      `readKeyedState(OperatorIdentifier.forUid("fill"), KeyedStateReaderFunction)` on a local environment of
