@@ -89,9 +89,11 @@ def high_parallelism_savepoint(parallelism: int) -> Path:
     return snapshot
 
 
-def state_processor_command(source: Path, build: Path, main_class: str, *args: str) -> list[str]:
-    """A fresh JVM running `main_class` of `source` (compiled into `build` against the Flink distribution and
-    flink-state-processor-api, fetched into the stack's Maven repository once) with `args`."""
+def state_processor_command(
+    source: Path, build: Path, main_class: str, *args: str, sources: tuple[Path, ...] = ()
+) -> list[str]:
+    """A fresh JVM running `main_class` of `source` and `sources` (compiled into `build` against the Flink
+    distribution and flink-state-processor-api, fetched into the stack's Maven repository once) with `args`."""
     group, artifact, version = STATE_PROCESSOR
     subprocess.run(
         [
@@ -106,7 +108,7 @@ def state_processor_command(source: Path, build: Path, main_class: str, *args: s
     )
     jar = maven_repo() / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
     home = flink_home(FLINK)
-    classes = compile_job(home, build, (source,), str(jar))
+    classes = compile_job(home, build, (source, *sources), str(jar))
     return ["java", *java_opts(home), "-cp", f"{classes}:{home}/lib/*:{jar}", main_class, *args]
 
 

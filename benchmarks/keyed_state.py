@@ -9,8 +9,9 @@
    `KeyedStateBenchJob` (beam_pipelines/java/fixture-jobs) on a Flink 1.19.3 MiniCluster, parallelism 2, max
    parallelism 128, the heap (`hashmap`) or the RocksDB backend. Its keyed operator `fill` has one key per value
    i (`"key-" + i`, StringSerializer) with value state `payload` (String, `--payload-chars` ASCII characters),
-   list state `values` (`--list-elements` Longs) and map state `attributes` (`--map-entries` String → Long). The
-   number of keys is chosen so that the keyed state files add up to about the size asked for; the table shows
+   list state `values` (`--list-elements` Longs), map state `attributes` (`--map-entries` String → Long) and
+   value state `profile`, a POJO (`BenchProfile`: `PojoSerializer`, fields `label` String, `level` int, `score`
+   long). The number of keys is chosen so that the keyed state files add up to about the size asked for; the table shows
    what they came to. A savepoint whose witness files do not show every key handled before the barrier is
    refused.
 2. Read, per size and backend, `--repeat` times each, interleaved, every run a fresh process:
@@ -23,10 +24,11 @@
      `--read-spark`): the driver plans one input partition per subtask's handle or run of key groups of it
      (`plan_keyed_state`) and two Python workers read them; the same checksum is an aggregation in Spark SQL
      over the table's JSON columns (`crc32`, `from_json`). Its wall time includes starting the session (the
-     JVM), which it also reports apart (`session_s`), and its peak memory is per process, from the kernel's
-     high-water marks (`VmHWM`, polled every 0.2 s and read again before the session stops): the driver JVM,
-     and the Python processes under it (the worker daemon, its workers, the planning worker), their largest
-     and the sum of their peaks.
+     JVM), which it also reports apart (`session_s`), its CPU time is that of every process, also split into the
+     driver JVM's (`jvm_cpu_s`) and its Python workers' (`python_workers_cpu_s`), and its peak memory is per
+     process, from the kernel's high-water marks (`VmHWM`, polled every 0.2 s and read again before the session
+     stops): the driver JVM, and the Python processes under it (the worker daemon, its workers, the planning
+     worker), their largest and the sum of their peaks.
    - the State Processor API: `KeyedStateRead.java` (beam_pipelines/java/benchmarks), `SavepointReader.read(env,
      path, HashMapStateBackend)` (`--jvm-backend rocksdb`: EmbeddedRocksDBStateBackend) then
      `readKeyedState(OperatorIdentifier.forUid("fill"), KeyedStateReaderFunction)` on a local environment of
@@ -37,8 +39,9 @@
    - with `--baseline-pythonpath`, the splitaudit side again with another checkout's package (e.g. before a
      change to the reader), timed the same way in the same run.
    Both compute, per state, how many values and a sum over them (payload: CRC-32 of the key's and of the value's
-   UTF-8 bytes; values: the elements; attributes: CRC-32 of the user key plus the value). Every run's checksum
-   must equal the one computed from the job's parameters alone, or the benchmark fails.
+   UTF-8 bytes; values: the elements; attributes: CRC-32 of the user key plus the value; profile: CRC-32 of the
+   label plus the level and the score). Every run's checksum must equal the one computed from the job's
+   parameters alone, or the benchmark fails.
 3. Times are the median wall time of the runs, process start to exit (for the JVM: start-up, MiniCluster, the
    restore into the backend and the read), with the median CPU time (user + system, every thread) beside it
    in the JSON, which a busy machine disturbs less. Peak memory is the kernel's peak resident set size of each
@@ -69,10 +72,10 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(os.environ.get("SPLITAUDIT_KEYED_BENCH", REPO / ".stack" / "bench" / "keyed"))
 OUT = REPO / "benchmarks" / "out"
 JOB_FOLDER = REPO / "beam_pipelines/java/fixture-jobs/src/main/java/dev/splitaudit/fixtures"
-JOB_SOURCES = ("SequenceFixtureJob.java", "KeyedStateFixtureJob.java", "KeyedStateBenchJob.java")
+JOB_SOURCES = ("SequenceFixtureJob.java", "KeyedStateFixtureJob.java", "KeyedStateBenchJob.java", "BenchProfile.java")
 READER_SOURCE = REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/KeyedStateRead.java"
 UID = "fill"
-STATES = ("payload", "values", "attributes")
+STATES = ("payload", "values", "attributes", "profile")
 PARALLELISM = 2
 BACKENDS = {"heap": "hashmap", "rocksdb": "rocksdb"}
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -118,7 +121,8 @@ def bytes_per_key(shape: Shape, keys: int) -> int:
     value = 4 + key + 4 + 1 + shape.payload_chars
     values = 4 + key + 4 + 9 * shape.list_elements - 1
     attributes = shape.map_entries * (4 + key + 1 + len("attr-0") + 4 + 1 + 8)
-    return value + values + attributes
+    profile = 4 + key + 4 + 1 + (1 + 1 + len(f"p-{keys}")) + (1 + 4) + (1 + 8)  # PojoSerializer: flags, fields
+    return value + values + attributes + profile
 
 
 def heap_for(size: int, reader: bool) -> str | None:
@@ -146,10 +150,12 @@ def expected_checksum(keys: int, shape: Shape) -> dict[str, dict[str, int]]:
     elements = keys * shape.list_elements
     entries = keys * shape.map_entries
     user_keys = sum(zlib.crc32(f"attr-{j}".encode()) for j in range(shape.map_entries))
+    profiles = sum(zlib.crc32(f"p-{i}".encode()) + i % 1000 + 3 * i for i in range(keys))
     return {
         "payload": {"count": keys, "sum": payload_sum},
         "values": {"count": elements, "sum": elements * (elements - 1) // 2},
         "attributes": {"count": entries, "sum": keys * user_keys + entries * (entries - 1) // 2},
+        "profile": {"count": keys, "sum": profiles},
     }
 
 
@@ -174,6 +180,10 @@ def splitaudit_checksum(snapshot: str) -> dict[str, Any]:
         elif state == "attributes":
             counts[state] += 1
             sums[state] += crc32(entry.user_key.encode()) + entry.value
+        elif state == "profile":
+            pojo = entry.value
+            counts[state] += 1
+            sums[state] += crc32(pojo["label"].encode()) + pojo["level"] + pojo["score"]
         else:
             raise SystemExit(f"unexpected keyed state {state!r}")
     return {
@@ -208,8 +218,12 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
                   when 'payload' then crc32({text.format("key")}) + crc32({text.format("value")})
                   when 'values' then aggregate(from_json(value, 'array<bigint>'), 0L, (a, x) -> a + x)
                   when 'attributes' then crc32({text.format("user_key")}) + cast(value as bigint)
+                  when 'profile' then crc32(cast(p.label as binary)) + p.level + p.score
                 end as s
-              from keyed)
+              from (
+                select *,
+                  case state when 'profile' then from_json(value, 'label string, level int, score bigint') end as p
+                from keyed))
             group by state
             """
         ).collect()
@@ -229,6 +243,11 @@ def spark_checksum(snapshot: str, master: str) -> dict[str, Any]:
         "partitions": partitions,
         # this process's CPU and that of the JVM and its Python workers (GNU time sees only what was waited for)
         "cpu_s": sum(os.times()[:2]) + sum(peaks.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK"),
+        "jvm_cpu_s": peaks.cpu_ticks.get(peaks.root, 0) / os.sysconf("SC_CLK_TCK"),
+        "python_workers_cpu_s": sum(
+            ticks for pid, ticks in peaks.cpu_ticks.items() if pid != peaks.root and peaks.python.get(pid)
+        )
+        / os.sysconf("SC_CLK_TCK"),
         "driver_python_peak_bytes": _high_water_mark("self") or 0,
         "jvm_peak_bytes": peaks.peaks.get(peaks.root, 0),
         "python_workers": len(workers),
@@ -471,7 +490,10 @@ def main() -> None:
 
     shape = Shape(options.payload_chars, options.list_elements, options.map_entries)
     jvm_command = state_processor_command(
-        READER_SOURCE, BENCH / "build" / "state-processor", "dev.splitaudit.benchmarks.KeyedStateRead"
+        READER_SOURCE,
+        BENCH / "build" / "state-processor",
+        "dev.splitaudit.benchmarks.KeyedStateRead",
+        sources=(JOB_FOLDER / "BenchProfile.java",),
     )
 
     def jvm_xmx(savepoint: BenchSavepoint) -> list[str]:
@@ -532,7 +554,8 @@ def main() -> None:
                     if name == "data_source":
                         out = run.output
                         line += (
-                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; JVM "
+                            f" (session {out['session_s']:.1f} s, {out['partitions']} partitions; CPU: JVM "
+                            f"{out['jvm_cpu_s']:.1f} s, Python workers {out['python_workers_cpu_s']:.1f} s; JVM "
                             f"{mib(out['jvm_peak_bytes'])}, {out['python_workers']} Python processes "
                             f"{mib(out['python_workers_peak_sum_bytes'])} in all, "
                             f"{mib(out['python_workers_peak_max_bytes'])} the largest)"
@@ -561,6 +584,8 @@ def main() -> None:
                     "read_s": statistics.median(o["read_s"] for o in outputs),
                     "partitions": outputs[0]["partitions"],
                     "cpu_s": statistics.median(o["cpu_s"] for o in outputs),
+                    "jvm_cpu_s": statistics.median(o["jvm_cpu_s"] for o in outputs),
+                    "python_workers_cpu_s": statistics.median(o["python_workers_cpu_s"] for o in outputs),
                     **{
                         name: max(o[name] for o in outputs)
                         for name in (

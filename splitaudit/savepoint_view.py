@@ -34,7 +34,7 @@ from splitaudit.savepoint.handles import (
     StreamStateHandle,
     UnreadKeyedStateHandle,
 )
-from splitaudit.savepoint.keyed import KeyedStateEntry, KeyGroupsReader
+from splitaudit.savepoint.keyed import EntryRow, KeyedStateEntry, KeyGroupsReader
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
 from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader
@@ -521,14 +521,18 @@ def _recorded_size(delegate: StreamStateHandle) -> int | None:
 
 def read_keyed_part(files: SavepointFiles, part: KeyedStatePart) -> Iterator[KeyedStateRow]:
     """The entries of one part of `plan_keyed_state`, streamed as decoded, as `read_keyed_state` reads them."""
+    for row in read_keyed_part_rows(files, part):
+        yield KeyedStateRow(part.operator_id, part.uid, part.subtask, KeyedStateEntry(*row))
+
+
+def read_keyed_part_rows(files: SavepointFiles, part: KeyedStatePart) -> Iterator[EntryRow]:
+    """`read_keyed_part`'s entries as tuples of their fields (`EntryRow`; the part names the operator and subtask):
+    what the data source's `keyed` table is built from, without an object per entry."""
     reader = keyed_reader(part.handle, files, part.max_parallelism)
-    if part.key_groups is None:
-        entries = reader.entries()
-    else:
-        assert isinstance(reader, KeyGroupsReader)  # key-group runs are planned for key-group handles only
-        entries = reader.entries(range(*part.key_groups))
-    for entry in entries:
-        yield KeyedStateRow(part.operator_id, part.uid, part.subtask, entry)
+    if isinstance(reader, KeyGroupsReader):
+        return reader.rows(None if part.key_groups is None else range(*part.key_groups))
+    assert part.key_groups is None  # key-group runs are planned for key-group handles only
+    return (entry.row() for entry in reader.entries())
 
 
 def keyed_reader(

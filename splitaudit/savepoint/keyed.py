@@ -78,6 +78,10 @@ HEAP_SEARCH_TRIALS = 20_000
 HEAP_SEARCH_ENTRIES = 64
 READ, RAW, UNREAD = "read", "raw", "unread"  # KeyedStateEntry.status: decoded whole, partly as bytes, not at all
 T = TypeVar("T")
+# A `KeyedStateEntry`'s fields as a plain tuple, in its order (state, key group, key, namespace, user key, value,
+# status): what the entry loop makes, since a tuple costs a fraction of a frozen dataclass per entry, and what the
+# data source's `keyed` table is built from column by column (`KeyGroupsReader.rows`).
+EntryRow = tuple[str, int, Any, Any, Any, Any, str]
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,10 @@ class KeyedStateEntry:
     user_key: Any
     value: Any
     status: str = READ
+
+    def row(self) -> EntryRow:
+        """The entry's fields as a tuple, in order."""
+        return (self.state, self.key_group, self.key, self.namespace, self.user_key, self.value, self.status)
 
 
 def read_keyed_backend_header(stream: DataInput) -> KeyedBackendHeader:
@@ -311,6 +319,11 @@ class KeyGroupsReader:
         (decompressed a chunk at a time when compressed), so memory does not grow with the key group or the
         state. With `key_groups`, only the entries of those key groups (a part of the handle read on its own: the
         other key groups' bytes are not read)."""
+        for row in self.rows(key_groups):
+            yield KeyedStateEntry(*row)
+
+    def rows(self, key_groups: range | None = None) -> Iterator[EntryRow]:
+        """`entries`, each as the tuple of its fields (`EntryRow`): what the data source's table is built from."""
         for index, offset in enumerate(self.handle.offsets):
             key_group = self.handle.start_key_group + index
             if offset == 0 or (key_groups is not None and key_group not in key_groups):
@@ -318,7 +331,8 @@ class KeyGroupsReader:
             end = next(e for e in self._ends if e > offset)
             what = f"key group {key_group}"
             if self.layout == "heap":
-                yield from self._heap_key_group(offset, end, key_group, what)
+                for entry in self._heap_key_group(offset, end, key_group, what):
+                    yield entry.row()
             else:
                 yield from self._canonical_key_group(self._window(offset, end, key_group, what), key_group)
 
@@ -344,19 +358,19 @@ class KeyGroupsReader:
             raise inp.error(f"state id {state_id}: the stream names {max(self.header.state_count, 0)} states")
         return state_id
 
-    def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[KeyedStateEntry]:
+    def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[EntryRow]:
         codec = self._codec(window.need(2), -1)
         prefix_bytes = self.prefix_bytes
         two_byte_prefix = prefix_bytes == 2
         unnamed = 0  # entries of the current state when the meta info could not name it
         while True:
             # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
-            key = window.data.sub_length_prefixed("composite key", "composite key length")
-            if key is None:
+            framed = window.data.sub_length_prefixed_pair("composite key length", "state value length")
+            if framed is None:
                 key = window.length_prefixed("composite key", "composite key length")
-            value = window.data.sub_length_prefixed("state value", "state value length")
-            if value is None:
                 value = window.length_prefixed("state value", "state value length")
+            else:
+                key, value = framed
             if len(key) < prefix_bytes:
                 raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
             # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
@@ -367,14 +381,14 @@ class KeyGroupsReader:
             if prefix != key_group:
                 raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
             if isinstance(codec, StateCodec):
-                yield codec.canonical_entry(key_group, key, value)
+                yield codec.canonical_row(key_group, key, value)
             else:
                 unnamed += 1
             if first & FIRST_BIT_IN_BYTE_MASK:
                 if unnamed:
                     yield self._unnamed(
                         f"{unnamed} entries of state id {codec} in key group {key_group}", codec, key_group
-                    )
+                    ).row()
                     unnamed = 0
                 next_id = window.need(2).read_unsigned_short("next state id")
                 if next_id == END_OF_KEY_GROUP_MARK:
@@ -694,6 +708,12 @@ class StateCodec:
         if self.type == "MAP" and self.value_serializer is not None and self.value_serializer.snapshot_class == MAP:
             self.user_key = decoder(nested[0], resolve) if len(nested) == 2 else None
             self.user_value = decoder(nested[1], resolve) if len(nested) == 2 else None
+        # Every part of a canonical entry has a decoder (none is kept as `Undecoded`): its status is `read`.
+        parts: tuple[Decoder | None, ...] = (self.value,)
+        if not self.is_timer:
+            value_part = self.element if self.is_list else self.user_value if self.is_map else self.value
+            parts = (self.key, self.namespace, value_part, *((self.user_key,) if self.is_map else ()))
+        self.decoded_whole = all(part is not None for part in parts)
 
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
         return "unknown" if snapshot is None else snapshot.snapshot_class
@@ -701,11 +721,16 @@ class StateCodec:
     def canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
         """One entry from its composite key (past the key-group prefix) and its value; its status says which part,
         if any, is kept as bytes."""
-        entry = self._canonical_entry(key_group, key, value)
-        for part in (entry.key, entry.namespace, entry.user_key, entry.value):
-            if isinstance(part, Undecoded):
-                return replace(entry, status=raw_status(part.serializer, part.type_class))
-        return entry
+        return KeyedStateEntry(*self.canonical_row(key_group, key, value))
+
+    def canonical_row(self, key_group: int, key: DataInput, value: DataInput) -> EntryRow:
+        """`canonical_entry` as a tuple (`EntryRow`)."""
+        parts = self._canonical_parts(key, value)
+        if not self.decoded_whole:
+            for part in parts:
+                if isinstance(part, Undecoded):
+                    return (self.name, key_group, *parts, raw_status(part.serializer, part.type_class))
+        return (self.name, key_group, *parts, READ)
 
     def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
         """What stands for a heap state's entries whose serializer is unknown: they have no lengths, so neither
@@ -718,21 +743,21 @@ class StateCodec:
         )
         return KeyedStateEntry(self.name, key_group, None, None, None, None, f"{UNREAD}: {why}")
 
-    def _canonical_entry(self, key_group: int, key: DataInput, value: DataInput) -> KeyedStateEntry:
-        name = self.name
+    def _canonical_parts(self, key: DataInput, value: DataInput) -> tuple[Any, Any, Any, Any]:
+        """An entry's key, namespace, user key and value."""
         if self.is_timer:
             if value.remaining():
-                raise value.error(f"timer of state {name!r} has a {value.remaining()}-byte value (expected none)")
+                raise value.error(f"timer of state {self.name!r} has a {value.remaining()}-byte value (expected none)")
             if self.value is None:
                 raw = Undecoded(self._serializer_class(self.value_serializer), key.read_bytes(key.remaining()))
-                return KeyedStateEntry(name, key_group, raw, None, None, None)
+                return raw, None, None, None
             timer = self.value(key)
             key.expect_end(self._timer_what)
-            return KeyedStateEntry(name, key_group, timer["key"], timer["namespace"], None, timer["timestamp"])
+            return timer["key"], timer["namespace"], None, timer["timestamp"]
         read_key = self.key
         if read_key is None:
             raw_key = Undecoded(self.key_serializer.snapshot_class, key.read_bytes(key.remaining()))
-            return KeyedStateEntry(name, key_group, raw_key, None, None, self._canonical_value(value))
+            return raw_key, None, None, self._canonical_value(value)
         if self.ambiguous:
             key_start = key.tell()
             decoded_key = read_key(key)
@@ -743,7 +768,7 @@ class StateCodec:
         read_namespace = self.namespace
         if read_namespace is None:
             namespace = Undecoded(self._serializer_class(self.namespace_serializer), key.read_bytes(key.remaining()))
-            return KeyedStateEntry(name, key_group, decoded_key, namespace, None, self._canonical_value(value))
+            return decoded_key, namespace, None, self._canonical_value(value)
         if self.ambiguous:
             namespace_start = key.tell()
             namespace = read_namespace(key)
@@ -752,7 +777,7 @@ class StateCodec:
             namespace = read_namespace(key)
         user_key = self._user_key(key) if self.is_map else None
         key.expect_end(self._key_what)
-        return KeyedStateEntry(name, key_group, decoded_key, namespace, user_key, self._canonical_value(value))
+        return decoded_key, namespace, user_key, self._canonical_value(value)
 
     def _user_key(self, key: DataInput) -> Any:
         if self.user_key is None:

@@ -81,23 +81,38 @@ def keyed_rows(entries: Iterator[KeyedStateRow]) -> Iterator[dict[str, Any]]:
             "subtask": row.subtask,
             "state": entry.state,
             "key_group": entry.key_group,
-            "key": _json_text(entry.key),
-            "namespace": _json_text(entry.namespace),
-            "user_key": _json_text(entry.user_key),
-            "value": _json_text(entry.value),
+            "key": json_text(entry.key),
+            "namespace": json_text(entry.namespace),
+            "user_key": json_text(entry.user_key),
+            "value": json_text(entry.value),
             "status": entry.status,
         }
 
 
 # One encoder for every value: `json.dumps` with options builds a new one per call, which cost the keyed table
 # more than a third of its time (benchmarks/keyed_state.py).
-_ENCODE = json.JSONEncoder(separators=(",", ":"), default=lambda item: item.to_json()).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=lambda item: item.to_json())
+# What that encoder does with a string (`ensure_ascii`), called without going through it.
+_STRING = json.encoder.encode_basestring_ascii
+# And with a list or a dict: json's C encoder, made once with that encoder's settings (markers: the circular
+# check; indent, separators, sort_keys, skipkeys, allow_nan), where `JSONEncoder.encode` makes one per value,
+# which took two thirds of its time. The pure-Python encoder where json has no C one.
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_ITERENCODE = _C_ENCODER({}, _ENCODER.default, _STRING, None, ":", ",", False, False, True) if _C_ENCODER else None
 
 
-def _json_text(value: Any) -> str | None:
+def _encode(value: Any) -> str:
+    """`_ENCODER.encode(value)`, through the C encoder made once when there is one."""
+    return "".join(_ITERENCODE(value, 0)) if _ITERENCODE is not None else _ENCODER.encode(value)
+
+
+def json_text(value: Any) -> str | None:
     """A decoded value as compact JSON; decoded objects (Beam's values, undecoded bytes) by their `to_json`."""
+    kind = type(value)
+    if kind is str:
+        return _STRING(value)
+    if kind is int:  # its decimal digits (not a bool), without the encoder's set-up
+        return str(value)
     if value is None:
         return None
-    if type(value) is int:  # its decimal digits (not a bool), without the encoder's set-up
-        return str(value)
-    return _ENCODE(value)
+    return _encode(value)

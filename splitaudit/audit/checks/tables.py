@@ -18,20 +18,17 @@ Each split family makes its own rows (`SplitState.partition_rows`, `EnumeratorSt
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from itertools import islice
 
 import pyarrow as pa
 
-from splitaudit.audit.checks.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, json_text, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
-from splitaudit.savepoint_view import (
-    KeyedStatePart,
-    KeyedStateRow,
-    SavepointView,
-    read_keyed_part,
-    read_keyed_state,
-)
+from splitaudit.savepoint.keyed import EntryRow
+from splitaudit.savepoint_view import KeyedStatePart, SavepointView, plan_keyed_state, read_keyed_part_rows
 
 KEYED_BATCH_ROWS = 10_000  # rows per Arrow batch of the keyed table: memory stays flat as the state grows
 
@@ -106,19 +103,56 @@ def keyed_batches(
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[pa.RecordBatch]:
-    """The `keyed` table of the savepoint at `location`, KEYED_BATCH_ROWS rows at a time."""
-    return _keyed_batches(read_keyed_state(location, uids, allow_external_state, max_file_size))
+    """The `keyed` table of the savepoint at `location`, KEYED_BATCH_ROWS rows at a time (the rows of
+    `read_keyed_state`, in its order: every part of `plan_keyed_state` in turn)."""
+    files = SavepointFiles(location, allow_external_state, max_file_size)
+    for part in plan_keyed_state(files, uids):
+        yield from keyed_part_batches(files, part)
 
 
 def keyed_part_batches(files: SavepointFiles, part: KeyedStatePart) -> Iterator[pa.RecordBatch]:
     """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), KEYED_BATCH_ROWS at a
-    time."""
-    return _keyed_batches(read_keyed_part(files, part))
+    time, as `audit.rows.keyed_rows` lays them out."""
+    rows = read_keyed_part_rows(files, part)
+    while True:
+        with _collector_paused():
+            batch = list(islice(rows, KEYED_BATCH_ROWS))
+            if not batch:
+                return
+            arrow = _keyed_batch(part, batch)
+            del batch
+        yield arrow
 
 
-def _keyed_batches(entries: Iterator[KeyedStateRow]) -> Iterator[pa.RecordBatch]:
-    """The rows typed column by column (a third of the time `from_pylist` takes over the rows' dicts)."""
-    rows = keyed_rows(entries)
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while one batch is decoded and built, on again before it is handed
+    on: decoded entries hold no reference cycles (their memory goes by reference counting alone), and the
+    collections their hundreds of thousands of allocations set off took a fifth of the `keyed` table's Python
+    time (benchmarks/keyed_state.py), going over every object the worker holds."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _keyed_batch(part: KeyedStatePart, batch: list[EntryRow]) -> pa.RecordBatch:
+    """One batch of a part's rows, built column by column from the entries' tuples (no row dicts): the part's
+    operator and subtask repeated, the decoded parts as JSON text."""
+    # (Lists, not tuples: pyarrow takes a tuple of strings some 50 times slower, pyarrow 25.)
+    states, key_groups, keys, namespaces, user_keys, values, statuses = map(list, zip(*batch, strict=True))
+    n = len(batch)
     schema = SCHEMAS["keyed"]
-    while batch := list(islice(rows, KEYED_BATCH_ROWS)):
-        yield pa.RecordBatch.from_pydict({name: [row[name] for row in batch] for name in schema.names}, schema=schema)
+    columns = [
+        pa.array([part.operator_id] * n, pa.string()),  # (`pa.repeat` of a scalar takes 4 times as long)
+        pa.array([part.uid] * n, pa.string()),
+        pa.array([part.subtask] * n, pa.int32()),
+        pa.array(states, pa.string()),
+        pa.array(key_groups, pa.int32()),
+        *(pa.array(list(map(json_text, column)), pa.string()) for column in (keys, namespaces, user_keys, values)),
+        pa.array(statuses, pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from splitaudit.audit.checks.rows import enumerator_rows, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, keyed_rows, operator_rows, split_rows
 from splitaudit.audit.checks.tables import SCHEMAS, keyed_batches, savepoint_table
-from splitaudit.savepoint_view import inspect_savepoint
+from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
 from tests.unit.conftest import FIXTURES, FlinkFixture, flink_fixtures
 
 LONG_MIN = -(2**63)  # KafkaPartitionSplit.NO_STOPPING_OFFSET
@@ -168,6 +168,23 @@ def test_the_keyed_table_holds_every_count_the_job_was_fed() -> None:
     # 600 values over 24 keys: 25 each (KeyedStateFixtureJob).
     assert sorted({json.loads(row["value"]) for row in rows if row["state"] == "count"}) == [25]
     assert {row["namespace"] for row in rows if row["state"] == "count"} == {None}  # VoidNamespace
+
+
+@pytest.mark.parametrize(
+    "snapshot",
+    [
+        "1.19.3-heap-savepoint-canonical-inline/savepoint-*",  # canonical
+        "1.19.3-heap-checkpoint-inline-snappy/chk-*",  # heap layout, compressed
+        "1.19.3-rocksdb-savepoint-native/savepoint-*",  # RocksDB's own files
+        "1.19.3-all-types-heap-savepoint-canonical/savepoint-*",  # POJO, Kryo (raw), tuples, timers, windows ...
+    ],
+)
+def test_the_keyed_tables_columns_are_the_rows_of_read_keyed_state(snapshot: str) -> None:
+    # The batches are built column by column from the entry loop's tuples: the same rows as one dict per entry.
+    [path] = (FIXTURES / "keyed").glob(snapshot)
+    rows = [row for batch in keyed_batches(str(path)) for row in batch.to_pylist()]
+    assert rows == list(keyed_rows(read_keyed_state(str(path))))
+    assert len(rows) > 100
 
 
 def test_the_keyed_table_of_an_sdf_savepoint_holds_beam_values() -> None:

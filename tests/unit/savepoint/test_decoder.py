@@ -114,3 +114,36 @@ def test_sub_length_prefixed_takes_a_whole_frame_or_nothing() -> None:
     with pytest.raises(InputError) as error:
         DataInput(b"\xff\xff\xff\xfe", "f", base=3).sub_length_prefixed("key", "key length")
     assert (error.value.offset, error.value.message) == (3, "negative key length -2")
+
+
+def test_sub_length_prefixed_pair_takes_two_whole_frames_or_nothing() -> None:
+    inp = DataInput(b"\x00\x00\x00\x02ab\x00\x00\x00\x01c\x00\x00\x00\x01d\x00\x00\x00\x02e", "f", base=20)
+    pair = inp.sub_length_prefixed_pair("key length", "value length")
+    assert pair is not None
+    key, value = pair
+    assert (key.read_bytes(2), key.offset(), value.read_bytes(1), value.offset(), inp.tell()) == (
+        b"ab",
+        26,
+        b"c",
+        31,
+        11,
+    )
+    assert inp.sub_length_prefixed_pair("key length", "value length") is None  # the value: 2 declared, 1 left
+    assert inp.tell() == 11  # nothing consumed: the key is there for `sub_length_prefixed`
+    assert DataInput(b"\x00\x00\x00\x01a\x00\x00", "f").sub_length_prefixed_pair("k", "v") is None
+    with pytest.raises(InputError) as error:
+        DataInput(b"\xff\xff\xff\xfe\x00\x00\x00\x00", "f", base=3).sub_length_prefixed_pair("key length", "v")
+    assert (error.value.offset, error.value.message) == (3, "negative key length -2")
+    with pytest.raises(InputError) as error:
+        DataInput(b"\x00\x00\x00\x00\xff\xff\xff\xff", "f", base=3).sub_length_prefixed_pair("k", "value length")
+    assert (error.value.offset, error.value.message) == (7, "negative value length -1")
+
+
+def test_an_ascii_string_value_is_read_at_once_and_any_other_unit_by_unit() -> None:
+    # StringValue: length + 1, then each UTF-16 unit as a varint (one byte below 0x80).
+    inp = DataInput(b"\x04abcd", "f")
+    assert inp.read_string_value() == "abc"
+    assert inp.tell() == 4
+    # "é" is U+00E9: the varint 0xE9 0x01; so the 2 characters take 3 bytes, and not one of them is ASCII text.
+    assert DataInput(b"\x03\xe9\x01x", "f").read_string_value() == "\u00e9x"
+    assert DataInput(b"\x00", "f").read_string_value() is None

@@ -1,5 +1,6 @@
 package dev.splitaudit.benchmarks;
 
+import dev.splitaudit.fixtures.BenchProfile;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.zip.CRC32;
@@ -30,8 +31,9 @@ import org.apache.flink.util.Collector;
  *
  * <p>Per state, how many values and a sum over them: {@code payload} (value state, one per key): CRC-32 of the
  * key's UTF-8 bytes plus CRC-32 of the payload's; {@code values} (list state): the elements, each counted; {@code
- * attributes} (map state): CRC-32 of each user key's UTF-8 bytes plus its value. The sums are Flink accumulators,
- * read from the job's result. The reader function emits one {@code 1L} per key, dropped by a discarding sink: it
+ * attributes} (map state): CRC-32 of each user key's UTF-8 bytes plus its value; {@code profile} (value state of
+ * the POJO {@link BenchProfile}, compiled in from the job's sources): CRC-32 of its label plus its level and
+ * score. The sums are Flink accumulators, read from the job's result. The reader function emits one {@code 1L} per key, dropped by a discarding sink: it
  * must emit something, since {@code KeyedStateInputFormat.nextRecord} returns null after a key that emitted
  * nothing, and the source ends its input split at a null record (a function that emits nothing reads one key per
  * split, without an error).
@@ -62,7 +64,7 @@ public final class KeyedStateRead {
     long millis = (System.nanoTime() - started) / 1_000_000;
     StringBuilder json = new StringBuilder("{\"checksum\": {");
     String separator = "";
-    for (String state : new String[] {"payload", "values", "attributes"}) {
+    for (String state : new String[] {"payload", "values", "attributes", "profile"}) {
       json.append(
           String.format(
               "%s\"%s\": {\"count\": %d, \"sum\": %d}",
@@ -77,17 +79,20 @@ public final class KeyedStateRead {
     System.exit(0);
   }
 
-  /** Adds each key's three states to the accumulators; emits {@code 1L}. */
+  /** Adds each key's four states to the accumulators; emits {@code 1L}. */
   static final class Checksum extends KeyedStateReaderFunction<String, Long> {
     private transient ValueState<String> payload;
     private transient ListState<Long> values;
     private transient MapState<String, Long> attributes;
+    private transient ValueState<BenchProfile> profile;
     private final LongCounter payloadCount = new LongCounter();
     private final LongCounter payloadSum = new LongCounter();
     private final LongCounter valuesCount = new LongCounter();
     private final LongCounter valuesSum = new LongCounter();
     private final LongCounter attributesCount = new LongCounter();
     private final LongCounter attributesSum = new LongCounter();
+    private final LongCounter profileCount = new LongCounter();
+    private final LongCounter profileSum = new LongCounter();
     private transient CRC32 crc;
 
     @Override
@@ -96,6 +101,8 @@ public final class KeyedStateRead {
       values = getRuntimeContext().getListState(new ListStateDescriptor<>("values", Types.LONG));
       attributes =
           getRuntimeContext().getMapState(new MapStateDescriptor<>("attributes", Types.STRING, Types.LONG));
+      profile =
+          getRuntimeContext().getState(new ValueStateDescriptor<>("profile", Types.POJO(BenchProfile.class)));
       crc = new CRC32();
       getRuntimeContext().addAccumulator("payload.count", payloadCount);
       getRuntimeContext().addAccumulator("payload.sum", payloadSum);
@@ -103,6 +110,8 @@ public final class KeyedStateRead {
       getRuntimeContext().addAccumulator("values.sum", valuesSum);
       getRuntimeContext().addAccumulator("attributes.count", attributesCount);
       getRuntimeContext().addAccumulator("attributes.sum", attributesSum);
+      getRuntimeContext().addAccumulator("profile.count", profileCount);
+      getRuntimeContext().addAccumulator("profile.sum", profileSum);
     }
 
     private long crc32(String text) {
@@ -128,6 +137,11 @@ public final class KeyedStateRead {
       for (Map.Entry<String, Long> entry : attributes.entries()) {
         attributesCount.add(1);
         attributesSum.add(crc32(entry.getKey()) + entry.getValue());
+      }
+      BenchProfile pojo = profile.value();
+      if (pojo != null) {
+        profileCount.add(1);
+        profileSum.add(crc32(pojo.label) + pojo.level + pojo.score);
       }
       out.collect(1L);
     }
