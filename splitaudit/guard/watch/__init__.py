@@ -1,8 +1,9 @@
 """`splitaudit watch`: the pure judging of a poll's metrics and a checkpoint (`judging.py`), how Flink's REST API is
 asked (each call retried while Flink fails transiently, the job's phase and why it ended: `rest.py`), what the job's
-checkpoints prove of its polls and what a restart restores (`checkpoints.py`), and the loop that polls, tracks the
-job's attempts and acts on the first error (`loop.py`); for Flink's own KafkaSource, the
-connector's per-partition positions and the source found by the savepoint's state (`kafka_source.py`)."""
+checkpoints prove of its polls and what a restart restores (`checkpoints.py`), the job's attempts and the tally of
+what they read twice (`attempts.py`), and the loop that polls and acts on the first error (`loop.py`); for Flink's
+own KafkaSource, the connector's per-partition positions and the source found by the savepoint's state
+(`kafka_source.py`)."""
 
 from splitaudit.guard.watch.checkpoints import restored_offsets
 from splitaudit.guard.watch.judging import (

@@ -51,13 +51,10 @@ from splitaudit.guard.lifecycle import (
     CANCELLING,
     DEFAULT_REST_TIMEOUT,
     ENDED,
-    RESTART,
     RESTARTING,
-    RESTORED,
     RUNNING,
     SUSPENDED,
     ends_watch,
-    new_attempt_cause,
     request_timeout,
 )
 from splitaudit.guard.results import (
@@ -65,33 +62,23 @@ from splitaudit.guard.results import (
     CANCEL,
     STOP,
     JobEnd,
-    WatchAttempt,
     WatchEvent,
     WatchReport,
     WatchTimeline,
 )
 from splitaudit.guard.tally import (
-    AttemptReads,
     Key,
     PartitionTally,
-    SteadySpan,
-    kept,
-    spans_since,
-    spans_with,
-    steady_since,
-    tally,
 )
+from splitaudit.guard.watch.attempts import AttemptTracker, summed
 from splitaudit.guard.watch.checkpoints import (
-    CLOCK_MARGIN,
     CheckpointJudge,
-    checkpoint_offsets,
 )
 from splitaudit.guard.watch.judging import (
     READ_MORE_THAN_AVAILABLE,
     READ_TWICE,
     SOURCE_METRICS,
     SubtaskSample,
-    fresh_sample,
     judge_sample,
     subtask_sample,
 )
@@ -104,7 +91,7 @@ from splitaudit.guard.watch.kafka_source import (
     split_operators,
     wanted,
 )
-from splitaudit.guard.watch.rest import SHORTEST_QUIET, WAIT_INTERVAL, JobRest
+from splitaudit.guard.watch.rest import WAIT_INTERVAL, JobRest
 from splitaudit.progress import Progress
 from splitaudit.savepoint.fileio import local_file_uri_path
 
@@ -145,47 +132,46 @@ class _Watch:
     emit: Callable[[WatchEvent], None]
     rest: JobRest = field(init=False)  # how Flink's REST API is asked (retries, the job's phase and end)
     start: float = field(default_factory=time.monotonic)
-    resume: dict[Key, int] = field(default_factory=dict)
     restored: CheckpointRef | None = None
-    offsets: dict[Key, PartitionOffsets] = field(default_factory=dict)
     events: list[WatchEvent] = field(default_factory=list)
     latest: dict[tuple[str, str | None, int | None], Finding] = field(default_factory=dict)
     checkpoints: CheckpointJudge = field(default_factory=CheckpointJudge)  # what its checkpoints prove of the polls
+    tracker: AttemptTracker = field(init=False)  # the job's attempts: their starts, counts and tally
     marks: dict[str, float] = field(default_factory=dict)
-    # The attempts ended so far (restarts), and the current one's start, last counts and since when they are steady.
-    attempts: list[AttemptReads] = field(default_factory=list)
-    attempt_start: dict[Key, int] | None = None  # a restart's start offsets (None: not known yet)
-    restored_id: int | None = None  # the checkpoint id the current attempt restored from, per Flink
-    restored_start: dict[Key, int] | None = None  # that checkpoint's offsets (None: the savepoint's, `resume`)
-    # The current attempt's polls, span by span of the same counts, since shortly before the newest checkpoint; and
-    # those of the attempt that ended last, until the checkpoint its restart resumed from is known (None: none).
-    spans: tuple[SteadySpan, ...] = ()
-    ended_spans: tuple[SteadySpan, ...] | None = None
-    restart_floor: int = 0  # the lowest checkpoint id the current restart can have restored
-    samples: tuple[SubtaskSample, ...] = ()  # the current attempt's samples at its last poll, as Flink served them
-    closed: dict[int, SubtaskSample] = field(default_factory=dict)  # per subtask the last sample of the attempt before
-    last: Mapping[Key, int] | None = None  # the current attempt's counts at its last poll
-    last_at: float = 0.0  # monotonic time of that poll
-    steady: float | None = None  # monotonic time since which the counts are `last`
-    ends: dict[Key, int] = field(default_factory=dict)  # end offsets taken while the counts were steady
-    ends_at: float | None = None  # monotonic time they were taken
-    quiet: float = SHORTEST_QUIET  # seconds counts must be steady to be final
     highly_available: bool = False  # the cluster recovers a suspended job (a JobManager failover)
-    begun: list[WatchAttempt] = field(default_factory=list)  # each attempt seen running, and why it began
-    began: tuple[int, int] | None = None  # the running job's start time and source parallelism at the last poll
-    awaiting: bool = False  # an attempt ended and the next one has not been seen running yet
     sources: tuple[str, ...] = ()  # the savepoint's source operators (those holding Kafka splits)
     readers: KafkaSourceReaders = field(default_factory=KafkaSourceReaders)  # a KafkaSource's per-partition gauges
 
     def __post_init__(self) -> None:
         self.rest = JobRest(self.flink, self.settings.rest_timeout)
+        self.tracker = AttemptTracker(
+            self.checkpoints, self.now, self.kafka_offsets, self.settings.bootstrap is not None
+        )
+
+    @property
+    def resume(self) -> dict[Key, int]:
+        """The offsets the job restored from (the savepoint's), per partition."""
+        return self.tracker.resume
+
+    @resume.setter
+    def resume(self, offsets: dict[Key, int]) -> None:
+        self.tracker.resume = offsets
+
+    @property
+    def offsets(self) -> dict[Key, PartitionOffsets]:
+        """The topics' offsets as last read (empty without --bootstrap)."""
+        return self.tracker.offsets
+
+    @offsets.setter
+    def offsets(self, offsets: dict[Key, PartitionOffsets]) -> None:
+        self.tracker.offsets = offsets
 
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
 
     def configured(self) -> None:
         """Read what the watch needs of the JobManager's configuration (`JobRest.configured`)."""
-        self.quiet, self.highly_available = self.rest.configured()
+        self.tracker.quiet, self.highly_available = self.rest.configured()
 
     def mark(self, stage: str) -> None:
         self.marks.setdefault(stage, self.now())
@@ -205,26 +191,6 @@ class _Watch:
             self.events.append(event)
             self.emit(event)
         return error
-
-    def follow(self, document: Mapping[str, Any], source: dict[str, Any]) -> dict[str, Any]:
-        """The source vertex as the running job has it now (GET /jobs/:id: a rescale changes its parallelism, so
-        the subtasks to poll), and each attempt noted once it runs, with why it began. A rescale or a failover
-        that came between two polls ends the attempt before it here: its last counts go to the tally."""
-        vertex = next((v for v in document.get("vertices", []) if v.get("id") == source["id"]), None)
-        if vertex is None or document.get("state") != "RUNNING":
-            return source
-        now = (int(document.get("start-time") or 0), int(vertex["parallelism"]))
-        cause = RESTORED if self.began is None else new_attempt_cause(self.began, now)
-        if self.began is not None and cause is not None and not self.awaiting:
-            self.restarted(
-                f"a {cause} at {self.now():g} s came between two polls: what its readers read after the last one is "
-                "not counted"
-            )
-        if self.began is None or self.awaiting:
-            self.begun.append(WatchAttempt(len(self.attempts), self.now(), cause or RESTART, now[1]))
-            self.awaiting = False
-        self.began = now
-        return dict(vertex)
 
     def sample(self, job: str, source: Mapping[str, Any]) -> tuple[SubtaskSample, ...] | None:
         """Every source subtask's per-partition counts; None when the job's metrics are no longer served (it is
@@ -247,7 +213,7 @@ class _Watch:
         offsets the job restored, in its first attempt only: after a restart Flink serves the dead attempt's
         numRecordsOut until the new one reports, which no offset can be judged against. Whether an error was
         found."""
-        start = None if self.attempts else self.resume
+        start = None if self.tracker.attempts else self.resume
         return self.report(judge_positions(self.readers.samples, start, self.offsets))
 
     def source_restored(self, job: str, source: Mapping[str, Any]) -> bool:
@@ -255,106 +221,6 @@ class _Watch:
         if not self.sources or source.get("id") in self.sources:
             return False
         return self.report([dropped(self.sources, source, job)])
-
-    def counted(self, samples: tuple[SubtaskSample, ...]) -> tuple[SubtaskSample, ...]:
-        """Note a poll's counts for the tally, without those a restart's new attempt has not reported yet
-        (`fresh_sample`); the samples so cleaned. A drop is a restart of the job missed between polls; counts
-        steady since the last end offsets were taken get new ones, which the tally judges them against."""
-        raw = samples
-        samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
-        read = _summed(samples)
-        if self.last is not None and any(read.get(key, 0) < count for key, count in self.last.items()):
-            self.restarted(f"its counts dropped between two polls at {self.now():g} s: a restart")
-            samples = tuple(fresh_sample(sample, self.closed.get(sample.subtask)) for sample in raw)
-            read = _summed(samples)
-        self.samples = raw
-        self.spans = spans_since(
-            spans_with(self.spans, read, time.time()), self.checkpoints.newest_trigger - CLOCK_MARGIN
-        )
-        at = time.monotonic()
-        self.steady = steady_since(self.steady, self.last, read, at)
-        self.last, self.last_at = read, at
-        if self.settings.bootstrap is not None and self.steady < at and (self.ends_at or 0) <= self.steady:
-            self.ends = {key: offsets.end for key, offsets in self.kafka_offsets().items()}
-            self.ends_at = time.monotonic()
-        return samples
-
-    def restarted(self, why: str) -> None:
-        """Close the current attempt (the job is restarting): its last counts go to the tally."""
-        self.ended_spans = None
-        if self.last is not None and any(self.last.values()):
-            self.attempts.append(self.attempt_reads(why))
-            self.closed = {sample.subtask: sample for sample in self.samples}
-            self.ended_spans = self.spans
-        self.spans = ()
-        self.restart_floor = max(self.checkpoints.newest_completed, self.restored_id or 0)
-        self.samples, self.last, self.steady, self.ends, self.ends_at = (), None, None, {}, None
-        self.checkpoints.restarted()
-        self.attempt_start, self.awaiting = None, True
-
-    def attempt_reads(self, why: str) -> AttemptReads:
-        """The current attempt's last counts, final when they had been steady for `quiet` seconds with the end
-        offsets taken meanwhile."""
-        steady, ends_at = self.steady, self.ends_at
-        final = steady is not None and ends_at is not None and ends_at >= steady and self.last_at - steady >= self.quiet
-        ends = self.ends if final else {key: offsets.end for key, offsets in self.kafka_offsets().items()}
-        if self.attempts:  # a restart: from its checkpoint's offsets (unknown: none, and the tally says so)
-            start = self.attempt_start or {}
-        else:  # the restored run: from the restored offsets, a partition the savepoint lacks from its log start
-            start = {key: self.resume.get(key, offsets.log_start) for key, offsets in self.offsets.items()}
-            start |= self.resume
-        read = dict(self.last or {})
-        return AttemptReads(len(self.attempts), start, read, ends, final, None if final else why)
-
-    def restart_point(self, restored: CheckpointRef | None, history: tuple[CheckpointRef, ...] = ()) -> None:
-        """The offsets a restarted attempt starts from: the checkpoint Flink says it restored, or, when it restored
-        what the attempt before it restored (the savepoint, or the same checkpoint: no newer one completed between),
-        that attempt's start. Flink restores the newest completed
-        checkpoint, so a restored id below the newest one completed before the restart is the statistics' cached
-        answer from before it: wait. The attempt that ended is then tallied up to that checkpoint (`history`: the
-        checkpoint statistics, which say when it was triggered and completed)."""
-        if not self.attempts or self.attempt_start is not None or restored is None:
-            return
-        if restored.id < self.restart_floor:  # Flink's statistics still name what the attempt before restored
-            return
-        again = restored.id == self.restored_id  # what the attempt that ended restored: nothing it read is kept
-        if again:
-            self.attempt_start = dict(self.resume if self.restored_start is None else self.restored_start)
-        elif restored.id in self.checkpoints.checkpointed:
-            self.attempt_start = dict(self.checkpoints.checkpointed[restored.id])
-        elif restored.external_path:
-            self.attempt_start = checkpoint_offsets(restored)
-        if self.attempt_start is None:  # gone (subsumed): asked again at the next poll
-            return
-        self.restored_id, self.restored_start = restored.id, self.attempt_start
-        if self.ended_spans is not None:
-            self.attempts[-1] = self.rolled_back(restored.id, again, history)
-
-    def rolled_back(self, checkpoint: int, again: bool, history: tuple[CheckpointRef, ...]) -> AttemptReads:
-        """The attempt that ended last, tallied up to the checkpoint its restart resumed from (`again`: what that
-        attempt itself restored, the savepoint or the same checkpoint, so nothing it read is kept); as it was when
-        the statistics do not say when that checkpoint was taken."""
-        ended, spans, self.ended_spans = self.attempts[-1], self.ended_spans or (), None
-        resumed = dict(self.attempt_start or {})
-        if again:
-            return AttemptReads(ended.number, ended.start, {}, resumed, True)
-        taken = next(
-            (c for c in history if c.id == checkpoint and c.trigger_timestamp and c.latest_ack_timestamp), None
-        )
-        if taken is None:
-            return ended
-        triggered = taken.trigger_timestamp / 1000 - CLOCK_MARGIN
-        completed = taken.latest_ack_timestamp / 1000 + CLOCK_MARGIN
-        return kept(ended, spans, resumed, checkpoint, triggered, completed, self.quiet)
-
-    def final_tally(self, why: str) -> tuple[PartitionTally, ...]:
-        """Per partition the records read twice over every attempt (needs the Kafka offsets: `--bootstrap`)."""
-        if self.settings.bootstrap is None:
-            return ()
-        attempts = [*self.attempts]
-        if self.last is not None:
-            attempts.append(self.attempt_reads(why))
-        return tally(attempts)
 
     @property
     def topics(self) -> frozenset[str]:
@@ -425,7 +291,7 @@ class _Watch:
         expected = self.settings.savepoint
         if expected is not None and not _same_location(restored.external_path, expected):
             raise ExternalError(f"job {job} restored from {restored.external_path}, not from {expected}")
-        self.restored, self.restored_id = restored, restored.id
+        self.restored, self.tracker.restored_id = restored, restored.id
         return bool(restored.external_path) and self.resumed_from(str(restored.external_path))
 
     def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:
@@ -437,7 +303,7 @@ class _Watch:
             self.offsets = self.kafka_offsets()
             findings = judge_sample(samples, self.resume, self.offsets)
         findings += self.checkpoints.judge(history, self.resume)
-        read = _summed(samples)
+        read = summed(samples)
         if any(read.values()):
             self.mark("read")
             self.checkpoints.polled(read)
@@ -479,9 +345,10 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         ):
             break
         if phase in (RESTARTING, CANCELLING, SUSPENDED):  # suspended here: a failover, the job recovered next
-            if phase != CANCELLING and watch.last is not None:
-                watch.restarted(
-                    f"attempt {len(watch.attempts)} was {'suspended' if phase == SUSPENDED else 'restarted'} at "
+            tracker = watch.tracker
+            if phase != CANCELLING and tracker.last is not None:
+                tracker.restarted(
+                    f"attempt {len(tracker.attempts)} was {'suspended' if phase == SUSPENDED else 'restarted'} at "
                     f"{watch.now():g} s while its readers were reading: what they read after its last poll is not "
                     "counted"
                 )
@@ -490,20 +357,20 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         vertices = document.get("vertices", [])
         if vertices and all(v.get("status") == "RUNNING" for v in vertices):
             watch.mark("running")
-        source = watch.follow(document, source)
+        source = watch.tracker.follow(document, source)
         try:
             checkpoints = watch.rest.ask(f"GET /jobs/{job}/checkpoints", lambda: flink.checkpoints(job))
         except (FlinkRestError, FlinkUnreachableError):  # still initialising, or ending: the next look says
             checkpoints = None
         if checkpoints is not None:
             error |= watch.restored_from(job, checkpoints.latest_restored)
-            watch.restart_point(checkpoints.latest_restored, checkpoints.history)
+            watch.tracker.restart_point(checkpoints.latest_restored, checkpoints.history)
         samples = watch.sample(job, source)
         if samples is None:  # its metrics are gone (the job is ending, the next look says how) or not there yet
             time.sleep(settings.interval)
             continue
         polls += 1
-        samples = watch.counted(samples)
+        samples = watch.tracker.counted(samples)
         error |= watch.judge(samples, checkpoints.history if checkpoints is not None else ())
         error |= watch.judge_readers()
         if settings.probe and not error:
@@ -529,9 +396,9 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     if watch.readers.seen and not (error and acts):  # a KafkaSource followed to its end or the watch's
         watch.report(not_read(frozenset(watch.readers.held), watch.resume, watch.kafka_offsets()))
     stopped = "the job ended" if phase in ENDED else "the watch ended"
-    tallied = watch.final_tally(
-        f"its counts changed within the last {watch.quiet:g} s before {stopped}: what its readers read after the "
-        "last poll is not counted"
+    tallied = watch.tracker.final_tally(
+        f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
+        "the last poll is not counted"
     )
     watch.report([_read_twice(t) for t in tallied if t.read_twice])
     restored = watch.restored
@@ -547,7 +414,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         timeline=WatchTimeline(**watch.marks),
         tally=tallied,
         rest_faults=tuple(watch.rest.faults.values()),
-        attempts=tuple(watch.begun),
+        attempts=tuple(watch.tracker.begun),
     )
 
 
@@ -557,15 +424,6 @@ def _read_twice(tallied: PartitionTally) -> Finding:
     why = "" if tallied.exact else f" (a lower bound: {tallied.why})"
     detail = f"{figure} {tallied.read_twice} of the {tallied.read} records its readers read were read twice{why}"
     return Finding(READ_TWICE, ERROR, tallied.topic, tallied.partition, tallied.read_twice, detail=detail)
-
-
-def _summed(samples: tuple[SubtaskSample, ...]) -> dict[Key, int]:
-    """Per partition the records all its readers read, over every subtask."""
-    read: dict[Key, int] = {}
-    for sample in samples:
-        for key, count in sample.partitions.items():
-            read[key] = read.get(key, 0) + count
-    return read
 
 
 def _same_location(path: str | None, other: str | None) -> bool:

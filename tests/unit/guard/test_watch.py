@@ -259,30 +259,30 @@ def test_without_a_job_id_the_watch_follows_the_job_restored_from_the_savepoint(
 
 def _start(watch: _Watch) -> dict[tuple[str, int], int] | None:
     """The current restart's start offsets (read through a call: mypy would keep an earlier assertion's type)."""
-    return watch.attempt_start
+    return watch.tracker.attempt_start
 
 
 def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume, watch.restored_id = dict(RESUME), 5  # restored from savepoint 5
-    watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
+    watch.resume, watch.tracker.restored_id = dict(RESUME), 5  # restored from savepoint 5
+    watch.tracker.last, watch.tracker.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
     watch.checkpoints.newest_completed, watch.checkpoints.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
-    watch.restarted("it failed")
+    watch.tracker.restarted("it failed")
     savepoint = CheckpointRef(5, True, "file:/sp/savepoint-5", "RESTORED")
-    watch.restart_point(savepoint)  # the statistics' answer from before the restart
+    watch.tracker.restart_point(savepoint)  # the statistics' answer from before the restart
     assert _start(watch) is None
-    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    watch.tracker.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
     assert _start(watch) == {(TOPIC, 0): 5900}
     # Another restart before a newer checkpoint completed restores checkpoint 9 again: its offsets, not the savepoint's.
-    watch.last = {(TOPIC, 0): 3}
-    watch.restarted("it failed again")
-    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
+    watch.tracker.last = {(TOPIC, 0): 3}
+    watch.tracker.restarted("it failed again")
+    watch.tracker.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"))
     assert _start(watch) == {(TOPIC, 0): 5900}
     # A restart before any checkpoint completed restores the savepoint again.
-    watch.checkpoints.newest_completed, watch.restored_id, watch.restored_start = 0, 5, None
-    watch.last = {(TOPIC, 0): 3}
-    watch.restarted("it failed again")
-    watch.restart_point(savepoint)
+    watch.checkpoints.newest_completed, watch.tracker.restored_id, watch.tracker.restored_start = 0, 5, None
+    watch.tracker.last = {(TOPIC, 0): 3}
+    watch.tracker.restarted("it failed again")
+    watch.tracker.restart_point(savepoint)
     assert _start(watch) == RESUME
 
 
@@ -295,40 +295,40 @@ def _document(state: str, start: int, parallelism: int) -> dict[str, object]:
 def test_each_attempt_is_noted_once_it_runs_with_why_it_began() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
     listed = {"id": "v1", "name": "Source: Read", "parallelism": 2}
-    assert watch.follow(_document("INITIALIZING", 100, 2), listed) == listed  # not running yet: nothing noted
-    source = watch.follow(_document("RUNNING", 100, 2), listed)
-    watch.last, watch.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
+    assert watch.tracker.follow(_document("INITIALIZING", 100, 2), listed) == listed  # not running yet: nothing noted
+    source = watch.tracker.follow(_document("RUNNING", 100, 2), listed)
+    watch.tracker.last, watch.tracker.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
     # Flink restarted the job (RESTARTING seen): the next running attempt is a restart.
-    watch.restarted("restarted")
-    watch.follow(_document("RUNNING", 100, 2), source)
+    watch.tracker.restarted("restarted")
+    watch.tracker.follow(_document("RUNNING", 100, 2), source)
     # The adaptive scheduler rescaled it between two polls: the attempt before ends, the source's subtasks are four.
-    watch.last = {(TOPIC, 0): 950}
-    source = watch.follow(_document("RUNNING", 100, 4), source)
-    assert (source["parallelism"], len(watch.attempts)) == (4, 2)
+    watch.tracker.last = {(TOPIC, 0): 950}
+    source = watch.tracker.follow(_document("RUNNING", 100, 4), source)
+    assert (source["parallelism"], len(watch.tracker.attempts)) == (4, 2)
     # A new JobManager recovered it: initialised anew, its start time is later.
-    watch.last = {(TOPIC, 0): 10}
-    watch.follow(_document("RUNNING", 250, 4), source)
-    watch.follow(_document("RUNNING", 250, 4), source)  # the same attempt at the next poll
-    begun = [(a.number, a.cause, a.parallelism) for a in watch.begun]
+    watch.tracker.last = {(TOPIC, 0): 10}
+    watch.tracker.follow(_document("RUNNING", 250, 4), source)
+    watch.tracker.follow(_document("RUNNING", 250, 4), source)  # the same attempt at the next poll
+    begun = [(a.number, a.cause, a.parallelism) for a in watch.tracker.begun]
     assert begun == [(0, "restored", 2), (1, "restart", 2), (2, "rescale", 4), (3, "failover", 4)]
-    whys = [str(a.why) for a in watch.attempts]
+    whys = [str(a.why) for a in watch.tracker.attempts]
     assert [why.split(" at ")[0] for why in whys] == ["restarted", "a rescale", "a failover"]
     assert whys[2].endswith(" s came between two polls: what its readers read after the last one is not counted")
 
 
 def test_an_attempt_killed_while_reading_is_tallied_at_the_checkpoint_its_restart_resumed_from() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume, watch.restored_id = {(TOPIC, 0): 5000}, 5
+    watch.resume, watch.tracker.restored_id = {(TOPIC, 0): 5000}, 5
     # Twin readers idle at 5500 (1000 counted) from 100 s to 110 s, then reading more when the TaskManager died.
-    watch.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
-    watch.last, watch.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
+    watch.tracker.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
+    watch.tracker.last, watch.tracker.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
     watch.checkpoints.checkpointed = {9: {(TOPIC, 0): 5500}}
-    watch.restarted("it failed")
+    watch.tracker.restarted("it failed")
     # Checkpoint 9 was taken at 104 s, completed at 104.5 s: the counts then were 1000, 500 of them twice.
     history = (CheckpointRef(9, False, "file:/cp/chk-9", "COMPLETED", 104_000, 104_500),)
-    watch.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"), history)
+    watch.tracker.restart_point(CheckpointRef(9, False, "file:/cp/chk-9", "RESTORED"), history)
     assert _start(watch) == {(TOPIC, 0): 5500}
-    assert watch.attempts == [AttemptReads(0, {(TOPIC, 0): 5000}, {(TOPIC, 0): 1000}, {(TOPIC, 0): 5500}, True)]
+    assert watch.tracker.attempts == [AttemptReads(0, {(TOPIC, 0): 5000}, {(TOPIC, 0): 1000}, {(TOPIC, 0): 5500}, True)]
 
 
 @pytest.mark.parametrize(
