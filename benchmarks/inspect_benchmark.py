@@ -33,11 +33,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from fixtures.generate_flink import Case, compile_job, java_opts, run_case, snapshot_dir  # noqa: E402
-from splitaudit.home import flink_home, maven_repo  # noqa: E402
+from splitaudit.home import flink_home, state_processor_api  # noqa: E402
 from splitaudit.savepoint_view import SavepointView, inspect_savepoint  # noqa: E402
 
 FLINK = "1.19.3"
-STATE_PROCESSOR = ("org.apache.flink", "flink-state-processor-api", "1.19.1")
 READER_SOURCE = REPO / "beam_pipelines/java/benchmarks/src/main/java/dev/splitaudit/benchmarks/StateProcessorRead.java"
 OUT = REPO / "benchmarks" / "out"
 
@@ -93,20 +92,11 @@ def state_processor_command(
     source: Path, build: Path, main_class: str, *args: str, sources: tuple[Path, ...] = ()
 ) -> list[str]:
     """A fresh JVM running `main_class` of `source` and `sources` (compiled into `build` against the Flink
-    distribution and flink-state-processor-api, fetched into the stack's Maven repository once) with `args`."""
-    group, artifact, version = STATE_PROCESSOR
-    subprocess.run(
-        [
-            "mvn",
-            "-q",
-            f"-Dmaven.repo.local={maven_repo()}",
-            "dependency:get",
-            f"-Dartifact={group}:{artifact}:{version}",
-            "-Dtransitive=false",
-        ],
-        check=True,
-    )
-    jar = maven_repo() / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
+    distribution and flink-state-processor-api, which setup downloads: stack component `state-processor-api`) with
+    `args`."""
+    jar = state_processor_api()
+    if not jar.is_file():
+        raise SystemExit(f"{jar} is missing: `make setup` downloads it (stack component state-processor-api)")
     home = flink_home(FLINK)
     classes = compile_job(home, build, (source, *sources), str(jar))
     return ["java", *java_opts(home), "-cp", f"{classes}:{home}/lib/*:{jar}", main_class, *args]

@@ -49,6 +49,15 @@
    why not from this script's own `wait4`), the largest over its runs. The savepoint's files are read once
    before the timed runs, so every run reads from the page cache.
 
+Backend `rocksdb-incremental` (`--backend rocksdb-incremental --sizes 128M,256M,512M,1G`): instead of a
+savepoint, a retained RocksDB incremental checkpoint of the same job (`bench_incremental_checkpoint`): periodic
+checkpoints every `--checkpoint-interval` (default 5 s) while `fill` fills its state, so every checkpoint uploads
+the tables flushed since the one before and names the older ones in the job's `shared/` folder, the first
+checkpoint that holds every key kept (`chk-N`, retained on cancellation; its files stay where the job wrote
+them, since the handles name them by absolute path). The State Processor API reads the same `chk-N`, restoring
+into `EmbeddedRocksDBStateBackend` (a canonical heap restore cannot take RocksDB's files), its heap the JVM's
+default unless `--jvm-heap` says otherwise.
+
 Prints a table and writes benchmarks/out/keyed_state.json.
 """
 
@@ -78,6 +87,7 @@ UID = "fill"
 STATES = ("payload", "values", "attributes", "profile")
 PARALLELISM = 2
 BACKENDS = {"heap": "hashmap", "rocksdb": "rocksdb"}
+INCREMENTAL = "rocksdb-incremental"  # a retained incremental checkpoint, not a savepoint
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -400,6 +410,109 @@ def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None)
     return kept_savepoint
 
 
+def bench_incremental_checkpoint(size: str, shape: Shape, job_heap: str | None, interval: str) -> BenchSavepoint:
+    """A retained RocksDB incremental checkpoint of `size` keyed state (`KeyedStateBenchJob` in mode `checkpoint`),
+    made once and reused while the shape is the same: the `chk-N` left after the job is cancelled, whose witness
+    files show every key handled. Its keyed state is its own files and the `shared/` files its handles name, which
+    the job's folder keeps where they were written."""
+    from fixtures.generate_flink import compile_job, java_opts
+    from splitaudit.home import flink_home
+
+    target = BENCH / size / INCREMENTAL
+    record = target / "checkpoint.json"
+    keys = keys_for(parse_size(size), shape)
+    if record.exists():
+        kept = json.loads(record.read_text())
+        if Shape(**kept["shape"]) == shape and kept["keys"] == keys:
+            kept["shape"] = shape
+            return BenchSavepoint(**kept)
+        raise SystemExit(f"{target} holds a checkpoint of another shape ({kept['shape']}); move it away first")
+    home = flink_home("1.19.3")
+    classes = compile_job(home, BENCH / "build" / "job", tuple(JOB_FOLDER / name for name in JOB_SOURCES))
+    work = target / "job"
+    conf = {
+        "state.backend.type": "rocksdb",
+        "state.backend": "rocksdb",
+        "state.backend.incremental": "true",
+        "state.backend.rocksdb.memory.managed": "false",  # as bench_savepoint's RocksDB job
+        "execution.checkpointing.interval": interval,
+        "execution.checkpointing.min-pause": "0",
+    }
+    command = [
+        "java",
+        *java_opts(home),
+        *([f"-Xmx{job_heap}"] if job_heap else []),
+        f"-Djava.io.tmpdir={work / 'tmp'}",
+        "-cp",
+        f"{classes}:{home}/lib/*",
+        "dev.splitaudit.fixtures.KeyedStateBenchJob",
+        str(work),
+        str(keys),
+        str(PARALLELISM),
+        str(shape.payload_chars),
+        str(shape.list_elements),
+        str(shape.map_entries),
+        "checkpoint",
+        *(f"{k}={v}" for k, v in conf.items()),
+    ]
+    started = time.monotonic()
+    ran_s = None  # the job's wall time, when it runs now
+    if not (work / "job.json").exists():  # else the job ran to its end: only what it left is looked at again
+        if work.exists():
+            shutil.rmtree(work)
+        (work / "tmp").mkdir(parents=True)
+        print(f"{size} {INCREMENTAL}: making a checkpoint of {keys:,} keys ...", flush=True)
+        with (work / "job.log").open("w") as log:
+            subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT, timeout=4 * 3600)
+        shutil.rmtree(work / "tmp")
+        ran_s = time.monotonic() - started
+    job: dict[str, Any] = json.loads((work / "job.json").read_text())
+    folder = work / "checkpoints" / job["job_id"]
+    retained = sorted(folder.glob("chk-*/_metadata"))
+    if len(retained) != 1:
+        raise SystemExit(f"{size} {INCREMENTAL}: {folder} retained {len(retained)} checkpoints, not one")
+    snapshot = retained[0].parent
+    checkpoint_id = int(snapshot.name.removeprefix("chk-"))
+    witness = [json.loads((work / "witness" / f"{checkpoint_id}-{i}.json").read_text()) for i in range(PARALLELISM)]
+    if sum(w["count"] for w in witness) != keys:
+        raise SystemExit(f"{size} {INCREMENTAL}: {snapshot.name} does not hold all {keys} keys: {witness}")
+    own = [p for p in snapshot.iterdir() if p.is_file() and p.name != "_metadata"]  # files under 20 KiB: inline
+    shared = [p for p in (folder / "shared").rglob("*") if p.is_file()]
+    # the shared files uploaded before this checkpoint's synchronous part (when `fill` wrote its witness): what
+    # earlier checkpoints left it
+    taken = min((work / "witness" / f"{checkpoint_id}-{i}.json").stat().st_mtime for i in range(PARALLELISM))
+    earlier = [p for p in shared if p.stat().st_mtime < taken]
+    kept_checkpoint = BenchSavepoint(
+        size=size,
+        backend=INCREMENTAL,
+        shape=shape,
+        keys=keys,
+        snapshot=str(snapshot),
+        keyed_state_bytes=sum(p.stat().st_size for p in own + shared),  # and the bytes inline in _metadata
+        metadata_bytes=(snapshot / "_metadata").stat().st_size,
+        expected=expected_checksum(keys, shape),
+        job={
+            **job,
+            "witness": witness,
+            "wall_s": ran_s,
+            "heap": job_heap,
+            "conf": conf,
+            "checkpoints_taken": len(list((work / "witness").glob("*-0.json"))),
+            "own_files": len(own),
+            "shared_files": len(shared),
+            "shared_files_from_earlier_checkpoints": len(earlier),
+            "shared_bytes_from_earlier_checkpoints": sum(p.stat().st_size for p in earlier),
+        },
+    )
+    record.write_text(json.dumps(asdict(kept_checkpoint), indent=2) + "\n")
+    print(
+        f"{size} {INCREMENTAL}: {snapshot.name}, {kept_checkpoint.keyed_state_bytes:,} bytes of keyed state "
+        f"({len(earlier)} of {len(shared)} shared files from earlier checkpoints)",
+        flush=True,
+    )
+    return kept_checkpoint
+
+
 @dataclass(frozen=True)
 class Run:
     wall_s: float
@@ -464,7 +577,9 @@ def main() -> None:
     parser.add_argument("--spark-master", default="local[2]", help="the data source side's Spark master")
     parser.add_argument("--no-data-source", action="store_true", help="leave the data source side out")
     parser.add_argument("--sizes", default="64M,256M", help="keyed state per savepoint, e.g. 64M,256M,1G,2G")
-    parser.add_argument("--backend", default="heap,rocksdb", help="the job's state backend(s): heap, rocksdb")
+    parser.add_argument(
+        "--backend", default="heap,rocksdb", help=f"the job's state backend(s): heap, rocksdb, {INCREMENTAL}"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each reader; 0: only make the savepoints")
     parser.add_argument("--payload-chars", type=int, default=100)
     parser.add_argument("--list-elements", type=int, default=4)
@@ -476,6 +591,9 @@ def main() -> None:
     )
     parser.add_argument("--job-heap", default="auto", help="-Xmx of the job that makes the savepoints: auto, 12g")
     parser.add_argument("--baseline-pythonpath", type=Path, help="another checkout whose splitaudit to time too")
+    parser.add_argument(
+        "--checkpoint-interval", default="5 s", help=f"the job's checkpoint interval for backend {INCREMENTAL}"
+    )
     options = parser.parse_args()
     if options.read:
         print(json.dumps(splitaudit_checksum(options.read)))
@@ -497,13 +615,16 @@ def main() -> None:
     )
 
     def jvm_xmx(savepoint: BenchSavepoint) -> list[str]:
+        if savepoint.backend == INCREMENTAL and options.jvm_heap == "auto":
+            return []  # restored into RocksDB: the state is off the heap
         heap = options.jvm_heap if options.jvm_heap != "auto" else heap_for(parse_size(savepoint.size), True)
         return [f"-Xmx{heap}"] if heap and heap != "default" else []
 
     def jvm_read(savepoint: BenchSavepoint) -> Run:
         xmx = jvm_xmx(savepoint)
         command = [jvm_command[0], *xmx, *jvm_command[1:]]
-        return run_measured([*command, savepoint.snapshot, UID, str(options.jvm_parallelism), options.jvm_backend])
+        backend = "rocksdb" if savepoint.backend == INCREMENTAL else options.jvm_backend
+        return run_measured([*command, savepoint.snapshot, UID, str(options.jvm_parallelism), backend])
 
     readers: dict[str, Any] = {
         "splitaudit": lambda savepoint: run_measured(
@@ -540,10 +661,15 @@ def main() -> None:
     for size in options.sizes.split(","):
         for backend in options.backend.split(","):
             job_heap = heap_for(parse_size(size), False) if options.job_heap == "auto" else options.job_heap
-            savepoint = bench_savepoint(size, backend, shape, job_heap)
+            if backend == INCREMENTAL:
+                savepoint = bench_incremental_checkpoint(size, shape, job_heap, options.checkpoint_interval)
+            else:
+                savepoint = bench_savepoint(size, backend, shape, job_heap)
             if not options.repeat:
                 continue
             warm_page_cache(Path(savepoint.snapshot))
+            if backend == INCREMENTAL:
+                warm_page_cache(Path(savepoint.snapshot).parent / "shared")
             runs: dict[str, list[Run]] = {name: [] for name in readers}
             for _ in range(options.repeat):
                 for name, read in readers.items():

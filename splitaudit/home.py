@@ -190,6 +190,13 @@ def flink_test_corpus() -> Path:
     return stack_home() / "flink-test-corpus"
 
 
+def state_processor_api() -> Path:
+    """Flink's State Processor API jar (flink-state-processor-api 1.19.1), which the keyed-state tests and
+    benchmarks run on the stack's Flink to read the snapshots splitaudit reads: the file the stack lock names for
+    `state-processor-api`, under its Maven file name."""
+    return stack_home() / "state-processor-api" / "flink-state-processor-api-1.19.1.jar"
+
+
 def flink_plugins(version: str = FLINK_VERSION) -> Path:
     """A plugins folder for the stack's Flink beside its distribution (FLINK_PLUGINS_DIR): `s3-fs-hadoop/`."""
     return stack_home() / f"flink-{version}-plugins"

@@ -45,6 +45,9 @@ MAVEN_COMPONENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         tuple(f"flink-test-corpus/{release}" for release in ("1.19.1", "1.20.1", "2.0.0")),
         ("-DexcludeTransitive=true",),
     ),
+    # Flink's State Processor API, which the keyed-state tests and benchmarks run on the stack's Flink: the jar
+    # alone (what it needs is in the distribution's lib/)
+    "state-processor-api": (("state-processor-api",), ("-DexcludeTransitive=true",)),
 }
 # The plugin version the reactor uses (beam_pipelines/java/pom.xml), named in full so every Maven resolves the same.
 DEPENDENCY_LIST = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:list"

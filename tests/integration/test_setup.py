@@ -33,6 +33,7 @@ def test_second_setup_run_is_a_no_op_without_network() -> None:
         "s3proxy",
         "flink-s3-fs-hadoop",
         "flink-test-corpus",
+        "state-processor-api",
         "smoke-job",
         "beam-pipeline",
         "patch-classes",

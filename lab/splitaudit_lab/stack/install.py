@@ -64,6 +64,7 @@ from splitaudit.home import (
     spark_avro_jars,
     spark_kafka_jars,
     stack_home,
+    state_processor_api,
 )
 from splitaudit.progress import Progress
 from splitaudit_lab.stack import downloads
@@ -131,6 +132,8 @@ def components(matrix: bool = False) -> list[Component]:
         _jars(lock, "flink-s3-fs-hadoop", FLINK_VERSION, flink_plugins() / "s3-fs-hadoop"),
         # Flink's own test data (its test jars), which the reader's tests decode: a checkout's tests only.
         _jars(lock, "flink-test-corpus", "1", flink_test_corpus(), needs_checkout=True),
+        # Flink's State Processor API, which the keyed-state tests and benchmarks read the same snapshots with.
+        _jars(lock, "state-processor-api", "1.19.1", state_processor_api().parent, needs_checkout=True),
         Component(
             "smoke-job",
             "1",

@@ -16,6 +16,7 @@ bounds and every key against the one before it; entries are decoded one at a tim
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 
 from splitaudit.primitives.datainput import DataInput
@@ -46,28 +47,64 @@ def _restarts(block: DataInput, what: str) -> tuple[int, frozenset[int]]:
         raise block.error(f"{what} of {size} bytes cannot hold {count} restart points", size - 4)
     start = end - count * 4
     block.seek(start)
-    restarts = [fixed32(block, "restart offset") for _ in range(count)]
+    restarts = list(struct.unpack(f"<{count}I", block.read_bytes(count * 4, f"{what} restart offsets")))
     if restarts[0] != 0 or any(not 0 <= r < max(start, 1) for r in restarts) or restarts != sorted(set(restarts)):
         raise block.error(f"{what}: restart offsets {restarts[:8]} are not increasing offsets of its entries", start)
     return start, frozenset(restarts)
 
 
 def block_entries(block: DataInput, what: str) -> Iterator[tuple[bytes, bytes]]:
-    """Every (key, value) of a data, metaindex, properties or range-deletion block, in order."""
+    """Every (key, value) of a data, metaindex, properties or range-deletion block, in order.
+
+    The scan's inner loop: the entries are decoded from one copy of the block's bytes, a one-byte varint (every
+    length below 128) without a call, each field checked against where the entries end."""
     end, restarts = _restarts(block, what)
     block.seek(0)
+    raw = block.read_bytes(end, what)
+    pos = 0
     key = b""
-    while block.tell() < end:
-        at = block.tell()
-        shared = varint32(block, f"{what} shared key length")
-        non_shared = varint32(block, f"{what} key length")
-        value_length = varint32(block, f"{what} value length")
-        key = _key(block, key, shared, non_shared, at, at in restarts, what)
-        if value_length > end - block.tell():
-            raise block.error(f"{what}: a value of {value_length} bytes runs past the entries", at)
-        yield key, block.read_bytes(value_length, f"{what} value")
-    if block.tell() != end:
-        raise block.error(f"{what}: the last entry runs into the restart array", end)
+    while pos < end:
+        at = pos
+        shared = raw[pos]
+        if shared < 0x80:
+            pos += 1
+        else:
+            shared, pos = _varint32(raw, pos, end, block, f"{what} shared key length")
+        if pos < end and raw[pos] < 0x80:
+            non_shared = raw[pos]
+            pos += 1
+        else:
+            non_shared, pos = _varint32(raw, pos, end, block, f"{what} key length")
+        if pos < end and raw[pos] < 0x80:
+            value_length = raw[pos]
+            pos += 1
+        else:
+            value_length, pos = _varint32(raw, pos, end, block, f"{what} value length")
+        if shared > len(key) or (shared and at in restarts):
+            raise block.error(f"{what}: an entry shares {shared} bytes of a {len(key)}-byte key", at)
+        key_end = pos + non_shared
+        value_end = key_end + value_length
+        if value_end > end:
+            raise block.error(f"{what}: an entry of {non_shared + value_length} bytes runs past the entries", at)
+        key = key[:shared] + raw[pos:key_end]
+        yield key, raw[key_end:value_end]
+        pos = value_end
+
+
+def _varint32(raw: bytes, pos: int, end: int, block: DataInput, what: str) -> tuple[int, int]:
+    """`GetVarint32` at `pos` of `raw` (the entries, which end at `end`): the value and the position after it."""
+    value = 0
+    for shift in range(0, 35, 7):
+        if pos >= end:
+            raise block.error(f"{what}: a varint runs past the entries", pos)
+        byte = raw[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            if value >> 32:
+                raise block.error(f"{what}: varint32 {value} does not fit in 32 bits", pos)
+            return value, pos
+    raise block.error(f"{what}: a varint of more than 5 bytes", pos)
 
 
 def index_entries(

@@ -59,9 +59,11 @@ class NativeSnapshotReader:
             self._snapshot = NativeSnapshot(self.handle, self.files)
         return self._snapshot
 
-    def _state_entries(self, codec: StateCodec) -> Iterator[KeyedStateEntry]:
+    def _state_entries(self, codec: StateCodec, order: int) -> Iterator[tuple[int, int, KeyedStateEntry]]:
+        """A state's entries as `entries()` merges them: (key group, the state's place, entry)."""
+        canonical_entry = codec.canonical_entry
         for key_group, key, value in self.column_family_entries(codec.name):
-            yield codec.canonical_entry(key_group, key, value)
+            yield key_group, order, canonical_entry(key_group, key, value)
 
     def column_family_entries(self, name: str) -> Iterator[tuple[int, DataInput, DataInput]]:
         """Column family `name`'s merged entries in the handle's key groups: (key group, the key past its
@@ -71,15 +73,19 @@ class NativeSnapshotReader:
             return
         prefix_bytes = self.prefix_bytes
         where = family.tables[0].path if family.tables else self.snapshot.manifest_name
+        first, end = self.key_group_range.start, self.key_group_range.stop
         for user_key, value in merged(family.tables, family.merge_operator, f"column family {name!r}"):
-            key = DataInput(user_key, where)
             if len(user_key) < prefix_bytes:
-                raise key.error(f"a key of column family {name!r} shorter than its key-group prefix")
-            key_group = int.from_bytes(key.read_bytes(prefix_bytes), "big")
-            if key_group in self.key_group_range:
+                raise DataInput(user_key, where).error(
+                    f"a key of column family {name!r} shorter than its key-group prefix"
+                )
+            key_group = user_key[0] if prefix_bytes == 1 else user_key[0] << 8 | user_key[1]
+            if first <= key_group < end:
+                key = DataInput(user_key, where)
+                key.seek(prefix_bytes)
                 yield key_group, key, DataInput(value, where)
 
-    def _unnamed_entries(self, name: str) -> Iterator[KeyedStateEntry]:
+    def _unnamed_entries(self, name: str, order: int) -> Iterator[tuple[int, int, KeyedStateEntry]]:
         """A column family the meta data names no serializers for (its meta info lies past a serializer snapshot
         this reader cannot step over): its keys and values as bytes, the key serializer's class named."""
         key_class = self.header.key_serializer.snapshot_class
@@ -87,18 +93,19 @@ class NativeSnapshotReader:
         for key_group, key, value in self.column_family_entries(name):
             raw_key = Undecoded(key_class, key.read_bytes(key.remaining()))
             raw_value = Undecoded("unknown", value.read_bytes(len(value)))
-            yield KeyedStateEntry(name, key_group, raw_key, None, None, raw_value, status)
+            yield key_group, order, KeyedStateEntry(name, key_group, raw_key, None, None, raw_value, status)
 
     def entries(self) -> Iterator[KeyedStateEntry]:
         """Every entry, key group by key group, each column family merged lazily (a block per table in memory).
         When the meta data could not be read to its end, the column families it does not name follow as bytes."""
-        streams = [self._state_entries(codec) for codec in self._codecs]
+        streams = [self._state_entries(codec, order) for order, codec in enumerate(self._codecs)]
         if not self.header.meta_complete:
             named = {codec.name for codec in self._codecs} | {DEFAULT_COLUMN_FAMILY}
             for family in self.snapshot.manifest.column_families:
                 if family.name not in named:
-                    streams.append(self._unnamed_entries(family.name))
-        return heapq.merge(*streams, key=lambda entry: entry.key_group)
+                    streams.append(self._unnamed_entries(family.name, len(streams)))
+        # by key group, then by state (heapq.merge's order among equal keys), no key function called per entry
+        return (entry for _, _, entry in heapq.merge(*streams))
 
     def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
         """Each non-empty key group's number and entries, in key-group order."""

@@ -211,19 +211,33 @@ class BlockBasedTable:
     def entries(self) -> Iterator[tuple[InternalKey, bytes]]:
         """Every point entry (Put, Delete, SingleDelete, Merge) in internal-key order, a data block at a time;
         keys out of order are refused (the merge relies on the order)."""
-        previous: tuple[bytes, int] | None = None
+        for user_key, tag, value in self.versions():
+            yield InternalKey(user_key, tag >> 8, tag & 0xFF), value
+
+    def versions(self) -> Iterator[tuple[bytes, int, bytes]]:
+        """`entries()` as the merge reads them: (user key, `sequence << 8 | type`, value), no object per entry."""
+        previous_key: bytes | None = None
+        previous_tag = 0
+        point_types = POINT_TYPES
         for handle in self.data_handles():
             block = self.read_block(handle, "data block")
             for raw_key, value in block_entries(block, "data block"):
-                key = parse_internal_key(raw_key, block, block.tell(), "data block key")
-                if key.type not in POINT_TYPES:
-                    name = UNSUPPORTED_TYPES.get(key.type, f"unknown value type {key.type:#x}")
+                if len(raw_key) < 8:
+                    raise block.error(
+                        f"data block key: an internal key of {len(raw_key)} bytes has no sequence number and type"
+                    )
+                user_key = raw_key[:-8]
+                tag = int.from_bytes(raw_key[-8:], "little")
+                if tag & 0xFF not in point_types:
+                    kind = tag & 0xFF
+                    name = UNSUPPORTED_TYPES.get(kind, f"unknown value type {kind:#x}")
                     raise block.error(f"data block entry of type {name}: not written by Flink, not read")
-                order = (key.user_key, -(key.sequence << 8 | key.type))
-                if previous is not None and order <= previous:
+                if previous_key is not None and (
+                    user_key < previous_key or (user_key == previous_key and tag >= previous_tag)
+                ):
                     raise block.error("data block keys out of internal-key order")
-                previous = order
-                yield key, value
+                previous_key, previous_tag = user_key, tag
+                yield user_key, tag, value
 
     def range_deletions(self) -> tuple[RangeDeletion, ...]:
         """The range tombstones of the `rocksdb.range_del` block (all in memory: Flink writes a few per rescale)."""

@@ -19,6 +19,7 @@ from splitaudit.cli import main
 from splitaudit.errors import InputError
 from splitaudit.home import flink_test_corpus
 from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.handles import IncrementalRemoteKeyedStateHandle
 from splitaudit.savepoint.keyed import KeyGroupsReader, Undecoded
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint_view import keyed_reader, read_keyed_state
@@ -56,14 +57,14 @@ def test_stateful_job_snapshot_migration_itcase(corpus: dict[str, list[Path]], j
     """`StatefulJobSnapshotMigrationITCase` (flink_itcases.py), decoded: `keyBy(0)` keys `Tuple1<Long>` {f0: i},
     value state `state-name` = i (VoidNamespace in the flat maps, namespace i in the timely operators), event-time
     timers at Long.MIN_VALUE + 10 and processing-time timers in namespace i; every entry read whole, in every
-    canonical or heap snapshot of Flink 1.8 to 1.20 (heap and RocksDB savepoints, heap checkpoints; the RocksDB
-    native ones are rocksdb/test_flink_corpus.py's)."""
+    snapshot of Flink 1.8 to 1.20: heap and RocksDB savepoints, canonical and native, heap and RocksDB checkpoints
+    (the RocksDB native ones' bytes per column family: rocksdb/test_flink_corpus.py)."""
     folders = [f for f in corpus[jar] if f.name.startswith("new-stateful-udf-migration-itcase-")]
-    readable = [f for f in folders if "native" not in f.name and "rocksdb-checkpoint" not in f.name]
     uids = {operator_id_from_uid(uid): uid for uid in itcases.STATEFUL_JOB_UIDS}
     read = 0
+    native = 0
     refused = []
-    for folder in readable:
+    for folder in folders:
         found: dict[tuple[str, str], set[tuple[object, object, object]]] = {}
         try:
             rows = list(read_keyed_state(str(folder)))
@@ -97,9 +98,11 @@ def test_stateful_job_snapshot_migration_itcase(corpus: dict[str, list[Path]], j
             },
         }, folder.name
         read += 1
-    # 1.19.1/1.20.1: 44 folders (Flink 1.8-1.19), 29 of them canonical or heap; 2.0.0: 50 (1.8-1.20), 32. In each,
-    # the 1.17 heap checkpoint is the changelog backend's, refused by name
-    assert (len(readable), read) == ((32, 31) if jar.startswith("flink-tests-2.0") else (29, 28))
+        native += is_rocksdb_native(folder)
+    # 1.19.1/1.20.1: 44 folders (Flink 1.8-1.19), 8 of them RocksDB native (1.16-1.19, a NATIVE savepoint and a
+    # checkpoint each); 2.0.0: 50 (1.8-1.20), 10. In each, the 1.17 heap checkpoint is the changelog backend's,
+    # refused by name
+    assert (len(folders), read, native) == ((50, 49, 10) if jar.startswith("flink-tests-2.0") else (44, 43, 8))
     assert len(refused) == 1
     assert "changelog state backend" in refused[0]
 
@@ -136,6 +139,17 @@ def test_a_jobs_own_serializer_is_stepped_over(corpus: dict[str, list[Path]], ja
     ]
     assert isinstance(reader, KeyGroupsReader)
     assert (reader.header.meta_complete, reader.header.stepped_over) == (True, (TEST_SERIALIZER,))
+
+
+def is_rocksdb_native(folder: Path) -> bool:
+    """Whether a snapshot's keyed state is RocksDB's own files (`IncrementalRemoteKeyedStateHandle`)."""
+    files = SavepointFiles(str(folder))
+    metadata = read_metadata(files.read_metadata(), files.metadata_path)
+    return any(
+        isinstance(subtask.managed_keyed_state, IncrementalRemoteKeyedStateHandle)
+        for operator in metadata.operators
+        for subtask in operator.subtask_states
+    )
 
 
 # The snapshots of each jar by what their keyed state gave (docs/inspect.md's table): none, every entry read, some

@@ -30,6 +30,7 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
         "s3proxy",
         "flink-s3-fs-hadoop",
         "flink-test-corpus",
+        "state-processor-api",
         "demo-pipeline",
     ]
     # the reference pipeline's dependencies in Maven's resolution order (its shade order), Beam's SDK first
@@ -68,6 +69,7 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
         "org.apache.flink:flink-tests:1.20.1:tests",
         "org.apache.flink:flink-tests:2.0.0:tests",
     ]
+    assert [f.maven for f in lock.files("state-processor-api")] == ["org.apache.flink:flink-state-processor-api:1.19.1"]
 
 
 def test_a_lock_survives_its_json(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def test_later_checkpoints_share_sst_files_with_earlier_ones() -> None:
 @pytest.mark.needs_build
 @pytest.mark.parametrize("name", NAMES)
 def test_the_state_processor_api_reads_the_same_entries(name: str, tmp_path: Path) -> None:
-    # Flink 1.19.3's distribution and flink-state-processor-api 1.19.1 (fetched into the stack's Maven repository),
+    # Flink 1.19.3's distribution and flink-state-processor-api 1.19.1 (setup downloads it: `state-processor-api`),
     # the state restored into the RocksDB backend: a fresh JVM per checkpoint, 13-23 s each.
     assert state_processor_lines(CHAIN / name, tmp_path) == splitaudit_lines(CHAIN / name)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from splitaudit.errors import InputError
-from splitaudit.savepoint.rocksdb.dbformat import DELETION, MERGE, SINGLE_DELETION, VALUE, InternalKey
+from splitaudit.savepoint.rocksdb.dbformat import DELETION, MERGE, SINGLE_DELETION, VALUE
 from splitaudit.savepoint.rocksdb.merge import merged
 from splitaudit.savepoint.rocksdb.table import RangeDeletion
 
@@ -23,9 +23,9 @@ class Versions:
         self.rows = sorted(rows, key=lambda row: (row[0], -(row[1] << 8 | row[2])))
         self.tombstones = tombstones
 
-    def entries(self) -> Iterator[tuple[InternalKey, bytes]]:
+    def versions(self) -> Iterator[tuple[bytes, int, bytes]]:
         for user_key, sequence, kind, value in self.rows:
-            yield InternalKey(user_key, sequence, kind), value
+            yield user_key, sequence << 8 | kind, value
 
     def range_deletions(self) -> tuple[RangeDeletion, ...]:
         return self.tombstones
