@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
@@ -37,11 +37,13 @@ from splitaudit.savepoint.handles import (
 from splitaudit.savepoint.keyed import EntryRow, KeyedStateEntry, KeyGroupsReader
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
-from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader
 from splitaudit.savepoint.streams import open_state_stream
 from splitaudit.savepoint.typeserializers import BEAM_CODER_SNAPSHOT, Decoder, SerializerSnapshot
 from splitaudit.splits import beam_coders, beam_sdf, registry
 from splitaudit.splits.model import EnumeratorState, SplitState
+
+if TYPE_CHECKING:
+    from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader
 
 
 @dataclass(frozen=True)
@@ -540,6 +542,8 @@ def keyed_reader(
 ) -> KeyGroupsReader | NativeSnapshotReader:
     """The reader of one subtask's managed keyed state, or an InputError saying why it cannot be read."""
     if isinstance(handle, IncrementalRemoteKeyedStateHandle):  # RocksDB's own files (savepoint/rocksdb/)
+        from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader  # loaded only for a native snapshot
+
         return NativeSnapshotReader(handle, files, max_parallelism, beam_coder_decoder)
     if isinstance(handle, UnreadKeyedStateHandle):
         raise InputError(
