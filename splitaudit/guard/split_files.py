@@ -72,9 +72,12 @@ def _check(held: HeldFile) -> Finding | None:
         return Finding(SPLIT_FILE_UNCHECKED, INFO, file.path, None, 1, detail=f"{held.holder}; not a local file")
     try:
         stat = os.stat(file.local_path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         detail = f"{held.holder}; the file is gone: the reader that opens it on restore fails (FileNotFoundException)"
         return Finding(SPLIT_FILE_MISSING, ERROR, file.path, None, 1, detail=detail)
+    except OSError as error:  # e.g. a folder this user may not read: said, not guessed
+        detail = f"{held.holder}; not checked: {error.strerror or type(error).__name__}"
+        return Finding(SPLIT_FILE_UNCHECKED, INFO, file.path, None, 1, detail=detail)
     modified = stat.st_mtime_ns // 1_000_000  # File.lastModified(), what Flink's local file system reports
     if stat.st_size == file.size and modified == file.modification_time:
         return None

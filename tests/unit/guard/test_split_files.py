@@ -76,3 +76,13 @@ def test_an_unchanged_file_passes_a_changed_one_warns_a_remote_one_is_not_checke
         "pending in the enumerator; the split recorded 5 bytes modified at 1700000000000 ms, the file has 9 bytes "
         "modified at 1700000000000 ms: read from the split's position all the same"
     )
+
+
+def test_a_path_the_file_system_cannot_stat_is_said_not_guessed(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x\n")
+    under_a_file = tmp_path / "a-file" / "part-0.txt"  # its folder is a file: gone, as a reader would find it
+    too_long = tmp_path / ("n" * 300)  # a name longer than the file system allows: not checked, and why
+    held = [HeldFile(SourceFile(f"file:{p}", str(p), 2, 1), 0) for p in (under_a_file, too_long)]
+    findings = check_files(held)
+    assert [(f.kind, f.severity) for f in findings] == [(SPLIT_FILE_MISSING, ERROR), (SPLIT_FILE_UNCHECKED, INFO)]
+    assert findings[1].detail == "held by subtask 0; not checked: File name too long"
