@@ -334,33 +334,30 @@ def _high_water_mark(pid: str) -> int | None:
     return None
 
 
-def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None) -> BenchSavepoint:
-    """The savepoint of `size` keyed state, made by the job once and reused while the shape is the same."""
-    from fixtures.generate_flink import compile_job, java_opts
-    from splitaudit.home import flink_home
+def _kept(record: Path, shape: Shape, keys: int, what: str) -> BenchSavepoint:
+    """The snapshot an earlier run made and `record` describes, when it has this shape and key count."""
+    kept = json.loads(record.read_text())
+    if Shape(**kept["shape"]) == shape and kept["keys"] == keys:
+        kept["shape"] = shape
+        return BenchSavepoint(**kept)
+    raise SystemExit(f"{record.parent} holds a {what} of another shape ({kept['shape']}); move it away first")
 
-    target = BENCH / size / backend
-    record = target / "savepoint.json"
-    keys = keys_for(parse_size(size), shape)
-    if record.exists():
-        kept = json.loads(record.read_text())
-        if Shape(**kept["shape"]) == shape and kept["keys"] == keys:
-            kept["shape"] = shape
-            return BenchSavepoint(**kept)
-        raise SystemExit(f"{target} holds a savepoint of another shape ({kept['shape']}); move it away first")
-    home = flink_home("1.19.3")
-    sources = tuple(JOB_FOLDER / name for name in JOB_SOURCES)
-    classes = compile_job(home, BENCH / "build" / "job", sources)
-    work = target / "work"
-    if work.exists():
-        shutil.rmtree(work)
-    (work / "tmp").mkdir(parents=True)
-    conf = {"state.backend.type": BACKENDS[backend], "state.backend": BACKENDS[backend]}
-    if backend == "rocksdb":
-        # RocksDB's own write buffers instead of a MiniCluster's small managed memory, whose tiny memtables made
-        # compaction rewrite the state ~60 times over (15 GB written for 256 MiB); the savepoint is the same.
-        conf["state.backend.rocksdb.memory.managed"] = "false"
-    command = [
+
+def _job_command(
+    home: Path,
+    classes: Path,
+    work: Path,
+    keys: int,
+    shape: Shape,
+    job_heap: str | None,
+    mode: str,
+    conf: dict[str, str],
+) -> list[str]:
+    """`KeyedStateBenchJob` in a fresh JVM: `keys` keys of `shape` into `work`, ending in `mode` (a savepoint of a
+    format, or a retained checkpoint), Flink configured with `conf`."""
+    from fixtures.generate_flink import java_opts
+
+    return [
         "java",
         *java_opts(home),
         *([f"-Xmx{job_heap}"] if job_heap else []),
@@ -374,9 +371,34 @@ def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None)
         str(shape.payload_chars),
         str(shape.list_elements),
         str(shape.map_entries),
-        "savepoint-CANONICAL",
+        mode,
         *(f"{k}={v}" for k, v in conf.items()),
     ]
+
+
+def bench_savepoint(size: str, backend: str, shape: Shape, job_heap: str | None) -> BenchSavepoint:
+    """The savepoint of `size` keyed state, made by the job once and reused while the shape is the same."""
+    from fixtures.generate_flink import compile_job
+    from splitaudit.home import flink_home
+
+    target = BENCH / size / backend
+    record = target / "savepoint.json"
+    keys = keys_for(parse_size(size), shape)
+    if record.exists():
+        return _kept(record, shape, keys, "savepoint")
+    home = flink_home("1.19.3")
+    sources = tuple(JOB_FOLDER / name for name in JOB_SOURCES)
+    classes = compile_job(home, BENCH / "build" / "job", sources)
+    work = target / "work"
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "tmp").mkdir(parents=True)
+    conf = {"state.backend.type": BACKENDS[backend], "state.backend": BACKENDS[backend]}
+    if backend == "rocksdb":
+        # RocksDB's own write buffers instead of a MiniCluster's small managed memory, whose tiny memtables made
+        # compaction rewrite the state ~60 times over (15 GB written for 256 MiB); the savepoint is the same.
+        conf["state.backend.rocksdb.memory.managed"] = "false"
+    command = _job_command(home, classes, work, keys, shape, job_heap, "savepoint-CANONICAL", conf)
     print(f"{size} {backend}: making a savepoint of {keys:,} keys ...", flush=True)
     started = time.monotonic()
     with (work / "job.log").open("w") as log:
@@ -415,18 +437,14 @@ def bench_incremental_checkpoint(size: str, shape: Shape, job_heap: str | None, 
     made once and reused while the shape is the same: the `chk-N` left after the job is cancelled, whose witness
     files show every key handled. Its keyed state is its own files and the `shared/` files its handles name, which
     the job's folder keeps where they were written."""
-    from fixtures.generate_flink import compile_job, java_opts
+    from fixtures.generate_flink import compile_job
     from splitaudit.home import flink_home
 
     target = BENCH / size / INCREMENTAL
     record = target / "checkpoint.json"
     keys = keys_for(parse_size(size), shape)
     if record.exists():
-        kept = json.loads(record.read_text())
-        if Shape(**kept["shape"]) == shape and kept["keys"] == keys:
-            kept["shape"] = shape
-            return BenchSavepoint(**kept)
-        raise SystemExit(f"{target} holds a checkpoint of another shape ({kept['shape']}); move it away first")
+        return _kept(record, shape, keys, "checkpoint")
     home = flink_home("1.19.3")
     classes = compile_job(home, BENCH / "build" / "job", tuple(JOB_FOLDER / name for name in JOB_SOURCES))
     work = target / "job"
@@ -438,23 +456,7 @@ def bench_incremental_checkpoint(size: str, shape: Shape, job_heap: str | None, 
         "execution.checkpointing.interval": interval,
         "execution.checkpointing.min-pause": "0",
     }
-    command = [
-        "java",
-        *java_opts(home),
-        *([f"-Xmx{job_heap}"] if job_heap else []),
-        f"-Djava.io.tmpdir={work / 'tmp'}",
-        "-cp",
-        f"{classes}:{home}/lib/*",
-        "dev.splitaudit.fixtures.KeyedStateBenchJob",
-        str(work),
-        str(keys),
-        str(PARALLELISM),
-        str(shape.payload_chars),
-        str(shape.list_elements),
-        str(shape.map_entries),
-        "checkpoint",
-        *(f"{k}={v}" for k, v in conf.items()),
-    ]
+    command = _job_command(home, classes, work, keys, shape, job_heap, "checkpoint", conf)
     started = time.monotonic()
     ran_s = None  # the job's wall time, when it runs now
     if not (work / "job.json").exists():  # else the job ran to its end: only what it left is looked at again
