@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from splitaudit.audit.checks.findings import Finding
+from splitaudit.audit.checks.findings import INFO, LAG, Finding
 from splitaudit_lab.scenario.flink_kafka import KafkaSourceRestore
 
 TruthRow = tuple[int, int, int, int, int]
@@ -20,3 +20,17 @@ def truth(result: KafkaSourceRestore) -> list[TruthRow]:
 def finding_rows(findings: tuple[Finding, ...]) -> list[FindingRow]:
     """Each finding as (kind, severity, partition, count, offset ranges)."""
     return [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in findings]
+
+
+def assert_clean_restore(result: KafkaSourceRestore) -> None:
+    """A clean restore of the 2-partition, 200-record run: every record once in the sink; SP0 holds both partitions
+    at 100, so the guard's only findings are the 100 records each produced while the job was down (its backlog);
+    the audit finds nothing."""
+    assert truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], truth(result)
+    assert result.guard.safe
+    assert finding_rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
+    assert [(s.families, [(h.partition, h.next_offset) for h in s.partitions]) for s in result.guard.sources] == [
+        (("kafka",), [(0, 100), (1, 100)])
+    ]
+    assert result.run.audit.findings == ()
+    assert result.run.audit.exit_code == 0

@@ -40,7 +40,7 @@ from splitaudit_lab.scenario.flink_kafka import (
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX, ConnectorRelease
 from splitaudit_lab.stack.stack import Stack
-from tests.integration.kafka_source_rows import finding_rows, truth
+from tests.integration.kafka_source_rows import assert_clean_restore, finding_rows, truth
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build, pytest.mark.flink_kafka]
 
@@ -103,14 +103,7 @@ def test_a_clean_restore_is_clean_to_guard_and_audit(matrix: MatrixStack, tmp_pa
     release = matrix.release
     jar = release.sql_job if sql else release.datastream_job
     result = run_kafka_source_restore(matrix.stack, tmp_path / "clean", Progress(), CLEAN, DISCOVERY_DISABLED, jar)
-    assert truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], truth(result)
-    assert result.guard.safe
-    assert finding_rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
-    assert [(s.families, [(h.partition, h.next_offset) for h in s.partitions]) for s in result.guard.sources] == [
-        (("kafka",), [(0, 100), (1, 100)])
-    ]
-    assert result.run.audit.findings == ()
-    assert result.run.audit.exit_code == 0
+    assert_clean_restore(result)
 
 
 @pytest.mark.parametrize("sql", [False, True], ids=["datastream", "sql"])

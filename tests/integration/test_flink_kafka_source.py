@@ -38,7 +38,7 @@ from splitaudit_lab.scenario.flink_kafka import (
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.stack import Stack
-from tests.integration.kafka_source_rows import finding_rows, truth
+from tests.integration.kafka_source_rows import assert_clean_restore, finding_rows, truth
 
 pytestmark = pytest.mark.integration
 
@@ -48,15 +48,7 @@ GROWN = ScenarioSettings(partitions=2, records=200, parallelism=2, added_partiti
 
 def test_a_clean_restore_is_clean_to_guard_and_audit(stack: Stack, tmp_path: Path) -> None:
     result = run_kafka_source_restore(stack, tmp_path / "clean", Progress(), CLEAN)
-    assert truth(result) == [(p, 200, 200, 0, 0) for p in (0, 1)], truth(result)
-    # SP0 holds both partitions at 100; the 100 records each produced while the job was down are its backlog.
-    assert result.guard.safe
-    assert finding_rows(result.guard.findings) == [(LAG, INFO, p, 100, ((100, 199),)) for p in (0, 1)]
-    assert [(s.families, [(h.partition, h.next_offset) for h in s.partitions]) for s in result.guard.sources] == [
-        (("kafka",), [(0, 100), (1, 100)])
-    ]
-    assert result.run.audit.findings == ()
-    assert result.run.audit.exit_code == 0
+    assert_clean_restore(result)
 
 
 @pytest.mark.flink_kafka

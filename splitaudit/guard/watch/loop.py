@@ -148,24 +148,6 @@ class _Watch:
             self.checkpoints, self.now, self.kafka_offsets, self.settings.bootstrap is not None
         )
 
-    @property
-    def resume(self) -> dict[Key, int]:
-        """The offsets the job restored from (the savepoint's), per partition."""
-        return self.tracker.resume
-
-    @resume.setter
-    def resume(self, offsets: dict[Key, int]) -> None:
-        self.tracker.resume = offsets
-
-    @property
-    def offsets(self) -> dict[Key, PartitionOffsets]:
-        """The topics' offsets as last read (empty without --bootstrap)."""
-        return self.tracker.offsets
-
-    @offsets.setter
-    def offsets(self, offsets: dict[Key, PartitionOffsets]) -> None:
-        self.tracker.offsets = offsets
-
     def now(self) -> float:
         return round(time.monotonic() - self.start, 3)
 
@@ -213,8 +195,8 @@ class _Watch:
         offsets the job restored, in its first attempt only: after a restart Flink serves the dead attempt's
         numRecordsOut until the new one reports, which no offset can be judged against. Whether an error was
         found."""
-        start = None if self.tracker.attempts else self.resume
-        return self.report(judge_positions(self.readers.samples, start, self.offsets))
+        start = None if self.tracker.attempts else self.tracker.resume
+        return self.report(judge_positions(self.readers.samples, start, self.tracker.offsets))
 
     def source_restored(self, job: str, source: Mapping[str, Any]) -> bool:
         """Whether the savepoint's sources are no vertex of the job (their splits dropped): an error finding."""
@@ -224,7 +206,7 @@ class _Watch:
 
     @property
     def topics(self) -> frozenset[str]:
-        return frozenset(topic for topic, _ in self.resume)
+        return frozenset(topic for topic, _ in self.tracker.resume)
 
     def kafka_offsets(self) -> dict[Key, PartitionOffsets]:
         if self.settings.bootstrap is None:
@@ -233,12 +215,12 @@ class _Watch:
 
     def resumed_from(self, location: str) -> bool:
         """Take the offsets the job resumes from (`location`'s) and check them against the log start."""
-        if not self.resume:
+        if not self.tracker.resume:
             with self.progress.step(f"read the restored savepoint {location}"):
                 tables = savepoint_tables(location)
-                self.resume, self.sources = tables.resume_offsets, split_operators(tables)
-        self.offsets = self.kafka_offsets()
-        expired = check_offsets(self.offsets, self.resume, {}, None)
+                self.tracker.resume, self.sources = tables.resume_offsets, split_operators(tables)
+        self.tracker.offsets = self.kafka_offsets()
+        expired = check_offsets(self.tracker.offsets, self.tracker.resume, {}, None)
         return self.report([f for f in expired if f.kind == EXPIRED_UNREAD])
 
     def await_job(self) -> tuple[str, dict[str, Any]]:
@@ -297,12 +279,12 @@ class _Watch:
     def judge(self, samples: tuple[SubtaskSample, ...], history: tuple[CheckpointRef, ...]) -> bool:
         """Judge one poll's samples, and the oldest polls a checkpoint taken after them can prove; whether an
         error was found."""
-        findings = judge_sample(samples, self.resume, self.offsets)
+        findings = judge_sample(samples, self.tracker.resume, self.tracker.offsets)
         if any(f.kind == READ_MORE_THAN_AVAILABLE for f in findings):
             # The end offsets so far may be old: a finding stands only against offsets newer than the counts.
-            self.offsets = self.kafka_offsets()
-            findings = judge_sample(samples, self.resume, self.offsets)
-        findings += self.checkpoints.judge(history, self.resume)
+            self.tracker.offsets = self.kafka_offsets()
+            findings = judge_sample(samples, self.tracker.resume, self.tracker.offsets)
+        findings += self.checkpoints.judge(history, self.tracker.resume)
         read = summed(samples)
         if any(read.values()):
             self.mark("read")
@@ -312,7 +294,7 @@ class _Watch:
     def probe(self, job: str) -> bool:
         """Within `probe` seconds of the first read: judge the poll the last triggered checkpoint followed once it
         completed, and trigger one after the newest poll when none runs; whether an error was found."""
-        error = self.report(self.checkpoints.probed(self.flink, job, self.resume))
+        error = self.report(self.checkpoints.probed(self.flink, job, self.tracker.resume))
         first_read = self.marks.get("read")
         probing = first_read is not None and self.now() - first_read <= self.settings.probe
         if not error and probing:
@@ -394,7 +376,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             phase = watch.rest.await_end(job)
         watch.mark("ended")
     if watch.readers.seen and not (error and acts):  # a KafkaSource followed to its end or the watch's
-        watch.report(not_read(frozenset(watch.readers.held), watch.resume, watch.kafka_offsets()))
+        watch.report(not_read(frozenset(watch.readers.held), watch.tracker.resume, watch.kafka_offsets()))
     stopped = "the job ended" if phase in ENDED else "the watch ended"
     tallied = watch.tracker.final_tally(
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "

@@ -150,7 +150,7 @@ def test_a_poll_is_judged_only_by_a_checkpoint_triggered_after_it(monkeypatch: p
 
     monkeypatch.setattr(checkpoints_module, "restored_offsets", positions)
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume = dict(RESUME)
+    watch.tracker.resume = dict(RESUME)
     watch.checkpoints.polls = [Poll(100.0, {(TOPIC, 0): 600})]  # 600 read by epoch second 100
     samples = (subtask_sample(0, _metrics(p0=700), TOPICS),)
     # Triggered before the poll (or too close to it for the clocks), or still in progress: proves nothing.
@@ -205,7 +205,7 @@ def test_a_probe_judges_the_poll_it_followed_by_the_checkpoint_it_triggered(monk
     monkeypatch.setattr(checkpoints_module, "restored_offsets", lambda location: {(TOPIC, 0): 5500})
     flink = _TriggeringFlink()
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j", probe=10.0), flink, Progress(), print)
-    watch.resume = dict(RESUME)
+    watch.tracker.resume = dict(RESUME)
     assert watch.probe("j") is False  # nothing read yet: no trigger
     watch.mark("read")
     watch.checkpoints.polls = [Poll(100.0, {(TOPIC, 0): 600})]
@@ -264,7 +264,7 @@ def _start(watch: _Watch) -> dict[tuple[str, int], int] | None:
 
 def test_a_restart_starts_from_the_checkpoint_flink_restored_not_a_cached_answer() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume, watch.tracker.restored_id = dict(RESUME), 5  # restored from savepoint 5
+    watch.tracker.resume, watch.tracker.restored_id = dict(RESUME), 5  # restored from savepoint 5
     watch.tracker.last, watch.tracker.samples = {(TOPIC, 0): 900}, (SubtaskSample(0, {(TOPIC, 0): 900}, 900),)
     watch.checkpoints.newest_completed, watch.checkpoints.checkpointed = 9, {9: {(TOPIC, 0): 5900}}
     watch.tracker.restarted("it failed")
@@ -318,7 +318,7 @@ def test_each_attempt_is_noted_once_it_runs_with_why_it_began() -> None:
 
 def test_an_attempt_killed_while_reading_is_tallied_at_the_checkpoint_its_restart_resumed_from() -> None:
     watch = _Watch(WatchSettings("http://127.0.0.1:1", "j"), FlinkRestClient("http://127.0.0.1:1"), Progress(), print)
-    watch.resume, watch.tracker.restored_id = {(TOPIC, 0): 5000}, 5
+    watch.tracker.resume, watch.tracker.restored_id = {(TOPIC, 0): 5000}, 5
     # Twin readers idle at 5500 (1000 counted) from 100 s to 110 s, then reading more when the TaskManager died.
     watch.tracker.spans = (SteadySpan(100.0, 110.0, {(TOPIC, 0): 1000}), SteadySpan(110.2, 110.2, {(TOPIC, 0): 1400}))
     watch.tracker.last, watch.tracker.samples = {(TOPIC, 0): 1400}, (SubtaskSample(0, {(TOPIC, 0): 1400}, 1400),)
