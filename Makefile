@@ -120,12 +120,12 @@ watch: setup
 # (about 2.5 minutes); then its restore failures: a bounded job that never finishes, a removed topic read on, a
 # re-created topic, starting offsets ignored (about 4 minutes more); the watch over its restores (the SQL job's, a
 # dropped source, partitions added while running) and a SQL job's savepoint through every surface (about 10
-# minutes); then the same jobs built for every other connector release (3.4.0-1.20 to 5.0.0-2.2), each on its Flink (1.20.3 to 2.2.1, from `setup --matrix`): clean restores, partitions added while running, a restore at
+# minutes); then the same jobs (DynamicKafkaSource included) built for every other connector release (3.4.0-1.20 to 5.0.0-2.2), each on its Flink (1.20.3 to 2.2.1, from `setup --matrix`): clean restores, partitions added while running, a restore at
 # another parallelism (about 20 minutes on the busy 2-core machine). `make test` runs the 1.19.3 clean restore.
 flink-matrix: setup
 	@$(BIN)/splitaudit setup --matrix
 	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_flink_kafka_restore_bugs.py \
-		tests/integration/test_dynamic_kafka_source.py \
+		tests/integration/test_dynamic_kafka_source.py tests/integration/test_dynamic_kafka_matrix.py \
 		tests/integration/test_watch_kafka_source.py tests/integration/test_sql_job_savepoint.py \
 		tests/integration/test_flink_kafka_matrix.py
 

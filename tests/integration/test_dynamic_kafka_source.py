@@ -22,17 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.audit.checks.findings import INFO, LAG
-from splitaudit.audit.checks.savepoint_tables import savepoint_tables
-from splitaudit.guard.dynamic_kafka import recovery_window_losses
 from splitaudit.progress import Progress
-from splitaudit_lab.scenario.dynamic_kafka import (
-    CLUSTER_ID,
-    run_dynamic_kafka_restore,
-    run_dynamic_kafka_taskmanager_kill,
-)
+from splitaudit_lab.scenario.dynamic_kafka import run_dynamic_kafka_restore, run_dynamic_kafka_taskmanager_kill
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.stack import Stack
+from tests.integration.dynamic_kafka_checks import assert_clean_dynamic_restore, assert_no_recovery_loss
 
 pytestmark = [pytest.mark.integration, pytest.mark.flink_kafka]
 
@@ -41,33 +35,11 @@ def test_a_clean_restore_shows_each_partition_with_its_cluster_and_is_clean(stac
     result = run_dynamic_kafka_restore(
         stack, tmp_path / "clean", Progress(), ScenarioSettings(partitions=3, records=300, parallelism=2)
     )
-    assert [(p.partition, p.expected_records, p.sink_rows, p.missing_offsets) for p in result.run.partitions] == [
-        (p, 200, 200, 0) for p in range(3)
-    ]
-    sp0 = savepoint_tables(result.run.savepoint_before)
-    assert sorted((r["cluster"], r["partition"], r["next_offset"]) for r in sp0.splits) == [
-        (CLUSTER_ID, p, 100) for p in range(3)
-    ]
-    assert result.guard.safe
-    assert [(f.kind, f.severity, f.partition, f.count, f.offset_ranges) for f in result.guard.findings] == [
-        (LAG, INFO, p, 100, ((100, 199),)) for p in range(3)
-    ]
-    assert result.run.audit.findings == ()
+    assert_clean_dynamic_restore(result)
 
 
 def test_no_checkpoint_of_a_taskmanager_kill_loses_a_partition_on_connector_3_3_0(stack: Stack, tmp_path: Path) -> None:
     result = run_dynamic_kafka_taskmanager_kill(
         stack, tmp_path, Progress(), ScenarioSettings(partitions=3, records=3000, parallelism=2)
     )
-    assert [(p.partition, p.expected_records, p.missing_offsets) for p in result.run.partitions] == [
-        (p, 2000, 0) for p in range(3)
-    ]
-    restart = int(result.run.savepoint_before.rstrip("/").rsplit("chk-", 1)[1])  # the checkpoint restored from
-    recovery = [c for c in result.checkpoints if int(c.name.removeprefix("chk-")) > restart]
-    assert recovery, result.checkpoints
-    for checkpoint in result.checkpoints:
-        assert recovery_window_losses(savepoint_tables(str(checkpoint))) == (), checkpoint
-    # The restored readers keep their splits: every checkpoint after the restart holds all three partitions.
-    for checkpoint in recovery:
-        held = {(r["cluster"], r["partition"]) for r in savepoint_tables(str(checkpoint)).splits}
-        assert held == {(CLUSTER_ID, p) for p in range(3)}, checkpoint
+    assert_no_recovery_loss(result)

@@ -1,5 +1,6 @@
 """Flink's `DynamicKafkaSource` restored from a savepoint: `DynamicKafkaLineageJob` of
-beam_pipelines/java/flink-jobs (connector 3.3.0-1.19, one cluster through `SingleClusterTopicMetadataService` at the
+beam_pipelines/java/flink-jobs (connector 3.3.0-1.19 by default, or another release's build of the KafkaSource
+matrix, `ConnectorRelease.dynamic_job`; one cluster through `SingleClusterTopicMetadataService` at the
 stack's broker), on the same run as the KafkaSource job's (`scenario/flink_kafka.py`: savepoint SP0 once the first
 records are in the sink, records produced while the job is down, guard, restore, savepoint SP1, audit); and through
 a TaskManager kill with every checkpoint it completes kept (FLINK-40469's recovery window tried).
@@ -12,29 +13,30 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from splitaudit.home import JAVA_ROOT
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.flink_kafka import KafkaSourceRestore, run_kafka_source_restore
 from splitaudit_lab.scenario.restore import ScenarioSettings, run_restore_scenario
 from splitaudit_lab.scenario.results import TASKMANAGER_KILL, ScenarioReport
+from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX
 from splitaudit_lab.stack.stack import Stack
 
-DYNAMIC_KAFKA_JOB = "flink-dynamic-kafka-lineage-job.jar"
 CLUSTER_ID = "splitaudit-kafka"  # DynamicKafkaLineageJob.CLUSTER_ID: the id its metadata service gives the broker
 SOURCE_UID = "dynamic-kafka-source"
 
 
 def dynamic_kafka_job() -> Path:
-    """The DynamicKafkaSource job's shaded jar, as the Maven reactor leaves it (`make setup` builds it)."""
-    return JAVA_ROOT / "flink-jobs" / "target" / DYNAMIC_KAFKA_JOB
+    """The DynamicKafkaSource job's shaded jar for the stack's own Flink, as the Maven reactor leaves it (`make
+    setup` builds it)."""
+    return KAFKA_SOURCE_MATRIX[0].dynamic_job  # the stack's own pair comes first
 
 
 def run_dynamic_kafka_restore(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, jar: Path | None = None
 ) -> KafkaSourceRestore:
-    """The DynamicKafkaSource job through a savepoint and a restore on a running `stack` (periodic partition
-    discovery disabled, as the KafkaSource job's restore runs); everything it writes goes under `run_dir`."""
-    return run_kafka_source_restore(stack, run_dir, progress, settings, jar=dynamic_kafka_job())
+    """The DynamicKafkaSource job (`jar`, default `dynamic_kafka_job()`) through a savepoint and a restore on a
+    running `stack` (periodic partition discovery disabled, as the KafkaSource job's restore runs); everything it
+    writes goes under `run_dir`."""
+    return run_kafka_source_restore(stack, run_dir, progress, settings, jar=jar or dynamic_kafka_job())
 
 
 class CheckpointCapture:
@@ -94,17 +96,17 @@ class RecoveryRun:
 
 
 def run_dynamic_kafka_taskmanager_kill(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, jar: Path | None = None
 ) -> RecoveryRun:
-    """FLINK-40469's setting tried on connector 3.3.0: the job checkpointing every second is failed by a
-    TaskManager kill while it reads (`run_restore_scenario`'s `taskmanager-kill`: Flink restores the job, its
-    enumerator included, from its latest checkpoint and checkpoints on through the recovery), and every checkpoint
-    it completes, those of the recovery included, is kept for the guard's rule."""
+    """FLINK-40469's setting tried on the jar's connector (default 3.3.0): the job checkpointing every second is
+    failed by a TaskManager kill while it reads (`run_restore_scenario`'s `taskmanager-kill`: Flink restores the job,
+    its enumerator included, from its latest checkpoint and checkpoints on through the recovery), and every
+    checkpoint it completes, those of the recovery included, is kept for the guard's rule."""
     with CheckpointCapture(stack.flink.checkpoints_dir, run_dir / "captured-checkpoints") as capture:
         report = run_restore_scenario(
             stack,
             run_dir / "run",
-            dynamic_kafka_job(),
+            jar or dynamic_kafka_job(),
             "dynamic-kafka",
             progress,
             replace(settings, fault=TASKMANAGER_KILL),

@@ -15,6 +15,7 @@ from splitaudit.home import FLINK_VERSION, JAVA_ROOT
 
 DATASTREAM_JOB = "flink-kafka-lineage-job.jar"
 SQL_JOB = "flink-kafka-sql-lineage-job.jar"  # the same as a SQL job: the Table API's kafka connector, no uids
+DYNAMIC_JOB = "flink-dynamic-kafka-lineage-job.jar"  # the DataStream job with DynamicKafkaSource, one cluster
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,11 @@ class ConnectorRelease:
     def sql_job(self) -> Path:
         """The SQL job (`KafkaSqlLineageJob`, no uids)."""
         return self.target / SQL_JOB
+
+    @property
+    def dynamic_job(self) -> Path:
+        """The DynamicKafkaSource job (`DynamicKafkaLineageJob`, uid `dynamic-kafka-source`)."""
+        return self.target / DYNAMIC_JOB
 
     @property
     def label(self) -> str:
