@@ -596,6 +596,6 @@ def _findings(
         rewound_partitions=partitions(frozenset({REWIND})),
     )
     if assignment is not None:
-        notes += [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices]
+        notes += assignment.notes
     matrices = () if assignment is None else assignment.matrices
     return Findings(summary, tuple(findings), coverage, tuple(notes), matrices, ledger, aggregate)

@@ -147,7 +147,7 @@ def run_guard(
         findings += tuple(closed_window_findings(twins, times, ledger))
     elif ledger is not None:
         notes.append("--sink: the windows a re-read rewrites are named with --bootstrap (the records' Kafka times)")
-    notes = [f"partitions of {m.operator} from {m.partitions_from}" for m in assignment.matrices] + notes
+    notes = assignment.notes + notes
     if bootstrap is None:
         notes.append(
             "no --bootstrap: partitions added to the topic, expired offsets, committed offsets and the offsets "

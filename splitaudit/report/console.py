@@ -369,7 +369,9 @@ def _ledger_table(findings: Findings) -> Table:
 def _assignment_table(matrix: AssignmentMatrix) -> Table:
     """Partition x subtask: the split (and next offset) each subtask holds; doubles red, missing yellow."""
     table = Table(title=f"assignment of source {matrix.operator} (partitions from {matrix.partitions_from})")
-    for column in ("topic", "partition", *(f"subtask {i}" for i in range(matrix.subtasks)), "enumerator (pending)"):
+    clusters = any(row.cluster is not None for row in matrix.partitions)  # a DynamicKafkaSource's
+    subtasks = (f"subtask {i}" for i in range(matrix.subtasks))
+    for column in (*(("cluster",) if clusters else ()), "topic", "partition", *subtasks, "enumerator (pending)"):
         table.add_column(column)
     for index, row in enumerate(matrix.partitions):
         last_of_topic = index + 1 == len(matrix.partitions) or matrix.partitions[index + 1].topic != row.topic
@@ -381,7 +383,8 @@ def _assignment_table(matrix: AssignmentMatrix) -> Table:
             )
         style = {"double": "red", "missing": "yellow"}.get(row.status)
         label = row.topic if row.status == "ok" else f"{row.topic} ({row.status})"
-        table.add_row(label, str(row.partition), *cells, style=style, end_section=last_of_topic)
+        where = (row.cluster or "-",) if clusters else ()
+        table.add_row(*where, label, str(row.partition), *cells, style=style, end_section=last_of_topic)
     return table
 
 

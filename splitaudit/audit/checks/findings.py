@@ -221,11 +221,14 @@ class Holder:
 
 @dataclass(frozen=True)
 class PartitionAssignment:
-    """Who holds one (topic, partition) in a savepoint: exactly one holder is healthy."""
+    """Who holds one (topic, partition) in a savepoint: exactly one holder is healthy. A DynamicKafkaSource reads
+    partitions of several Kafka clusters: the same topic and partition on two clusters are two partitions, told
+    apart by `cluster` (None for every other source)."""
 
     topic: str
     partition: int
     holders: tuple[Holder, ...]
+    cluster: str | None = None
 
     @property
     def status(self) -> str:
@@ -234,6 +237,7 @@ class PartitionAssignment:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "cluster": self.cluster,
             "topic": self.topic,
             "partition": self.partition,
             "status": self.status,

@@ -8,6 +8,7 @@ import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.connector.kafka.dynamic.metadata.KafkaMetadataService;
 import org.apache.flink.connector.kafka.dynamic.metadata.SingleClusterTopicMetadataService;
 import org.apache.flink.connector.kafka.dynamic.source.DynamicKafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
@@ -17,8 +18,10 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 /**
  * {@link KafkaLineageJob} with the connector's {@code DynamicKafkaSource} instead of {@code KafkaSource}: the
  * streams it reads are the {@code --topic} names, resolved by a {@code SingleClusterTopicMetadataService} on
- * one cluster, {@value #CLUSTER_ID}, at {@code --bootstrapServers}. Its splits and enumerator state name that
- * cluster with every partition ({@code DynamicKafkaSourceSplit}, {@code DynamicKafkaSourceEnumState}).
+ * one cluster, {@value #CLUSTER_ID}, at {@code --bootstrapServers}; or, with {@code --clusters
+ * id=bootstrap,id2=bootstrap}, the topic of that name on each of those clusters at once ({@link
+ * StaticClustersMetadataService}). Its splits and enumerator state name the cluster with every partition ({@code
+ * DynamicKafkaSourceSplit}, {@code DynamicKafkaSourceEnumState}).
  *
  * <p>Same arguments and sink as {@link KafkaLineageJob} ({@code --partitionDiscoveryIntervalMs} goes to each
  * cluster's sub-enumerator); operators carry the uids {@code dynamic-kafka-source} and {@code lineage-sink}. It
@@ -35,7 +38,17 @@ public final class DynamicKafkaLineageJob {
   private DynamicKafkaLineageJob() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = KafkaLineageJob.parse(args);
+    Map<String, String> options =
+        KafkaLineageJob.parse(
+            args,
+            "bootstrapServers",
+            "topic",
+            "groupId",
+            "sinkDir",
+            "parallelism",
+            "checkpointingInterval",
+            "partitionDiscoveryIntervalMs",
+            "clusters");
     String bootstrap = KafkaLineageJob.required(options, "bootstrapServers");
     String[] topics = KafkaLineageJob.required(options, "topic").split(",");
     String group = KafkaLineageJob.required(options, "groupId");
@@ -45,6 +58,12 @@ public final class DynamicKafkaLineageJob {
 
     Properties cluster = new Properties();
     cluster.setProperty("bootstrap.servers", bootstrap);
+    String clusters = options.get("clusters");
+    KafkaMetadataService metadata =
+        clusters == null
+            ? new SingleClusterTopicMetadataService(CLUSTER_ID, cluster)
+            : new StaticClustersMetadataService(
+                StaticClustersMetadataService.parse(clusters), new HashSet<>(Arrays.asList(topics)));
     Properties properties = new Properties();
     String discovery = options.get("partitionDiscoveryIntervalMs");
     if (discovery != null) {
@@ -64,7 +83,7 @@ public final class DynamicKafkaLineageJob {
     DynamicKafkaSource<LineageRecord> source =
         DynamicKafkaSource.<LineageRecord>builder()
             .setStreamIds(new HashSet<>(Arrays.asList(topics)))
-            .setKafkaMetadataService(new SingleClusterTopicMetadataService(CLUSTER_ID, cluster))
+            .setKafkaMetadataService(metadata)
             .setGroupId(group)
             .setStartingOffsets(OffsetsInitializer.earliest())
             .setProperties(properties)
