@@ -38,17 +38,9 @@ public final class DynamicKafkaLineageJob {
   private DynamicKafkaLineageJob() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options =
-        KafkaLineageJob.parse(
-            args,
-            "bootstrapServers",
-            "topic",
-            "groupId",
-            "sinkDir",
-            "parallelism",
-            "checkpointingInterval",
-            "partitionDiscoveryIntervalMs",
-            "clusters");
+    String[] names = Arrays.copyOf(KafkaLineageJob.ARGUMENTS, KafkaLineageJob.ARGUMENTS.length + 1);
+    names[names.length - 1] = "clusters"; // the Kafka jobs' arguments, and the clusters to read
+    Map<String, String> options = KafkaLineageJob.parse(args, names);
     String bootstrap = KafkaLineageJob.required(options, "bootstrapServers");
     String[] topics = KafkaLineageJob.required(options, "topic").split(",");
     String group = KafkaLineageJob.required(options, "groupId");

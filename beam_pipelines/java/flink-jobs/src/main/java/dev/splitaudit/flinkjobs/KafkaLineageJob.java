@@ -87,20 +87,23 @@ public final class KafkaLineageJob {
     }
   }
 
-  /** The arguments, {@code --name=value} each, of either Kafka job; any other is refused. */
+  /** The arguments of the Kafka jobs, {@code --name=value} each. */
+  static final String[] ARGUMENTS = {
+    "bootstrapServers",
+    "topic",
+    "groupId",
+    "sinkDir",
+    "parallelism",
+    "checkpointingInterval",
+    "partitionDiscoveryIntervalMs",
+    "startingOffsets",
+    "boundedAt",
+    "sourceUid"
+  };
+
+  /** The {@link #ARGUMENTS} of either Kafka job; any other is refused. */
   static Map<String, String> parse(String[] args) {
-    return parse(
-        args,
-        "bootstrapServers",
-        "topic",
-        "groupId",
-        "sinkDir",
-        "parallelism",
-        "checkpointingInterval",
-        "partitionDiscoveryIntervalMs",
-        "startingOffsets",
-        "boundedAt",
-        "sourceUid");
+    return parse(args, ARGUMENTS);
   }
 
   /** The arguments, {@code --name=value} each, of a job taking {@code names}; any other is refused. */
