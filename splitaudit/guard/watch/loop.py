@@ -57,6 +57,7 @@ from splitaudit.guard.lifecycle import (
     ends_watch,
     request_timeout,
 )
+from splitaudit.guard.positions import PartitionPositions
 from splitaudit.guard.results import (
     ACTIONS,
     CANCEL,
@@ -206,7 +207,8 @@ class _Watch:
 
     @property
     def topics(self) -> frozenset[str]:
-        return frozenset(topic for topic, _ in self.tracker.resume)
+        """The topics the job restored, and those a KafkaSource's readers hold (all, for a job not restored)."""
+        return frozenset(topic for topic, _ in (*self.tracker.resume, *self.readers.held))
 
     def kafka_offsets(self) -> dict[Key, PartitionOffsets]:
         if self.settings.bootstrap is None:
@@ -382,6 +384,12 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
         "the last poll is not counted"
     )
+    positions: tuple[PartitionPositions, ...] = ()
+    if watch.readers.seen:  # a KafkaSource: positions, not Beam's counts (needs --bootstrap, as the counts do)
+        tallied = ()
+        if settings.bootstrap is not None:
+            kafka = watch.kafka_offsets()
+            positions = watch.readers.positions(watch.tracker.resume, watch.latest.values(), kafka)
     watch.report([_read_twice(t) for t in tallied if t.read_twice])
     restored = watch.restored
     return WatchReport(
@@ -397,6 +405,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         tally=tallied,
         rest_faults=tuple(watch.rest.faults.values()),
         attempts=tuple(watch.tracker.begun),
+        positions=positions,
     )
 
 
