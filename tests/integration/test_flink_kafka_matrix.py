@@ -55,7 +55,7 @@ CLEAN = ScenarioSettings(partitions=2, records=200, parallelism=2)
 GROWN = ScenarioSettings(partitions=2, records=200, parallelism=2, added_partitions=2)
 RESCALED = ScenarioSettings(partitions=4, records=400, parallelism=2, restore_parallelism=3)
 # KafkaSourceEnumStateSerializer.CURRENT_VERSION of each connector release (splitaudit/splits/FORMAT.md)
-ENUM_STATE_VERSION = {"3.4.0": 2, "4.0.1": 2, "5.0.0": 3}
+ENUM_STATE_VERSION = {"3.3.0": 2, "3.4.0": 2, "4.0.1": 2, "5.0.0": 3}
 EARLIEST_OFFSET = -2  # KafkaPartitionSplit.EARLIEST_OFFSET: OffsetsInitializer.earliest() leaves it to the reader
 NO_STOPPING_OFFSET = -(2**63)
 PositionRow = tuple[int, int | None, int | None, tuple[int, int] | None, tuple[int, int] | None, str]
