@@ -21,7 +21,8 @@ per-subtask metrics, and with `--bootstrap` the topic's offsets:
 - `expired_unread`: the audit's offset check against the restored offsets (the log starts above them).
 
 A job reading with Flink's own KafkaSource has none of Beam's metrics: the same polls read the connector's
-per-partition positions, judged by `kafka_source.py`, whose source vertex is found by the savepoint's split state.
+per-partition positions, judged by `kafka_source.py`, whose source vertex is found by the savepoint's split state;
+its final tally is in positions (`guard/positions.py`), not counts.
 
 The watch can start before the job exists: given the job id it waits for Flink to list it, given only the
 savepoint it follows the job Flink says restored from it. `judging.py` is the pure part (`judge_sample`,
