@@ -4,7 +4,8 @@ numRecordsOut, judged against the savepoint's split offsets, with the source ver
 
 Each run: a topic of 2 partitions, 200 records (100 per partition) read by the job at parallelism 2, savepoint SP0
 (both partitions at 100), 200 more records while it is down, then the restore under the watch (`--on-error
-report`, from the submission to the job's end; `run_watched_kafka_source`):
+report`, from the submission to the job's end; `run_watched_kafka_source`), its findings and its final tally in
+positions (per partition: restored offset, last `currentOffset`, range read, range expected, verdict) asserted:
 
 - restored as it is: each partition read from 100 to 199 by one reader: the watch is silent;
 - the SQL job (no uids) restored as it is: the same, its source found by SP0's split state;
