@@ -15,6 +15,7 @@ from splitaudit.guard.lifecycle import ENDED_ABNORMALLY
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
 
 if TYPE_CHECKING:
+    from splitaudit.guard.positions import PartitionPositions
     from splitaudit.guard.tally import PartitionTally
     from splitaudit.guard.twin import TwinStart
     from splitaudit.patch.jar import JarFacts
@@ -190,6 +191,8 @@ class WatchReport:
     tally: tuple[PartitionTally, ...] = ()  # per partition the records read twice, final figures (needs --bootstrap)
     rest_faults: tuple[RestFault, ...] = ()
     attempts: tuple[WatchAttempt, ...] = ()  # the restored run and each restart, rescale or failover after it
+    # A KafkaSource's final tally, in positions per partition, in place of `tally` (needs --bootstrap)
+    positions: tuple[PartitionPositions, ...] = ()
 
     @property
     def job_state(self) -> str:
@@ -235,6 +238,7 @@ class WatchReport:
             "end": self.end.to_json(),
             "findings": [f.to_json() for f in self.findings],
             "tally": [t.to_json() for t in self.tally],
+            "positions": [p.to_json() for p in self.positions],
             "rest_faults": [f.to_json(debug) for f in self.rest_faults],
             "attempts": [a.to_json() for a in self.attempts],
             "timeline": self.timeline.to_json(),

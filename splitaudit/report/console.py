@@ -24,6 +24,7 @@ DETAIL_INDENT = 4
 # the lab's scenarios or its stack.
 if TYPE_CHECKING:
     from splitaudit.audit.checks.findings import AssignmentMatrix, Finding, Findings, SinkFile
+    from splitaudit.guard.positions import PartitionPositions
     from splitaudit.guard.results import GuardReport, WatchReport
     from splitaudit.guard.tally import PartitionTally
     from splitaudit.patch.results import LineageKitReport, PatchReport
@@ -140,6 +141,8 @@ class ConsoleOutput(Output):
             self._findings(report.findings)
         if report.tally:
             self.console.print(_tally_table(report.tally))
+        if report.positions:
+            self.console.print(_positions_table(report.positions))
         for fault in report.rest_faults:
             times = f"{fault.times} time{'s' if fault.times > 1 else ''}"
             retried = printable(f"retried {fault.call} → {fault.answer} ({times})")
@@ -326,6 +329,20 @@ def _tally_table(tallies: Sequence[PartitionTally]) -> Table:
     for t in tallies:
         figure = "exact" if t.exact else f"lower bound: {t.why}"
         table.add_row(printable(t.topic), str(t.partition), str(t.read), str(t.read_twice), printable(figure))
+    return table
+
+
+def _positions_table(positions: Sequence[PartitionPositions]) -> Table:
+    table = Table(title="final tally: positions per partition (KafkaSource)")
+    for column in ("topic", "partition", "restored", "last read", "read", "expected", "verdict"):
+        table.add_column(column)
+
+    def text(value: int | tuple[int, int] | None) -> str:
+        return "-" if value is None else f"{value[0]}..{value[1]}" if isinstance(value, tuple) else str(value)
+
+    for p in positions:
+        numbers = (p.restored, p.last_read, p.read, p.expected)
+        table.add_row(printable(p.topic), str(p.partition), *map(text, numbers), p.verdict)
     return table
 
 

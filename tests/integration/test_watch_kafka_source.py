@@ -4,7 +4,8 @@ numRecordsOut, judged against the savepoint's split offsets, with the source ver
 
 Each run: a topic of 2 partitions, 200 records (100 per partition) read by the job at parallelism 2, savepoint SP0
 (both partitions at 100), 200 more records while it is down, then the restore under the watch (`--on-error
-report`, from the submission to the job's end; `run_watched_kafka_source`):
+report`, from the submission to the job's end; `run_watched_kafka_source`), its findings and its final tally in
+positions (per partition: restored offset, last `currentOffset`, range read, range expected, verdict) asserted:
 
 - restored as it is: each partition read from 100 to 199 by one reader: the watch is silent;
 - the SQL job (no uids) restored as it is: the same, its source found by SP0's split state;
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from splitaudit.audit.checks.findings import ERROR
+from splitaudit.guard.positions import BELOW_RESTORED, NOT_READ, READ
 from splitaudit.guard.watch.kafka_source import PARTITION_NOT_READ, READ_BELOW_RESTORED, SOURCE_STATE_DROPPED
 from splitaudit.progress import Progress
 from splitaudit_lab.scenario.flink_kafka import WatchedKafkaSource, kafka_sql_job, run_watched_kafka_source
@@ -41,12 +43,22 @@ def _events(result: WatchedKafkaSource) -> list[tuple[str, str, int | None, int,
     ]
 
 
+def _positions(result: WatchedKafkaSource) -> list[tuple[int, int | None, int | None, object, object, str]]:
+    """The final tally per partition: (partition, restored, last read, range read, expected range, verdict)."""
+    assert result.watch.tally == ()  # a KafkaSource has no per-partition counts: positions only
+    return [(p.partition, p.restored, p.last_read, p.read, p.expected, p.verdict) for p in result.watch.positions]
+
+
+CLEAN_POSITIONS = [(p, 100, 199, (100, 199), (100, 199), READ) for p in (0, 1)]
+
+
 def test_watch_is_silent_over_a_clean_kafka_source_restore(stack: Stack, tmp_path: Path) -> None:
     result = run_watched_kafka_source(stack, tmp_path / "clean", Progress(), SETTINGS)
     # The restored job's own rows: each partition from SP0's offset 100 to its end, once.
     assert result.rows == ((0, 100, 100, 199), (1, 100, 100, 199))
     assert (_events(result), result.watch.exit_code, result.watch.job_state) == ([], 0, "CANCELED")
     assert result.watch.polls > 0
+    assert _positions(result) == CLEAN_POSITIONS
 
 
 @pytest.mark.flink_kafka
@@ -55,6 +67,7 @@ def test_watch_finds_a_sql_jobs_source_by_its_state_and_is_silent(stack: Stack, 
     assert result.rows == ((0, 100, 100, 199), (1, 100, 100, 199))
     assert (_events(result), result.watch.exit_code) == ([], 0)
     assert result.watch.polls > 0
+    assert _positions(result) == CLEAN_POSITIONS
 
 
 @pytest.mark.flink_kafka
@@ -69,6 +82,8 @@ def test_watch_catches_a_restore_that_dropped_the_sources_splits(stack: Stack, t
     assert final == {p: (READ_BELOW_RESTORED, ERROR, p, 100, ((0, 99),)) for p in (0, 1)}
     assert {e[0] for e in events} == {SOURCE_STATE_DROPPED, READ_BELOW_RESTORED}
     assert result.watch.exit_code == 1
+    # The positions read 0..199: the rewind's 0..99 below the restored 100, then to the end.
+    assert _positions(result) == [(p, 100, 199, (0, 199), (100, 199), BELOW_RESTORED) for p in (0, 1)]
 
 
 @pytest.mark.flink_kafka
@@ -80,3 +95,9 @@ def test_watch_catches_partitions_added_while_the_restored_job_runs_with_discove
     assert result.rows == ((0, 150, 100, 249), (1, 150, 100, 249))
     assert _events(result) == [(PARTITION_NOT_READ, ERROR, p, 50, ((0, 49),)) for p in (2, 3)]
     assert result.watch.exit_code == 1
+    assert _positions(result) == [
+        (0, 100, 249, (100, 249), (100, 249), READ),
+        (1, 100, 249, (100, 249), (100, 249), READ),
+        (2, None, None, None, (0, 49), NOT_READ),
+        (3, None, None, None, (0, 49), NOT_READ),
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from splitaudit.audit.checks.findings import (
     Summary,
 )
 from splitaudit.guard.partitions import HeldPartition, PendingPartition
+from splitaudit.guard.positions import PartitionPositions
 from splitaudit.guard.results import (
     GuardReport,
     JobEnd,
@@ -434,6 +436,20 @@ def test_guard_and_watch_documents() -> None:
     )
     attempts = (WatchAttempt(0, 0.6, "restored", 2), WatchAttempt(1, 2.0, "rescale", 4))
     watch = WatchReport("j1", "file:/sp", 3, 4.5, events, "stop", "file:/sp2", end, timeline, tally, (fault,), attempts)
+    positions = (PartitionPositions("t", 2, None, None, None, (0, 49), "not_read"),)
+    _same(
+        positions[0].to_json(),
+        {
+            "topic": "t",
+            "partition": 2,
+            "restored": None,
+            "last_read": None,
+            "read": None,
+            "expected": [0, 49],
+            "verdict": "not_read",
+        },
+    )
+    assert replace(watch, positions=positions).to_json()["positions"] == [positions[0].to_json()]
     _same(
         watch.to_json(),
         {
@@ -453,6 +469,7 @@ def test_guard_and_watch_documents() -> None:
                 {"topic": "t", "partition": 0, "read": 1000, "read_twice": 500, "exact": True, "why": None},
                 {"topic": "t", "partition": 1, "read": 700, "read_twice": 200, "exact": False, "why": "still reading"},
             ],
+            "positions": [],
             "rest_faults": [
                 {
                     "call": "GET /jobs/j1",

@@ -18,6 +18,9 @@ restored: it reads on, a savepoint SP1 ends it, and the audit judges SP1 and the
 from SP1 (what a restart would do for the partitions the running job never read).
 
 The truth is the audit's per-partition count of the sink against what was produced (`ScenarioReport.partitions`).
+Both runs take `watched`: `splitaudit watch` (`--on-error report`, `--bootstrap`) follows the restored job from its
+submission (or the job that grows while running, not restored, from once it runs) to its end, and the result holds
+its report beside that job's own sink rows per partition (partition, rows, lowest and highest offset).
 
 `run_watched_kafka_source` restores SP0 under `splitaudit watch` (`--on-error report`, following the job from its
 submission to its end): as it is, with another source uid and `allowNonRestoredState` (the source's splits
@@ -36,7 +39,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from splitaudit.clients import kafka as kafka_client
-from splitaudit.clients.flink import RUN_TIMEOUT
+from splitaudit.clients.flink import RUN_TIMEOUT, TERMINAL_STATES
 from splitaudit.guard.predict import run_guard
 from splitaudit.guard.results import REPORT, GuardReport, WatchReport
 from splitaudit.guard.watch import WatchSettings, run_watch
@@ -45,6 +48,7 @@ from splitaudit.progress import Progress
 from splitaudit_lab.scenario.restore import SAVEPOINT, ScenarioRun, ScenarioSettings, wait_for_offsets
 from splitaudit_lab.scenario.results import ScenarioReport
 from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.scenario.watched import watching_restore
 from splitaudit_lab.stack.stack import Stack
 
 KAFKA_SOURCE_JOB = "flink-kafka-lineage-job.jar"
@@ -63,6 +67,10 @@ def kafka_sql_job() -> Path:
     return JAVA_ROOT / "flink-jobs" / "target" / KAFKA_SQL_JOB
 
 
+# A job's own sink rows of one partition: (partition, rows, lowest offset, highest offset).
+JobRows = tuple[int, int, int, int]
+
+
 @dataclass(frozen=True)
 class KafkaSourceRestore:
     """One run of the KafkaSource job: the guard's verdict on a restore from one of its savepoints (the first
@@ -71,6 +79,8 @@ class KafkaSourceRestore:
     discovery_interval_ms: int | None  # the job's `partition.discovery.interval.ms` (None: the connector's default)
     guard: GuardReport
     run: ScenarioReport
+    watch: WatchReport | None = None  # the watch of the restored (or, grown while running, the running) job
+    rows: tuple[JobRows, ...] = ()  # with the watch: that job's own sink rows per partition
 
 
 def run_kafka_source_restore(
@@ -80,9 +90,12 @@ def run_kafka_source_restore(
     settings: ScenarioSettings,
     discovery_interval_ms: int | None = DISCOVERY_DISABLED,
     jar: Path | None = None,
+    watched: bool = False,
 ) -> KafkaSourceRestore:
     """Run the KafkaSource job (`jar`, default `kafka_source_job()`) through a savepoint and a restore on a running
-    `stack`, with `settings.added_partitions` added while it is down; everything it writes goes under `run_dir`."""
+    `stack`, with `settings.added_partitions` added while it is down; everything it writes goes under `run_dir`.
+    `watched`: the restore is submitted under `splitaudit watch` (`--on-error report`, `--bootstrap`), which follows
+    it from its submission to its end."""
     jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafkasource", settings, progress)
     if discovery_interval_ms is not None:
@@ -93,14 +106,25 @@ def run_kafka_source_restore(
         run.grow_topics(settings.added_partitions)
     run.produce(settings.records, what=" more")
     guard = _guard(run, savepoint_before, jar)
-    job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
     must_read = sum(n for (topic, partition), n in run.produced.items() if partition < held[topic])
-    records_per_second = run.wait_for_all(job_after, must_read, time.monotonic(), settings.records)
-    savepoint_after = run.savepoint_and_cancel(job_after)
+    watch = None
+    if watched:
+        with run.steps.step("restore from the savepoint under the watch") as out:
+            with watching_restore(run, jar, savepoint_before) as (job_after, watching):
+                run.flink.wait_all_running(job_after)
+                records_per_second = run.wait_for_all(job_after, must_read, time.monotonic(), settings.records)
+                savepoint_after = run.savepoint_and_cancel(job_after)
+            watch = watching.result()
+            out.append(watch.line)
+    else:
+        job_after, _ = run.restore(jar, savepoint_before, "restore from the savepoint")
+        records_per_second = run.wait_for_all(job_after, must_read, time.monotonic(), settings.records)
+        savepoint_after = run.savepoint_and_cancel(job_after)
     report = run.report(
         "kafka-source", SAVEPOINT, jar, (job_before, job_after), (savepoint_before, savepoint_after), records_per_second
     )
-    return KafkaSourceRestore(discovery_interval_ms, guard, report)
+    rows = _job_rows(run, job_after) if watched else ()
+    return KafkaSourceRestore(discovery_interval_ms, guard, report, watch, rows)
 
 
 def run_kafka_source_grown_while_running(
@@ -110,32 +134,48 @@ def run_kafka_source_grown_while_running(
     settings: ScenarioSettings,
     discovery_interval_ms: int | None = DISCOVERY_DISABLED,
     jar: Path | None = None,
+    watched: bool = False,
 ) -> KafkaSourceRestore:
     """Run the KafkaSource job on a running `stack` and add `settings.added_partitions` partitions to its topic
     while it runs (after a savepoint SP0 of the first records), produce `settings.records` more over all of them,
-    wait until its sink settles and end it with a savepoint SP1; the guard judges a restore from SP1."""
+    wait until its sink settles and end it with a savepoint SP1; the guard judges a restore from SP1. `watched`:
+    `splitaudit watch --job` (`--on-error report`, `--bootstrap`, no savepoint: the job restored none) follows the
+    job from once it runs to its end."""
     jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafkasource-running", settings, progress)
     if discovery_interval_ms is not None:
         run.args.append(f"--partitionDiscoveryIntervalMs={discovery_interval_ms}")
     run.produce(settings.records)
     job = run.run_job(jar)
-    run.wait_for_first_batch(job)
-    with run.steps.step("savepoint, the job keeps running") as out:
-        savepoint_before = run.flink.savepoint(job, run.savepoint_target)
-        out.append(savepoint_before)
-    held = dict(run.topics)
-    for topic, partitions in run.topics.items():
-        with run.steps.step(f"add {settings.added_partitions} partitions to {topic} while the job runs"):
-            kafka_client.grow_topic(stack.kafka.bootstrap, topic, partitions + settings.added_partitions)
-    run.produce(settings.records, what=" more")
-    must_read = sum(n for (topic, partition), n in run.produced.items() if partition < held[topic])
-    records_per_second = run.wait_for_all(job, must_read, time.monotonic(), settings.records)
-    savepoint_after = run.savepoint_and_cancel(job)
+    with ThreadPoolExecutor(1) as pool:
+        watching = None
+        if watched:
+            watch_settings = WatchSettings(stack.flink.rest_url, job, stack.kafka.bootstrap, REPORT, wait=RUN_TIMEOUT)
+            watching = pool.submit(run_watch, watch_settings, Progress(), lambda _event: None)
+        try:
+            run.wait_for_first_batch(job)
+            with run.steps.step("savepoint, the job keeps running") as out:
+                savepoint_before = run.flink.savepoint(job, run.savepoint_target)
+                out.append(savepoint_before)
+            held = dict(run.topics)
+            for topic, partitions in run.topics.items():
+                with run.steps.step(f"add {settings.added_partitions} partitions to {topic} while the job runs"):
+                    kafka_client.grow_topic(stack.kafka.bootstrap, topic, partitions + settings.added_partitions)
+            run.produce(settings.records, what=" more")
+            must_read = sum(n for (topic, partition), n in run.produced.items() if partition < held[topic])
+            records_per_second = run.wait_for_all(job, must_read, time.monotonic(), settings.records)
+            savepoint_after = run.savepoint_and_cancel(job)
+        except BaseException:
+            # The watch follows the job to its end: a run that fails ends the job, or the watch never ends.
+            if run.flink.job_state(job) not in TERMINAL_STATES:
+                run.flink.cancel(job)
+            raise
+        watch = None if watching is None else watching.result()
     report = run.report(
         "kafka-source", GROWN_WHILE_RUNNING, jar, (job, job), (savepoint_before, savepoint_after), records_per_second
     )
-    return KafkaSourceRestore(discovery_interval_ms, _guard(run, savepoint_after, jar), report)
+    rows = _job_rows(run, job) if watched else ()
+    return KafkaSourceRestore(discovery_interval_ms, _guard(run, savepoint_after, jar), report, watch, rows)
 
 
 def _guard(run: ScenarioRun, savepoint: str, jar: Path) -> GuardReport:
@@ -157,7 +197,7 @@ class WatchedKafkaSource:
 
     watch: WatchReport
     savepoint: str
-    rows: tuple[tuple[int, int, int, int], ...]
+    rows: tuple[JobRows, ...]
 
 
 def run_watched_kafka_source(
@@ -212,11 +252,17 @@ def run_watched_kafka_source(
         finally:
             report = watching.result()
         out.append(report.line)
+    return WatchedKafkaSource(report, savepoint, _job_rows(run, job))
+
+
+def _job_rows(run: ScenarioRun, job: str) -> tuple[JobRows, ...]:
+    """`job`'s own sink rows per partition: (partition, rows, lowest offset, highest offset)."""
     sink = read_sink(run.sink)
     mine = sink.filter(pc.equal(sink["job_id"], job))
     by_partition = mine.group_by("partition").aggregate([("offset", "count"), ("offset", "min"), ("offset", "max")])
-    rows = sorted(
-        (int(r["partition"]), int(r["offset_count"]), int(r["offset_min"]), int(r["offset_max"]))
-        for r in by_partition.to_pylist()
+    return tuple(
+        sorted(
+            (int(r["partition"]), int(r["offset_count"]), int(r["offset_min"]), int(r["offset_max"]))
+            for r in by_partition.to_pylist()
+        )
     )
-    return WatchedKafkaSource(report, savepoint, tuple(rows))

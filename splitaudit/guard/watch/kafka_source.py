@@ -27,13 +27,14 @@ vertex id is its head operator's id, the id the savepoint keys the source's spli
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from splitaudit.audit.checks.findings import ERROR, Finding
 from splitaudit.audit.checks.savepoint_tables import SavepointTables
 from splitaudit.clients.kafka import PartitionOffsets
+from splitaudit.guard.positions import PartitionPositions, PositionsSeen, position_tally
 from splitaudit.guard.tally import Key
 from splitaudit.guard.watch.judging import PARTITION_READ_TWICE, RECORDS_OUT
 
@@ -207,6 +208,7 @@ class KafkaSourceReaders:
 
     samples: tuple[PositionSample, ...] = ()
     held: set[Key] = field(default_factory=set)
+    last_read: dict[Key, int] = field(default_factory=dict)  # per partition the last `currentOffset` seen
     seen: bool = False  # the source reported KafkaSourceReader metrics at some poll
 
     def polled(self, subtasks: Sequence[Mapping[str, str]]) -> None:
@@ -215,6 +217,23 @@ class KafkaSourceReaders:
         self.samples = tuple(s for s in samples if s is not None)
         self.seen |= bool(self.samples)
         self.held.update(key for s in self.samples for key in s.positions)
+        self.last_read.update(
+            (key, p.current) for s in self.samples for key, p in s.positions.items() if p.current != NOT_YET
+        )
+
+    def positions(
+        self, restored: Mapping[Key, int], findings: Iterable[Finding], kafka: Mapping[Key, PartitionOffsets]
+    ) -> tuple[PartitionPositions, ...]:
+        """The final tally in positions (`guard/positions.py`): per partition where the job resumed it
+        (`restored`), the last offset read, the range read (from further down where `findings` hold a
+        `read_below_restored` of it) and the range it had to read up to its end offset (`kafka`)."""
+        below = {
+            (f.topic, f.partition): f.offset_ranges[0][0]
+            for f in findings
+            if f.kind == READ_BELOW_RESTORED and f.topic is not None and f.partition is not None and f.offset_ranges
+        }
+        seen = PositionsSeen(restored, self.last_read, frozenset(self.held), below)
+        return position_tally(seen, {key: (o.log_start, o.end) for key, o in kafka.items()})
 
 
 def _integer(value: str) -> int | None:

@@ -21,7 +21,8 @@ per-subtask metrics, and with `--bootstrap` the topic's offsets:
 - `expired_unread`: the audit's offset check against the restored offsets (the log starts above them).
 
 A job reading with Flink's own KafkaSource has none of Beam's metrics: the same polls read the connector's
-per-partition positions, judged by `kafka_source.py`, whose source vertex is found by the savepoint's split state.
+per-partition positions, judged by `kafka_source.py`, whose source vertex is found by the savepoint's split state;
+its final tally is in positions (`guard/positions.py`), not counts.
 
 The watch can start before the job exists: given the job id it waits for Flink to list it, given only the
 savepoint it follows the job Flink says restored from it. `judging.py` is the pure part (`judge_sample`,
@@ -57,6 +58,7 @@ from splitaudit.guard.lifecycle import (
     ends_watch,
     request_timeout,
 )
+from splitaudit.guard.positions import PartitionPositions
 from splitaudit.guard.results import (
     ACTIONS,
     CANCEL,
@@ -206,7 +208,8 @@ class _Watch:
 
     @property
     def topics(self) -> frozenset[str]:
-        return frozenset(topic for topic, _ in self.tracker.resume)
+        """The topics the job restored, and those a KafkaSource's readers hold (all, for a job not restored)."""
+        return frozenset(topic for topic, _ in (*self.tracker.resume, *self.readers.held))
 
     def kafka_offsets(self) -> dict[Key, PartitionOffsets]:
         if self.settings.bootstrap is None:
@@ -382,6 +385,12 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
         "the last poll is not counted"
     )
+    positions: tuple[PartitionPositions, ...] = ()
+    if watch.readers.seen:  # a KafkaSource: positions, not Beam's counts (needs --bootstrap, as the counts do)
+        tallied = ()
+        if settings.bootstrap is not None:
+            kafka = watch.kafka_offsets()
+            positions = watch.readers.positions(watch.tracker.resume, watch.latest.values(), kafka)
     watch.report([_read_twice(t) for t in tallied if t.read_twice])
     restored = watch.restored
     return WatchReport(
@@ -397,6 +406,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         tally=tallied,
         rest_faults=tuple(watch.rest.faults.values()),
         attempts=tuple(watch.tracker.begun),
+        positions=positions,
     )
 
 

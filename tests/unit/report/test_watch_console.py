@@ -4,11 +4,13 @@ why), how the job ended, and the REST answers it retried in one escaped line (Fl
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
 
 from splitaudit.audit.checks.findings import ERROR, Finding
+from splitaudit.guard.positions import NOT_READ, READ, PartitionPositions
 from splitaudit.guard.results import JobEnd, RestFault, WatchEvent, WatchReport
 from splitaudit.guard.tally import PartitionTally
 from splitaudit.guard.watch import READ_MORE_THAN_AVAILABLE
@@ -53,3 +55,35 @@ def test_the_report_shows_final_figures_and_a_retried_trace_in_one_line_unless_d
     assert text.rstrip().splitlines()[-1] == (
         "splitaudit-watch: ERROR kinds=read_more_than_available after=1s action=report state=finished job=j"
     )
+
+
+def test_a_kafka_sources_tally_shows_its_positions_per_partition() -> None:
+    positions = (
+        PartitionPositions("t\x1b[2J", 0, 100, 199, (100, 199), (100, 199), READ),
+        PartitionPositions("t", 2, None, None, None, (0, 49), NOT_READ),
+    )
+    output = ConsoleOutput()
+    output.console = Console(file=io.StringIO(), width=200, markup=False, emoji=False, highlight=False)
+    output.watch_report(replace(_report(), tally=(), positions=positions))
+    text = output.console.file.getvalue()  # type: ignore[attr-defined]
+    assert "final tally: positions per partition (KafkaSource)" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("│")]
+    assert [
+        "│",
+        "t\\x1b[2J",
+        "│",
+        "0",
+        "│",
+        "100",
+        "│",
+        "199",
+        "│",
+        "100..199",
+        "│",
+        "100..199",
+        "│",
+        "read",
+        "│",
+    ] in rows
+    assert ["│", "t", "│", "2", "│", "-", "│", "-", "│", "-", "│", "0..49", "│", "not_read", "│"] in rows
+    assert "\x1b" not in text
