@@ -125,7 +125,7 @@ watch: setup
 flink-matrix: setup
 	@$(BIN)/splitaudit setup --matrix
 	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_flink_kafka_restore_bugs.py \
-		tests/integration/test_dynamic_kafka_source.py tests/integration/test_dynamic_kafka_matrix.py \
+		tests/integration/test_dynamic_kafka_source.py \
 		tests/integration/test_watch_kafka_source.py tests/integration/test_sql_job_savepoint.py \
 		tests/integration/test_flink_kafka_matrix.py
 
