@@ -77,23 +77,29 @@ class RestoreBugRun:
 
 
 def run_bounded_restore(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, finish_wait: float = 30.0
+    stack: Stack,
+    run_dir: Path,
+    progress: Progress,
+    settings: ScenarioSettings,
+    finish_wait: float = 30.0,
+    jar: Path | None = None,
 ) -> RestoreBugRun:
     """FLINK-31006: the bounded job (each partition stops at S = 2N/P) savepointed at N/P per partition; with
     `settings.added_partitions`, partitions added to the topic while it is down; then S more records to each
     partition (N when none is added: exactly up to S), and the job restored from SP0; wait up to `finish_wait` s
     for it to finish once its sink holds every offset below S of every partition."""
+    jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafka-bounded", settings, progress)
     stop = 2 * settings.records // settings.partitions
     run.args.append(f"--boundedAt={stop}")
-    job_before, savepoint_before = run.first_job(kafka_source_job())
+    job_before, savepoint_before = run.first_job(jar)
     partitions = settings.partitions + settings.added_partitions
     if settings.added_partitions:
         run.grow_topics(settings.added_partitions)
     more = settings.records if not settings.added_partitions else stop * partitions
     run.produce(more, what=f" more (every partition up to the stopping offset {stop})")
-    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics)))
-    job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore the bounded job from the savepoint")
+    guard = _guard(run, savepoint_before, jar, KafkaSourceJob(tuple(run.topics)))
+    job_after, _ = run.restore(jar, savepoint_before, "restore the bounded job from the savepoint")
     started = time.monotonic()
     with run.steps.step(f"wait for the {stop * partitions} offsets below {stop} in the sink") as out:
         wait_for_offsets(run.sink, tuple(run.topics), stop * partitions, settings.timeout)
@@ -106,29 +112,30 @@ def run_bounded_restore(
     # A finished job takes no savepoint: the audit then judges the sink against SP0 alone.
     savepoint_after = savepoint_before if state == FINISHED else run.savepoint_and_cancel(job_after)
     jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
-    report, savepoint_audit = _report(run, jobs, savepoints, started, more, tuple(run.topics))
+    report, savepoint_audit = _report(run, jar, jobs, savepoints, started, more, tuple(run.topics))
     return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit, state, waited)
 
 
 def run_removed_topic_restore(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, jar: Path | None = None
 ) -> RestoreBugRun:
     """FLINK-34089: the job reads two topics (`settings.more_topics` gives the second), SP0, N more records to
     each, restored from SP0 subscribing to the first topic only."""
+    jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafka-removed", settings, progress)
-    job_before, savepoint_before = run.first_job(kafka_source_job())
+    job_before, savepoint_before = run.first_job(jar)
     run.produce(settings.records, what=" more")
     kept = next(iter(run.topics))
     run.args[:] = [f"--topic={kept}" if arg.startswith("--topic=") else arg for arg in run.args]
-    guard = _guard(run, savepoint_before, KafkaSourceJob((kept,)))
-    job_after, _ = run.restore(kafka_source_job(), savepoint_before, f"restore from the savepoint reading {kept} only")
+    guard = _guard(run, savepoint_before, jar, KafkaSourceJob((kept,)))
+    job_after, _ = run.restore(jar, savepoint_before, f"restore from the savepoint reading {kept} only")
     started = time.monotonic()
     kept_records = sum(n for (topic, _), n in run.produced.items() if topic == kept)
     removed_first = sum(n for (topic, _), n in run.produced.items() if topic != kept) // 2
     run.wait_for_all(job_after, kept_records + removed_first, started, settings.records)
     savepoint_after = run.savepoint_and_cancel(job_after)
     jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
-    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, (kept,))
+    report, savepoint_audit = _report(run, jar, jobs, savepoints, started, settings.records, (kept,))
     return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
@@ -139,12 +146,14 @@ def run_recreated_topic_restore(
     settings: ScenarioSettings,
     recreated_records: int,
     starting_offsets: str = "earliest",
+    jar: Path | None = None,
 ) -> RestoreBugRun:
     """The topic deleted and created again (as many partitions) behind SP0, `recreated_records` produced to the
     new topic, restored from SP0 with `--startingOffsets=starting_offsets` (the job before it reads from earliest);
     the audit is told the new topic's records only (the old ones are gone)."""
+    jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafka-recreated", settings, progress)
-    job_before, savepoint_before = run.first_job(kafka_source_job())
+    job_before, savepoint_before = run.first_job(jar)
     ((topic, partitions),) = run.topics.items()
     with run.steps.step(f"delete {topic} and create it again ({partitions} partitions)") as out:
         _recreate(stack.kafka.bootstrap, topic, partitions)
@@ -156,10 +165,8 @@ def run_recreated_topic_restore(
         run.count(topic, sent)
         out.append(", ".join(f"p{p}: {n}" for p, n in sent.items()))
     run.args.append(f"--startingOffsets={starting_offsets}")
-    guard = _guard(run, savepoint_before, KafkaSourceJob((topic,), starting_offsets))
-    job_after, _ = run.restore(
-        kafka_source_job(), savepoint_before, f"restore with --startingOffsets={starting_offsets}"
-    )
+    guard = _guard(run, savepoint_before, jar, KafkaSourceJob((topic,), starting_offsets))
+    job_after, _ = run.restore(jar, savepoint_before, f"restore with --startingOffsets={starting_offsets}")
     started = time.monotonic()
     with run.steps.step(f"wait up to {settings.timeout:g} s for the new topic's records, until checkpoints add none"):
         arrived = _rows_within(run, settings.records + recreated_records, settings.timeout)
@@ -168,34 +175,36 @@ def run_recreated_topic_restore(
         run.steps.progress.info("the restored job did not read every record of the new topic")
     savepoint_after = run.savepoint_and_cancel(job_after)
     jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
-    report, savepoint_audit = _report(run, jobs, savepoints, started, recreated_records, (topic,))
+    report, savepoint_audit = _report(run, jar, jobs, savepoints, started, recreated_records, (topic,))
     return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
 def run_starting_offsets_restore(
-    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings
+    stack: Stack, run_dir: Path, progress: Progress, settings: ScenarioSettings, jar: Path | None = None
 ) -> RestoreBugRun:
     """`setStartingOffsets` on restore: SP0 of the job reading from earliest, N more records, restored from SP0 with
     `--startingOffsets=latest`."""
+    jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafka-starting", settings, progress)
-    job_before, savepoint_before = run.first_job(kafka_source_job())
+    job_before, savepoint_before = run.first_job(jar)
     run.produce(settings.records, what=" more")
     run.args.append("--startingOffsets=latest")
-    guard = _guard(run, savepoint_before, KafkaSourceJob(tuple(run.topics), "latest"))
-    job_after, _ = run.restore(kafka_source_job(), savepoint_before, "restore with --startingOffsets=latest")
+    guard = _guard(run, savepoint_before, jar, KafkaSourceJob(tuple(run.topics), "latest"))
+    job_after, _ = run.restore(jar, savepoint_before, "restore with --startingOffsets=latest")
     started = time.monotonic()
     run.wait_for_all(job_after, run.total, started, settings.records)
     savepoint_after = run.savepoint_and_cancel(job_after)
     jobs, savepoints = (job_before, job_after), (savepoint_before, savepoint_after)
-    report, savepoint_audit = _report(run, jobs, savepoints, started, settings.records, tuple(run.topics))
+    report, savepoint_audit = _report(run, jar, jobs, savepoints, started, settings.records, tuple(run.topics))
     return RestoreBugRun(guard, _reads(run, job_after), report, savepoint_audit)
 
 
-def _guard(run: ScenarioRun, savepoint: str, job: KafkaSourceJob) -> GuardReport:
-    """`splitaudit guard` on restoring `savepoint` into the job as `job` describes it, `--bootstrap` the stack's."""
+def _guard(run: ScenarioRun, savepoint: str, jar: Path, job: KafkaSourceJob) -> GuardReport:
+    """`splitaudit guard` on restoring `savepoint` into `jar`'s job as `job` describes it, `--bootstrap` the
+    stack's."""
     bootstrap = run.stack.kafka.bootstrap
     with run.steps.step(f"guard a restore of {savepoint} with --bootstrap {bootstrap}") as out:
-        guard = run_guard(savepoint, kafka_source_job(), bootstrap, None, run.steps.progress, kafka_job=job)
+        guard = run_guard(savepoint, jar, bootstrap, None, run.steps.progress, kafka_job=job)
         out.append(guard.line)
     return guard
 
@@ -240,17 +249,18 @@ def _rows_within(run: ScenarioRun, rows: int, seconds: float) -> bool:
 
 def _report(
     run: ScenarioRun,
+    jar: Path,
     jobs: tuple[str, str],
     savepoints: tuple[str, str],
     started: float,
     records: int,
     subscription: tuple[str, ...],
 ) -> tuple[ScenarioReport, Findings | None]:
-    """The run's report and audit (`records` read since the monotonic time `started`), and the savepoint-only
-    audit of the restore (None when the job finished and took no savepoint after it) with what the sink's audit
-    is not given: the restored job's `--subscription` and the stack's `--bootstrap`."""
+    """The run's report and audit of `jar`'s job (`records` read since the monotonic time `started`), and the
+    savepoint-only audit of the restore (None when the job finished and took no savepoint after it) with what the
+    sink's audit is not given: the restored job's `--subscription` and the stack's `--bootstrap`."""
     rate = records / (time.monotonic() - started)
-    report = run.report(VARIANT, SAVEPOINT, kafka_source_job(), jobs, savepoints, rate)
+    report = run.report(VARIANT, SAVEPOINT, jar, jobs, savepoints, rate)
     if savepoints[0] == savepoints[1]:
         return report, None
     from splitaudit.audit.run import run_audit  # imports pyspark: not when the lab merely starts
