@@ -28,3 +28,12 @@ def rows(findings: tuple[Finding, ...], topics: dict[str, str]) -> list[Row]:
 def reads(result: RestoreBugRun, topics: dict[str, str]) -> list[ReadRow]:
     """The truth: what the restored job wrote to the sink, per partition (topic, partition, rows, offset ranges)."""
     return [(topics[r.topic], r.partition, r.rows, r.offsets) for r in result.restored_reads]
+
+
+def watch_rows(result: RestoreBugRun, topics: dict[str, str]) -> list[Row]:
+    """The watch's verdict: each finding as its last event reported it (a figure that grew is re-emitted), in the
+    order first found."""
+    last: dict[tuple[str, str | None, int | None], Finding] = {}
+    for event in result.watch.events:
+        last[(event.finding.kind, event.finding.topic, event.finding.partition)] = event.finding
+    return rows(tuple(last.values()), topics)

@@ -34,7 +34,7 @@ from splitaudit_lab.scenario.kafka_restore_bugs import (
     run_starting_offsets_restore,
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
-from tests.integration.kafka_restore_rows import names, reads, rows
+from tests.integration.kafka_restore_rows import names, reads, rows, watch_rows
 
 # The release's stack, shared with the clean/grown/rescale cases' module rather than copied.
 from tests.integration.test_flink_kafka_matrix import MatrixStack, matrix  # noqa: F401
@@ -49,7 +49,8 @@ P01 = (0, 1)
 
 
 def _measured(result: RestoreBugRun) -> dict[str, Any]:
-    """Everything a case asserts: the truth, the guard's findings, the sink's audit and the savepoints' audit."""
+    """Everything a case asserts: the truth, the guard's findings, the sink's audit, the savepoints' audit and the
+    watch's findings on the restored job."""
     t = names(result)
     return {
         "reads": reads(result, t),
@@ -57,6 +58,7 @@ def _measured(result: RestoreBugRun) -> dict[str, Any]:
         "guard": rows(result.guard.findings, t),
         "audit": rows(result.run.audit.findings, t),
         "savepoint_audit": None if result.savepoint_audit is None else rows(result.savepoint_audit.findings, t),
+        "watch": watch_rows(result, t),
     }
 
 
@@ -74,6 +76,7 @@ def test_a_bounded_restore_never_finishes(matrix: MatrixStack, tmp_path: Path) -
         ],
         "audit": [*finished, *finished, (BOUNDED_SOURCE_NOT_ENDED, WARNING, None, None, 2, ())],
         "savepoint_audit": [*finished, *finished, (BOUNDED_SOURCE_NOT_ENDED, WARNING, None, None, 2, ())],
+        "watch": [(BOUNDED_NEVER_FINISHES, ERROR, None, None, 2, ())],
     }
 
 
@@ -95,6 +98,7 @@ def test_a_bounded_restore_whose_topic_gained_partitions_finishes(matrix: Matrix
         ],
         "audit": [],
         "savepoint_audit": None,
+        "watch": [],
     }
 
 
@@ -111,6 +115,7 @@ def test_a_removed_topic_is_still_read(matrix: MatrixStack, tmp_path: Path) -> N
         ],
         "audit": [],
         "savepoint_audit": [(REMOVED_TOPIC_READ, ERROR, "B", p, 100, ((100, 199),)) for p in P01],
+        "watch": [(REMOVED_TOPIC_READ, ERROR, "B", p, 100, ((100, 199),)) for p in P01],
     }
 
 
@@ -130,6 +135,7 @@ def test_a_recreated_topic_is_read_from_earliest(matrix: MatrixStack, tmp_path: 
             *[(PAST_SAVEPOINT, WARNING, "A", p, 50, ((50, 99),)) for p in P01],
         ],
         "savepoint_audit": [*rewind, *[(OFFSET_PAST_LOG_END, WARNING, "A", p, 50, ((0, 49),)) for p in P01]],
+        "watch": [(OFFSET_PAST_LOG_END, WARNING, "A", p, 50, ((0, 49),)) for p in P01],
     }
 
 
@@ -139,7 +145,14 @@ def test_a_recreated_topic_restored_with_latest_loses_the_new_log(matrix: Matrix
         matrix.stack, tmp_path / "recreated-latest", Progress(), QUICK, 100, "latest", jar
     )
     lost = [(OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in P01]
-    assert _measured(result) == {"reads": [], "state": None, "guard": lost, "audit": [], "savepoint_audit": lost}
+    assert _measured(result) == {
+        "reads": [],
+        "state": None,
+        "guard": lost,
+        "audit": [],
+        "savepoint_audit": lost,
+        "watch": lost,
+    }
 
 
 def test_starting_offsets_are_ignored_on_restore(matrix: MatrixStack, tmp_path: Path) -> None:  # noqa: F811
@@ -154,4 +167,5 @@ def test_starting_offsets_are_ignored_on_restore(matrix: MatrixStack, tmp_path: 
         ],
         "audit": [],
         "savepoint_audit": [],
+        "watch": [],
     }

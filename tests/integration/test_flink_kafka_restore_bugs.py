@@ -49,7 +49,7 @@ from splitaudit_lab.scenario.kafka_restore_bugs import (
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.stack import Stack
-from tests.integration.kafka_restore_rows import names, reads, rows
+from tests.integration.kafka_restore_rows import names, reads, rows, watch_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.flink_kafka]
 
@@ -86,6 +86,8 @@ def test_a_bounded_kafka_source_restored_from_a_savepoint_never_finishes(stack: 
     # The savepoints' audit with --bootstrap (the partitions from Kafka) says the same.
     assert result.savepoint_audit is not None
     assert rows(result.savepoint_audit.findings, t) == rows(result.run.audit.findings, t)
+    # The watch: both readers at offset 199 for 10 s of polls, the job still running.
+    assert watch_rows(result, t) == [(BOUNDED_NEVER_FINISHES, ERROR, None, None, 2, ())]
 
 
 def test_a_bounded_restore_whose_topic_gained_partitions_finishes(stack: Stack, tmp_path: Path) -> None:
@@ -107,6 +109,9 @@ def test_a_bounded_restore_whose_topic_gained_partitions_finishes(stack: Stack, 
         (LAG, INFO, "A", 1, 200, ((100, 299),)),
     ]
     assert result.savepoint_audit is None  # a finished job takes no savepoint
+    assert result.run.audit.findings == ()  # its sink against the topic: every offset below 200 once
+    assert watch_rows(result, t) == []
+    assert result.watch.job_state == "FINISHED"
 
 
 def test_a_topic_removed_from_the_subscription_is_still_read_after_the_restore(stack: Stack, tmp_path: Path) -> None:
@@ -127,6 +132,8 @@ def test_a_topic_removed_from_the_subscription_is_still_read_after_the_restore(s
         (REMOVED_TOPIC_READ, ERROR, "B", 0, 100, ((100, 199),)),
         (REMOVED_TOPIC_READ, ERROR, "B", 1, 100, ((100, 199),)),
     ]
+    # The watch told the subscription (--kafka-topics A): B's readers, and what they fetched.
+    assert watch_rows(result, t) == rows(result.savepoint_audit.findings, t)
 
 
 def test_a_topic_recreated_behind_the_savepoint_sends_the_readers_to_auto_offset_reset(
@@ -157,6 +164,8 @@ def test_a_topic_recreated_behind_the_savepoint_sends_the_readers_to_auto_offset
         (OFFSET_PAST_LOG_END, WARNING, "A", 1, 50, ((0, 49),)),
     ]
     assert "it read offsets 0..49 of the new log" in result.savepoint_audit.findings[2].detail
+    # The watch: readers below the restored offset 100 of a log that ends at 50: reset, not a second read.
+    assert watch_rows(result, t) == [(OFFSET_PAST_LOG_END, WARNING, "A", p, 50, ((0, 49),)) for p in (0, 1)]
 
 
 def test_a_topic_recreated_behind_the_savepoint_restored_with_latest_loses_the_new_log(
@@ -174,6 +183,8 @@ def test_a_topic_recreated_behind_the_savepoint_restored_with_latest_loses_the_n
         (OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in (0, 1)
     ]
     assert "still holds it at 100, past the new log" in result.savepoint_audit.findings[0].detail
+    # The watch, at the job's end: no reader fetched anything of either partition.
+    assert watch_rows(result, t) == [(OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in (0, 1)]
 
 
 def test_starting_offsets_are_ignored_on_restore(stack: Stack, tmp_path: Path) -> None:
@@ -188,3 +199,4 @@ def test_starting_offsets_are_ignored_on_restore(stack: Stack, tmp_path: Path) -
         (STARTING_OFFSETS_IGNORED, INFO, "A", 1, 0, ()),
     ]
     assert result.run.audit.findings == ()
+    assert watch_rows(result, t) == []
