@@ -1,7 +1,8 @@
 """The KafkaSource restore failures of issue 38 that need no Flink 2.x, run for real on the stack's Flink 1.19.3
 with connector 3.3.0-1.19 (the DataStream job of beam_pipelines/java/flink-jobs): the truth (the restored job's
 rows in the sink, per partition and offset range, and for the bounded job its state), the guard's prediction
-before the restore and the audit's findings after it, asserted exactly (docs/flink-kafka-jobs.md).
+before the restore, the watch's findings while the restored job runs and the audit's findings after it, asserted
+exactly (docs/flink-kafka-jobs.md). The other releases: test_flink_kafka_matrix_bugs.py.
 
 Each run: a topic of 2 partitions (two topics for the removed-topic run), 200 records (100 per partition), the job
 at parallelism 2 until they are in its sink and a checkpoint covers them, a savepoint SP0, cancel; then

@@ -1,12 +1,14 @@
 """The KafkaSource restore failures of issue 38 that Flink 1.19.3 and connector 3.3.0-1.19 can show, run for real
-with the DataStream job of beam_pipelines/java/flink-jobs (`KafkaLineageJob`), judged by `guard` before the
-restore and `audit` after it (docs/flink-kafka-jobs.md). Each run starts as `flink_kafka`'s do: a topic (or two),
+with the DataStream job of beam_pipelines/java/flink-jobs (`KafkaLineageJob`; the stack's build, or a release of
+the matrix's, `splitaudit_lab.stack.kafka_matrix`), judged by `guard` before the restore, `watch` while the restored
+job runs (`--on-error report`, `--kafka-topics` its subscription, `--bootstrap`) and `audit` after it
+(docs/flink-kafka-jobs.md). Each run starts as `flink_kafka`'s do: a topic (or two),
 N records, the job until they are in its sink and a checkpoint covers them, a savepoint SP0, cancel; then:
 
 - `run_bounded_restore` (FLINK-31006): the job is bounded (`--boundedAt`, every partition stops at one offset
   above what SP0 holds); more records reach the stopping offsets (with partitions added while it is down, the
   new ones too); restored from SP0, the run waits a bounded time for the job to finish, records its state, then
-  savepoints and cancels it if it still runs;
+  savepoints and cancels it if it still runs (a job that finished is audited from its sink and the topic alone);
 - `run_removed_topic_restore` (FLINK-34089): the job reads two topics; N more records to each; restored from SP0
   with only the first topic in `--topic`;
 - `run_recreated_topic_restore`: the topic is deleted and created again with as many partitions, and fewer
