@@ -31,9 +31,10 @@ def reads(result: RestoreBugRun, topics: dict[str, str]) -> list[ReadRow]:
 
 
 def watch_rows(result: RestoreBugRun, topics: dict[str, str]) -> list[Row]:
-    """The watch's verdict: each finding as its last event reported it (a figure that grew is re-emitted), in the
-    order first found."""
-    last: dict[tuple[str, str | None, int | None], Finding] = {}
+    """The watch's verdict: each finding as its last event reported it (a figure that grew is re-emitted), sorted
+    by kind, topic and partition (the order found depends on which subtask a poll asks first)."""
+    last: dict[tuple[str, str, int], Finding] = {}
     for event in result.watch.events:
-        last[(event.finding.kind, event.finding.topic, event.finding.partition)] = event.finding
-    return rows(tuple(last.values()), topics)
+        found = event.finding
+        last[(found.kind, found.topic or "", -1 if found.partition is None else found.partition)] = found
+    return rows(tuple(last[key] for key in sorted(last)), topics)

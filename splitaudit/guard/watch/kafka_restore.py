@@ -13,7 +13,9 @@ first), the savepoint's reader splits and, with `--bootstrap`, the topics' offse
 - `offset_past_log_end` (a topic deleted and re-created behind the savepoint): the restored offset is past the
   partition's log end, so `auto.offset.reset` decided. A reader seen below the restored offset read the new log
   from its start (warning, in place of the generic `read_below_restored`, which would call it a second read);
-  one that fetched nothing of the new log by the watch's end skipped it (error, at the end).
+  one that fetched nothing of the new log by the watch's end skipped it (error, at the end). Such a partition's
+  final tally (`read_twice`: what its readers read against its offsets from the restored one to the log end) is
+  dropped: a restored offset past the log end makes it count the new log's records as read twice.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from splitaudit.audit.checks.savepoint_tables import SavepointTables
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.kafka_restore import BOUNDED_NEVER_FINISHES
 from splitaudit.guard.tally import Key
+from splitaudit.guard.watch.judging import READ_TWICE
 from splitaudit.guard.watch.kafka_source import NOT_YET, READ_BELOW_RESTORED, PositionSample
 
 # Seconds every bounded reader must have stood at its stopping offset, polled in a running job, before the watch
@@ -134,6 +137,15 @@ def resets_unread(
         ranges = ((offsets.log_start, offsets.end - 1),)
         findings.append(Finding(OFFSET_PAST_LOG_END, ERROR, topic, partition, count, ranges, detail=detail))
     return findings
+
+
+def without_reset_tallies(
+    findings: Sequence[Finding], start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]
+) -> list[Finding]:
+    """The final tally's `findings` less the `read_twice` of partitions restored past their log end (`kafka`: the
+    offsets when the watch started): counted from an offset of another log, the figure means nothing."""
+    reset = past_log_end(start, kafka)
+    return [f for f in findings if f.kind != READ_TWICE or (str(f.topic), f.partition) not in reset]
 
 
 @dataclass

@@ -82,7 +82,7 @@ from splitaudit.guard.watch.judging import (
     judge_sample,
     subtask_sample,
 )
-from splitaudit.guard.watch.kafka_restore import KafkaRestoreWatch
+from splitaudit.guard.watch.kafka_restore import KafkaRestoreWatch, without_reset_tallies
 from splitaudit.guard.watch.kafka_source import (
     KafkaSourceReaders,
     dropped,
@@ -393,7 +393,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
         "the last poll is not counted"
     )
-    watch.report([_read_twice(t) for t in tallied if t.read_twice])
+    twice = [_read_twice(t) for t in tallied if t.read_twice]
+    watch.report(without_reset_tallies(twice, watch.tracker.resume, watch.tracker.offsets))
     restored = watch.restored
     return WatchReport(
         job=job,

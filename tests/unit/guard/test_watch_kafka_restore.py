@@ -10,6 +10,7 @@ from splitaudit.audit.checks.removed_topics import REMOVED_TOPIC_READ
 from splitaudit.audit.checks.savepoint_tables import SavepointTables
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.kafka_restore import BOUNDED_NEVER_FINISHES
+from splitaudit.guard.watch.judging import READ_TWICE
 from splitaudit.guard.watch.kafka_restore import (
     BOUNDED_GRACE,
     KafkaRestoreWatch,
@@ -18,6 +19,7 @@ from splitaudit.guard.watch.kafka_restore import (
     removed_topics_read,
     resets_unread,
     stopping_offsets,
+    without_reset_tallies,
 )
 from splitaudit.guard.watch.kafka_source import NOT_YET, READ_BELOW_RESTORED, PositionSample, ReaderPosition
 
@@ -100,3 +102,9 @@ def test_a_partition_restored_past_its_log_end_and_never_read_is_lost_at_the_end
     watch = KafkaRestoreWatch()
     watch.judge([], [_sample(0, A0=NOT_YET), _sample(1, A1=20)], START, kafka, 1.0)
     assert _rows(watch.ended(START, kafka)) == [(OFFSET_PAST_LOG_END, ERROR, "A", 0, 50, ((0, 49),))]
+
+
+def test_the_tally_of_a_partition_restored_past_its_log_end_is_dropped() -> None:
+    tally = [Finding(READ_TWICE, ERROR, "A", p, 50) for p in (0, 1)]
+    recreated = {("A", 0): PartitionOffsets(0, 50), ("A", 1): PartitionOffsets(0, 300)}
+    assert without_reset_tallies(tally, START, recreated) == tally[1:]
