@@ -4,12 +4,17 @@ partitions restored at offset 100), against the savepoint's splits and Kafka's o
 
 from __future__ import annotations
 
+import click
+from click.testing import CliRunner
+
 from splitaudit.audit.checks.findings import ERROR, WARNING, Finding
 from splitaudit.audit.checks.recreated_topics import OFFSET_PAST_LOG_END
 from splitaudit.audit.checks.removed_topics import REMOVED_TOPIC_READ
 from splitaudit.audit.checks.savepoint_tables import SavepointTables
+from splitaudit.cli.watch import WATCH_SETTINGS
 from splitaudit.clients.kafka import PartitionOffsets
 from splitaudit.guard.kafka_restore import BOUNDED_NEVER_FINISHES
+from splitaudit.guard.watch import WatchSettings
 from splitaudit.guard.watch.judging import READ_TWICE
 from splitaudit.guard.watch.kafka_restore import (
     BOUNDED_GRACE,
@@ -108,3 +113,18 @@ def test_the_tally_of_a_partition_restored_past_its_log_end_is_dropped() -> None
     tally = [Finding(READ_TWICE, ERROR, "A", p, 50) for p in (0, 1)]
     recreated = {("A", 0): PartitionOffsets(0, 50), ("A", 1): PartitionOffsets(0, 300)}
     assert without_reset_tallies(tally, START, recreated) == tally[1:]
+
+
+def test_kafka_topics_reach_the_watch_settings_as_a_tuple() -> None:
+    seen: list[WatchSettings] = []
+
+    @click.command()
+    @WATCH_SETTINGS
+    def probe(watch_settings: WatchSettings) -> None:
+        seen.append(watch_settings)
+
+    base = ["--flink-rest", "http://127.0.0.1:8081", "--job", "j"]
+    for given, topics in ((["--kafka-topics", "A,orders.v1"], ("A", "orders.v1")), ([], None)):
+        result = CliRunner().invoke(probe, base + given)
+        assert result.exit_code == 0, result.output
+        assert seen.pop().kafka_topics == topics
