@@ -178,6 +178,7 @@ def test_a_topic_recreated_behind_the_savepoint_restored_with_latest_loses_the_n
     assert reads(result, t) == []  # auto.offset.reset latest: the new log's 50 records per partition never read
     assert rows(result.guard.findings, t) == [(OFFSET_PAST_LOG_END, ERROR, "A", p, 50, ((0, 49),)) for p in (0, 1)]
     assert "it skips to the log end: the 50 records there are lost" in result.guard.findings[0].detail
+    assert result.run.audit.findings == ()  # the sink holds no offset of the new log: nothing to see there
     assert result.savepoint_audit is not None
     # SP1 still holds both partitions at 100 (no record moved them): none of the new log was read.
     assert rows(result.savepoint_audit.findings, t) == [
