@@ -62,7 +62,15 @@ WATCH_SETTINGS = settings(
                       "(backoff from 0.1 s doubling up to 2 s; the attempts' own time counted) before it counts: as "
                       "the job gone, or as the error it is. One attempt waits at most this long for its answer (at "
                       "least 10 s, at most 60 s)."),
+    click.option("--kafka-topics", metavar="T[,T…]", default=None, callback=lambda _ctx, _param, value: _topics(value),
+                 help="The topics the restored job's KafkaSource subscribes to (as guard's): a reader of another "
+                      "topic's partition is removed_topic_read (FLINK-34089)."),
 )  # fmt: skip
+
+
+def _topics(value: str | None) -> tuple[str, ...] | None:
+    """`--kafka-topics` as a tuple of topic names (None: not given)."""
+    return None if value is None else tuple(topic for topic in value.split(",") if topic)
 
 
 @click.command()
@@ -85,6 +93,10 @@ def watch(ctx: click.Context, watch_settings: WatchSettings, log_path: Path | No
     currentOffset gauges and its source's numRecordsOut instead: partition_read_twice, read_below_restored (a
     partition read again below its restored offset), partition_not_read (at the end: no reader held it),
     source_state_dropped (the savepoint's source is no vertex of the job: found by its state, not by name).
+    Its restore failures (docs/flink-kafka-jobs.md): removed_topic_read (with --kafka-topics: a reader of a
+    topic the job no longer subscribes to, FLINK-34089), bounded_restore_never_finishes (every bounded split's
+    reader at its stopping offset for 10 s, the job still running: FLINK-31006), offset_past_log_end (with
+    --bootstrap: a partition restored past its log end, read from the new log's start, or at the end never read).
     Flink serves metrics refreshed every metrics.fetcher.update-interval (10 s by default) and job and
     checkpoint details every web.refresh-interval (3 s): set them to 100-500 ms on the cluster for a fast
     watch.

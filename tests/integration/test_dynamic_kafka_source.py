@@ -35,15 +35,13 @@ from splitaudit_lab.scenario.dynamic_kafka import (
     run_dynamic_kafka_taskmanager_kill,
 )
 from splitaudit_lab.scenario.restore import ScenarioSettings
-from splitaudit_lab.stack.kafka_matrix import KAFKA_SOURCE_MATRIX
+from splitaudit_lab.stack.kafka_matrix import OTHER_RELEASES
 from splitaudit_lab.stack.stack import Stack
 from tests.integration.test_flink_kafka_matrix import MatrixStack, matrix
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 
 __all__ = ["matrix"]  # the per-release stack fixture, shared with the KafkaSource matrix
-
-OTHER_RELEASES = KAFKA_SOURCE_MATRIX[1:]  # the first is the stack's own
 
 
 def test_a_clean_restore_on_the_stacks_own_release(stack: Stack, tmp_path: Path) -> None:

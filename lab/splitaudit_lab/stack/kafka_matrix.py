@@ -60,5 +60,7 @@ KAFKA_SOURCE_MATRIX = (
     ConnectorRelease("5.0.0-2.1", "2.1.1"),
     ConnectorRelease("5.0.0-2.2", "2.2.1"),
 )
-# The Flink distributions `setup --matrix` installs for it, besides FLINK_VERSION.
-KAFKA_MATRIX_FLINK_VERSIONS = tuple(release.flink for release in KAFKA_SOURCE_MATRIX if release.flink != FLINK_VERSION)
+# The releases besides the stack's own pair (3.3.0-1.19 on FLINK_VERSION), and the Flink distributions `setup
+# --matrix` installs for them.
+OTHER_RELEASES = tuple(release for release in KAFKA_SOURCE_MATRIX if release.flink != FLINK_VERSION)
+KAFKA_MATRIX_FLINK_VERSIONS = tuple(release.flink for release in OTHER_RELEASES)

@@ -84,6 +84,7 @@ from splitaudit.guard.watch.judging import (
     judge_sample,
     subtask_sample,
 )
+from splitaudit.guard.watch.kafka_restore import KafkaRestoreWatch, without_reset_tallies
 from splitaudit.guard.watch.kafka_source import (
     KafkaSourceReaders,
     dropped,
@@ -116,6 +117,7 @@ class WatchSettings:
     # the watch triggers after it (Flink 1.19+), instead of waiting for the job's next one (0: never).
     probe: float = 0.0
     rest_timeout: float = DEFAULT_REST_TIMEOUT  # seconds one failing REST call is retried before it is classified
+    kafka_topics: tuple[str, ...] | None = None  # a KafkaSource's subscription after the restore (None: not told)
 
     def __post_init__(self) -> None:
         if self.on_error not in ACTIONS:
@@ -143,6 +145,7 @@ class _Watch:
     highly_available: bool = False  # the cluster recovers a suspended job (a JobManager failover)
     sources: tuple[str, ...] = ()  # the savepoint's source operators (those holding Kafka splits)
     readers: KafkaSourceReaders = field(default_factory=KafkaSourceReaders)  # a KafkaSource's per-partition gauges
+    restore_failures: KafkaRestoreWatch = field(default_factory=KafkaRestoreWatch)  # kafka_restore's judgments
 
     def __post_init__(self) -> None:
         self.rest = JobRest(self.flink, self.settings.rest_timeout)
@@ -198,7 +201,12 @@ class _Watch:
         numRecordsOut until the new one reports, which no offset can be judged against. Whether an error was
         found."""
         start = None if self.tracker.attempts else self.tracker.resume
-        return self.report(judge_positions(self.readers.samples, start, self.tracker.offsets))
+        findings = judge_positions(self.readers.samples, start, self.tracker.offsets)
+        if start is not None:
+            findings = self.restore_failures.judge(
+                findings, self.readers.samples, start, self.tracker.offsets, self.now()
+            )
+        return self.report(findings)
 
     def source_restored(self, job: str, source: Mapping[str, Any]) -> bool:
         """Whether the savepoint's sources are no vertex of the job (their splits dropped): an error finding."""
@@ -222,6 +230,7 @@ class _Watch:
             with self.progress.step(f"read the restored savepoint {location}"):
                 tables = savepoint_tables(location)
                 self.tracker.resume, self.sources = tables.resume_offsets, split_operators(tables)
+                self.restore_failures = KafkaRestoreWatch.of(tables, self.settings.kafka_topics)
         self.tracker.offsets = self.kafka_offsets()
         expired = check_offsets(self.tracker.offsets, self.tracker.resume, {}, None)
         return self.report([f for f in expired if f.kind == EXPIRED_UNREAD])
@@ -379,7 +388,9 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             phase = watch.rest.await_end(job)
         watch.mark("ended")
     if watch.readers.seen and not (error and acts):  # a KafkaSource followed to its end or the watch's
-        watch.report(not_read(frozenset(watch.readers.held), watch.tracker.resume, watch.kafka_offsets()))
+        offsets = watch.kafka_offsets()
+        watch.report(not_read(frozenset(watch.readers.held), watch.tracker.resume, offsets))
+        watch.report(watch.restore_failures.ended(watch.tracker.resume, offsets))
     stopped = "the job ended" if phase in ENDED else "the watch ended"
     tallied = watch.tracker.final_tally(
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
@@ -391,7 +402,8 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
         if settings.bootstrap is not None:
             kafka = watch.kafka_offsets()
             positions = watch.readers.positions(watch.tracker.resume, watch.latest.values(), kafka)
-    watch.report([_read_twice(t) for t in tallied if t.read_twice])
+    twice = [_read_twice(t) for t in tallied if t.read_twice]
+    watch.report(without_reset_tallies(twice, watch.tracker.resume, watch.tracker.offsets))
     restored = watch.restored
     return WatchReport(
         job=job,
