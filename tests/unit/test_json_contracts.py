@@ -132,6 +132,7 @@ FINDINGS_JSON = {
             "partitions_from": "--partitions",
             "partitions": [
                 {
+                    "cluster": None,
                     "topic": "t",
                     "partition": 0,
                     "status": "double",
@@ -140,7 +141,7 @@ FINDINGS_JSON = {
                         {"subtask": None, "split_id": "t-0", "next_offset": None},
                     ],
                 },
-                {"topic": "t", "partition": 2, "status": "missing", "holders": []},
+                {"cluster": None, "topic": "t", "partition": 2, "status": "missing", "holders": []},
             ],
         }
     ],
