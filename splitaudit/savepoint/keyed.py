@@ -29,6 +29,7 @@ over and counted in `unread` entries.
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -48,10 +49,12 @@ from splitaudit.primitives.snappy import (
 )
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
 from splitaudit.savepoint.keygroups import key_group_of
+from splitaudit.savepoint.kryo import KryoClassNotDecodedError
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint.typeserializers import (
     BEAM_CODER_SNAPSHOT,
+    KRYO,
     LIST,
     MAP,
     NO_SKIPS,
@@ -62,6 +65,7 @@ from splitaudit.savepoint.typeserializers import (
     Skips,
     decoder,
     fixed_length,
+    may_refuse,
     raw_reason,
     read_serializer_snapshot,
 )
@@ -419,11 +423,42 @@ class KeyGroupsReader:
                 if found is not None:
                     yield from found
                     return
+            if codec.may_refuse and window.left() <= HEAP_SEARCH_BYTES:
+                decoded = self._heap_or_search(codec, key_group, window, written)
+                if decoded is not None:
+                    yield from decoded
+                    if any(entry.status.startswith((RAW, UNREAD)) for entry in decoded):
+                        return  # the search read the rest of the key group
+                    written.add(codec.name)
+                    continue
             written.add(codec.name)
-            for entry in codec.heap_entries(key_group, window):
-                yield entry
-                if entry.status.startswith(UNREAD):
-                    return
+            try:
+                for entry in codec.heap_entries(key_group, window):
+                    yield entry
+                    if entry.status.startswith(UNREAD):
+                        return
+            except KryoClassNotDecodedError as error:
+                why = f"the rest of state {codec.name!r} and of key group {key_group}: {error.message}"
+                yield KeyedStateEntry(codec.name, key_group, None, None, None, None, f"{UNREAD}: {why}")
+                return
+
+    def _heap_or_search(
+        self, codec: StateCodec, key_group: int, window: _Window, written: set[str]
+    ) -> list[KeyedStateEntry] | None:
+        """A state whose decoders may refuse a value (`may_refuse`: a Kryo value of a class outside Kryo's own
+        registrations, a Scala `Try`'s `Failure`), read from the rest of the key group loaded whole: its entries;
+        or, when a value is refused, the search from the state's start (`_heap_search`, that value and the others
+        kept as bytes). None, the window where it was, when the search finds no single reading."""
+        rest = window.need(window.left())
+        begin = rest.tell()
+        try:
+            return list(codec.heap_entries(key_group, window))
+        except KryoClassNotDecodedError:
+            rest.seek(begin)
+        found = self._heap_search(codec, key_group, window, written)
+        if found is None:
+            rest.seek(begin)
+        return found
 
     def _heap_search(
         self, codec: StateCodec, key_group: int, window: _Window, written: set[str]
@@ -606,6 +641,8 @@ class _Window:
             at = data.tell()
             try:
                 return read(data)
+            except KryoClassNotDecodedError:
+                raise  # the class was read whole: more bytes would not change it
             except InputError:
                 if self.start + len(data) >= self.end:
                     raise
@@ -697,6 +734,8 @@ class StateCodec:
         key_variable = self.key is None or fixed_length(key_serializer) is None
         namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
         self.ambiguous = key_variable and namespace_variable
+        serializers = (key_serializer, self.namespace_serializer, self.value_serializer)
+        self.may_refuse = any(may_refuse(serializer) for serializer in serializers if serializer is not None)
         self.is_list = self.type == "LIST"
         self.is_map = self.type == "MAP"
         self.element: Decoder | None = None
@@ -725,12 +764,32 @@ class StateCodec:
 
     def canonical_row(self, key_group: int, key: DataInput, value: DataInput) -> EntryRow:
         """`canonical_entry` as a tuple (`EntryRow`)."""
-        parts = self._canonical_parts(key, value)
+        key_at, value_at = key.tell(), value.tell()
+        try:
+            parts = self._canonical_parts(key, value)
+        except KryoClassNotDecodedError as error:
+            kept = self._kept_as_bytes(key, key_at, value, value_at)
+            return (self.name, key_group, *kept, raw_status(KRYO, error.class_name))
         if not self.decoded_whole:
             for part in parts:
                 if isinstance(part, Undecoded):
                     return (self.name, key_group, *parts, raw_status(part.serializer, part.type_class))
         return (self.name, key_group, *parts, READ)
+
+    def _kept_as_bytes(self, key: DataInput, key_at: int, value: DataInput, value_at: int) -> tuple[Any, Any, Any, Any]:
+        """An entry's parts when a Kryo value in it is not decoded (`KryoClassNotDecodedError`): the value kept as
+        bytes, and the key too when it is that Kryo value."""
+        plain = copy.copy(self)
+        plain.value = plain.element = plain.user_value = None
+        key.seek(key_at)
+        value.seek(value_at)
+        try:
+            return plain._canonical_parts(key, value)
+        except KryoClassNotDecodedError:
+            plain.key = None
+            key.seek(key_at)
+            value.seek(value_at)
+            return plain._canonical_parts(key, value)
 
     def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
         """What stands for a heap state's entries whose serializer is unknown: they have no lengths, so neither
