@@ -48,7 +48,7 @@ from splitaudit.primitives.snappy import (
     read_chunk_header,
 )
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
-from splitaudit.savepoint.keygroups import key_group_of
+from splitaudit.savepoint.keygroups import key_groups_of
 from splitaudit.savepoint.kryo import KryoClassNotDecodedError
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
@@ -466,7 +466,7 @@ class KeyGroupsReader:
         """The rest of a heap key group from a state whose values no decoder knows (Kryo's) but whose keys and
         namespaces are known: the values' ends are the only ones that let every later entry and state read to the
         key group's end exactly (its other entries' namespaces and keys, each of this key group where
-        `keygroups.key_group_of` knows a key's, then each later state's id, count and entries:
+        `keygroups.key_groups_of` knows a key's, then each later state's id, count and entries:
         `HeapSnapshotStrategy` writes every state once in each key group, so the later ones are exactly those not
         `written` before it), each value kept as its bytes (status `raw`). None, the window where it
         was, when no single choice does, when another value no decoder knows follows, or when the rest exceeds
@@ -522,7 +522,8 @@ class KeyGroupsReader:
             except InputError:
                 return
             # A key is never null (its hashCode() assigned it to this key group).
-            if key is None or key_group_of(key, key_class, self.max_parallelism) not in (None, key_group):
+            groups = None if key is None else key_groups_of(key, key_class, self.max_parallelism)
+            if key is None or (groups is not None and key_group not in groups):
                 return
             value_at = at + entry.tell()
             for value_end in range(value_at + 1, end + 1):
