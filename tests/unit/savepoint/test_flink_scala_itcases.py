@@ -1,0 +1,141 @@
+"""The Scala migration ITCases' snapshots in flink-tests 1.19.1 / 1.20.1 (`stateful-scala-udf-migration-itcase-*`,
+`stateful-scala-with-broadcast-udf-migration-itcase-*`, written by Flink 1.8 to 1.19 with the heap and RocksDB
+backends: canonical savepoints, heap checkpoints, RocksDB native savepoints and checkpoints), read through
+`read_keyed_state` and compared with the state the ITCases' `StatefulFlatMapper` writes (apache/flink release-1.19.1,
+flink-tests/src/test/scala/org/apache/flink/api/scala/migration/StatefulJobSavepointMigrationITCase.scala and
+StatefulJobWBroadcastStateMigrationITCase.scala): parallelism and max parallelism 4, `CheckpointedSource` emits
+`(i, i)` for i in 0..3, keyed by `_._1`, a `Long` the Scala API serializes with Kryo (the key's type is `Object`).
+For each element the mapper updates, for its key i:
+
+- `caseClassState`: `CustomCaseClass(i.toString, i * 2)`; `caseClassWithNestingState`:
+  `CustomCaseClassWithNesting(i, CustomCaseClass(i.toString, i * 2))`; `collectionState`: `List(CustomCaseClass(...))`;
+- `tryState`: `Try(CustomCaseClass(i.toString, i * 5))`, a Success; `tryFailureState`: `Failure(new
+  RuntimeException)`: its Throwable is Kryo's (Java serialization inside), kept as bytes with the class named;
+- `optionState`: `Some(CustomCaseClass(i.toString, i * 2))`; `optionNoneState`: `None`;
+- `eitherLeftState`: `Left(CustomCaseClass(i.toString, i * 2))`; `eitherRightState`: `Right((i * 3).toString)`;
+- `enumOneState`: `CustomEnum.ONE` then `CustomEnum.THREE`; `enumThreeState` is never updated (no entry).
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splitaudit.errors import InputError
+from splitaudit.home import flink_test_corpus
+from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint import kryo
+from splitaudit.savepoint.keyed import Undecoded
+from splitaudit.savepoint.keygroups import key_group_of
+from splitaudit.savepoint.typeserializers import LONG
+from splitaudit.savepoint_view import read_keyed_state
+
+pytestmark = pytest.mark.needs_build
+
+JARS = ("flink-tests-1.19.1-tests.jar", "flink-tests-1.20.1-tests.jar")
+PREFIX = "stateful-scala-"
+MIGRATION = "org.apache.flink.api.scala.migration."
+TRY = "org.apache.flink.api.scala.typeutils.ScalaTrySerializerSnapshot"
+KEYS = range(4)
+# a Failure's status: where a length frames the value, the Kryo class is read and named; in a heap snapshot the
+# search past it names the Try's serializer
+FAILURE_STATUSES = {
+    "raw: org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot (java.lang.RuntimeException): "
+    "Kryo's field layout is not in the snapshot",
+    f"raw: {TRY}: a Failure's Throwable is written by Kryo, whose field layout is not in the snapshot",
+}
+
+
+def _case_class(i: int, factor: int) -> dict[str, Any]:
+    return {"@class": MIGRATION + "CustomCaseClass", "fields": [str(i), i * factor]}
+
+
+def expected(i: int) -> dict[str, Any]:
+    """The decoded value of each state the mapper updates, for key i (`tryFailureState` aside: kept as bytes)."""
+    return {
+        "caseClassState": _case_class(i, 2),
+        "caseClassWithNestingState": {
+            "@class": MIGRATION + "CustomCaseClassWithNesting",
+            "fields": [i, _case_class(i, 2)],
+        },
+        "collectionState": [_case_class(i, 2)],
+        "tryState": {"success": _case_class(i, 5)},
+        "optionState": {"some": _case_class(i, 2)},
+        "optionNoneState": None,
+        "eitherLeftState": {"left": _case_class(i, 2)},
+        "eitherRightState": {"right": str(i * 3)},
+        "enumOneState": "THREE",
+    }
+
+
+@pytest.fixture(scope="module", params=JARS)
+def snapshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The Scala ITCases' snapshot folders of one jar, extracted."""
+    target = tmp_path_factory.mktemp(request.param.removesuffix(".jar"))
+    with zipfile.ZipFile(flink_test_corpus() / request.param) as archive:
+        names = [name for name in archive.namelist() if name.startswith(PREFIX)]
+        archive.extractall(target, names)
+        folders = sorted({name.rsplit("/", 1)[0] for name in names if name.endswith("/_metadata")})
+    return [target / folder for folder in folders]
+
+
+def _is_heap(folder: Path) -> bool:
+    """A snapshot in the heap backend's own layout (entries without lengths): its checkpoints and native
+    savepoints, and its savepoints before Flink 1.13's canonical format."""
+    match = re.search(r"-flink1\.(\d+)-(\w+)-(.+)$", folder.name)
+    assert match is not None, folder.name
+    minor, backend, kind = int(match.group(1)), match.group(2), match.group(3)
+    return backend != "rocksdb" and (kind != "savepoint" or minor < 13)
+
+
+def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> None:
+    """Every decoded entry equals what the mapper wrote for its key, in the key group Flink assigns that key; every
+    `tryFailureState` value is kept as bytes, its Kryo class named; canonical and RocksDB snapshots hold all 40
+    entries, the heap ones all but what one key group's search could not single out."""
+    kinds: collections.Counter[str] = collections.Counter()
+    refused: list[str] = []
+    unread_reasons: collections.Counter[str] = collections.Counter()
+    for folder in snapshots:
+        try:
+            entries = [row.entry for row in read_keyed_state(str(folder))]
+        except InputError as error:  # the changelog backend's (test_flink_itcases.py counts them)
+            refused.append(str(error))
+            continue
+        seen: set[tuple[str, int]] = set()
+        for entry in entries:
+            if entry.status.startswith("unread"):
+                assert _is_heap(folder), folder.name
+                unread_reasons[entry.status.split(" and of key group")[0]] += 1
+                continue
+            assert entry.key_group == key_group_of(entry.key, LONG, 4), (folder.name, entry)
+            assert entry.namespace is None  # VoidNamespace
+            seen.add((entry.state, entry.key))
+            if entry.state == "tryFailureState":
+                assert isinstance(entry.value, Undecoded), entry
+                assert entry.value.serializer == TRY
+                assert entry.status in FAILURE_STATUSES, entry.status
+                value = DataInput(entry.value.data, "tryFailureState")
+                assert not value.read_bool("isSuccess")
+                with pytest.raises(kryo.KryoClassNotDecodedError) as not_decoded:
+                    kryo.read_kryo_value(value)
+                assert not_decoded.value.class_name == "java.lang.RuntimeException"
+                continue
+            assert (entry.status, entry.value) == ("read", expected(entry.key)[entry.state]), (folder.name, entry)
+        complete = {(state, key) for key in KEYS for state in [*expected(0), "tryFailureState"]}
+        assert seen <= complete
+        if _is_heap(folder) and seen != complete:
+            kinds["heap, partly unread"] += 1
+        else:
+            assert seen == complete, folder.name
+            kinds["heap" if _is_heap(folder) else "canonical or RocksDB"] += 1
+    assert len(refused) == 4
+    assert all("changelog state backend" in error for error in refused)
+    assert kinds == {"canonical or RocksDB": 43, "heap, partly unread": 27}
+    assert unread_reasons == {
+        "unread: the rest of state 'tryFailureState'": 27,
+    }
