@@ -778,19 +778,26 @@ class StateCodec:
         return (self.name, key_group, *parts, READ)
 
     def _kept_as_bytes(self, key: DataInput, key_at: int, value: DataInput, value_at: int) -> tuple[Any, Any, Any, Any]:
-        """An entry's parts when a Kryo value in it is not decoded (`KryoClassNotDecodedError`): the value kept as
-        bytes, and the key too when it is that Kryo value."""
+        """An entry's parts when a Kryo value in it is not decoded (`KryoClassNotDecodedError`): read again with the
+        values kept as bytes, else with the key kept as bytes (the Kryo value is the key), else both."""
+        for raw_key, raw_values in ((False, True), (True, False)):
+            try:
+                return self._reread(key, key_at, value, value_at, raw_key, raw_values)
+            except KryoClassNotDecodedError:
+                continue
+        return self._reread(key, key_at, value, value_at, True, True)
+
+    def _reread(
+        self, key: DataInput, key_at: int, value: DataInput, value_at: int, raw_key: bool, raw_values: bool
+    ) -> tuple[Any, Any, Any, Any]:
         plain = copy.copy(self)
-        plain.value = plain.element = plain.user_value = None
+        if raw_key:
+            plain.key = None
+        if raw_values:
+            plain.value = plain.element = plain.user_value = None
         key.seek(key_at)
         value.seek(value_at)
-        try:
-            return plain._canonical_parts(key, value)
-        except KryoClassNotDecodedError:
-            plain.key = None
-            key.seek(key_at)
-            value.seek(value_at)
-            return plain._canonical_parts(key, value)
+        return plain._canonical_parts(key, value)
 
     def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
         """What stands for a heap state's entries whose serializer is unknown: they have no lengths, so neither
