@@ -2,11 +2,13 @@
 
 Flink 1.x's `KryoSerializer.serialize` is Kryo 2.24's `Kryo.writeClassAndObject`: the class, as
 `DefaultClassResolver.writeClass` writes it (a varint `registration id + 2`, `0` for null; `1` = `NAME + 2`
-followed by a name id and, the first time, the class name), then the object. Kryo's constructor registers ten classes
-with fixed ids whatever the job registers after them (`Kryo()`, kryo 2.24.0: `int` 0, `String` 1, `float` 2, `boolean`
-3, `byte` 4, `char` 5, `short` 6, `long` 7, `double` 8, `void` 9; a wrapper class shares its primitive's
-registration). Their objects are written by `DefaultSerializers`' serializers, with no reference marker before them
-for the eight wrappers (`MapReferenceResolver.useReferences` is false for `Util.isWrapperClass`):
+followed by a name id and, the first time, the class name), then the object. Kryo's constructor registers its first
+classes with fixed ids whatever the job registers after them (`Kryo()`, kryo 2.24.0: `int` 0, `String` 1, `float` 2,
+`boolean` 3, `byte` 4, `char` 5, `short` 6, `long` 7, `double` 8, `void` 9; a wrapper class shares its primitive's
+registration; kryo 5.6.2, Flink 2.x, registers the same first nine in the same order and writes the wrappers with
+the same calls, read from its class files with `javap -c`). Their objects are written by `DefaultSerializers`'
+serializers, with no reference marker before the eight wrappers (`MapReferenceResolver.useReferences` is false for
+`Util.isWrapperClass`):
 
 - `Integer`: `Output.writeInt(value, false)`: a zigzag varint of up to 5 bytes, 7 bits a byte, low bits first;
 - `Long`: `Output.writeLong(value, false)`: a zigzag varint of up to 9 bytes, the 9th holding 8 bits;
@@ -49,14 +51,12 @@ def _read_var(inp: DataInput, what: str, max_bytes: int) -> int:
     """Kryo's `Input.readVarInt` / `readVarLong` before zigzag decoding: 7 bits a byte, low bits first, the last
     possible byte holding all its bits."""
     value = 0
-    for index in range(max_bytes):
+    for index in range(max_bytes - 1):
         byte = inp.read_unsigned_byte(what)
-        if index == max_bytes - 1:
-            return value | byte << (7 * index)
         value |= (byte & 0x7F) << (7 * index)
         if byte < 0x80:
             return value
-    return value
+    return value | inp.read_unsigned_byte(what) << (7 * (max_bytes - 1))
 
 
 def _zigzag(value: int, bits: int) -> int:
@@ -125,7 +125,7 @@ def read_kryo_string(inp: DataInput) -> str:
     if not first & 0x80:
         chars = [first]
         while not chars[-1] & 0x80:
-            if len(chars) > 64:
+            if len(chars) >= 63:
                 raise inp.error("Kryo ASCII string longer than 63 characters", at)
             chars.append(inp.read_unsigned_byte("Kryo string"))
         chars[-1] &= 0x7F

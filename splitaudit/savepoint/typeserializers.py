@@ -7,10 +7,9 @@ snapshotVersion` and a body that is *not* length-prefixed. Bodies read here: the
 `CompositeTypeSerializerSnapshot`'s (`ListSerializerSnapshot`, `MapSerializerSnapshot`, `TimerSerializerSnapshot`:
 `int 911108, int outerVersion, outer snapshot, NestedSerializersSnapshotDelegate` = `int 1333245, int 1, int n, n
 x writeVersionedSnapshot`; the Scala API's: `scalaserializers`). Any other body stops the walk: nothing after it is
-guessed at here. Where the body of
-such a snapshot ends is only known when the whole section around it parses to its end with no other choice of that
-end (`keyed.read_keyed_backend_header` searches for it); the walk is then given that end (`Skips`) and steps over
-the body, kept as the snapshot's payload.
+guessed at here. Where the body of such a snapshot ends is only known when the whole section around it parses to
+its end with no other choice of that end (`keyed.read_keyed_backend_header` searches for it); the walk is then
+given that end (`Skips`) and steps over the body, kept as the snapshot's payload.
 
 Values: `decoder(snapshot)` gives the function that reads one value the way the snapshot's serializer writes it
 (`StringValue.writeString`, `DataOutput.writeLong`, `ListSerializer`, `MapSerializer`, `TimerSerializer`, ...), or
@@ -294,9 +293,9 @@ def _unknown_composite(
     stream: DataInput, key: str, snapshot_class: str, version: int, depth: int, skips: Skips
 ) -> tuple[SerializerSnapshot, bool] | None:
     """A snapshot of a class this reader does not know whose body is a `CompositeTypeSerializerSnapshot`'s (many of
-    a job's own serializers): `int 911108, int
-    outerVersion`, an outer snapshot only its class knows, then the nested snapshots' delegate, found by its
-    magic number and version right after the outer snapshot, and read as every other. None (the stream where
+    a job's own serializers): `int 911108, int outerVersion`, an outer snapshot only its class knows, then the nested
+    snapshots' delegate, found by its magic number and version right after the outer snapshot, and read as every
+    other. None (the stream where
     it was) when the body is not that, or the delegate is not found or does not read."""
     start = stream.tell()
     if stream.remaining() < 12 or stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
