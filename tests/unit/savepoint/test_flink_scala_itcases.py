@@ -34,6 +34,7 @@ from splitaudit.savepoint.keyed import Undecoded
 from splitaudit.savepoint.keygroups import key_group_of
 from splitaudit.savepoint.typeserializers import LONG
 from splitaudit.savepoint_view import read_keyed_state
+from tests.unit.savepoint.test_flink_itcases import is_rocksdb_native
 
 pytestmark = pytest.mark.needs_build
 
@@ -133,9 +134,10 @@ def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> Non
         else:
             assert seen == complete, folder.name
             kinds["heap" if _is_heap(folder) else "canonical or RocksDB"] += 1
+            kinds["of which RocksDB native"] += is_rocksdb_native(folder)
     assert len(refused) == 4
     assert all("changelog state backend" in error for error in refused)
-    assert kinds == {"canonical or RocksDB": 43, "heap, partly unread": 27}
+    assert kinds == {"canonical or RocksDB": 43, "of which RocksDB native": 15, "heap, partly unread": 27}
     assert unread_reasons == {
         "unread: the rest of state 'tryFailureState'": 27,
     }
