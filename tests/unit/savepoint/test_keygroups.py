@@ -55,13 +55,14 @@ def test_a_kryo_keys_candidate_key_groups() -> None:
     groups are those of every hash code the value has in one of them (`Integer.hashCode` the value, `Long.hashCode`
     `(int) (v ^ (v >>> 32))`, `Float.hashCode` `floatToIntBits`, `Double.hashCode` the bits' halves XORed,
     `Boolean.hashCode` 1231 / 1237, `Character.hashCode` the char); keys of an exact serializer get one."""
-    assert key_groups_of(42, KRYO, 128) == {29}  # Integer, Long, Short or Byte 42: all hash to 42 (FLINK above)
-    assert key_groups_of(-1, KRYO, 128) == {94, murmur_hash(0xFFFFFFFF) % 128}  # Long -1 hashes to 0, Integer to -1
-    assert key_groups_of(1 << 32, KRYO, 128) == {86}  # only a Long
-    assert key_groups_of(1.5, KRYO, 128) == {murmur_hash(0x3FC00000) % 128, murmur_hash(0x3FF80000) % 128}
-    assert key_groups_of(0.1, KRYO, 128) == {murmur_hash(0xA6200003) % 128}  # not a float's value: a Double
-    assert key_groups_of(True, KRYO, 128) == {murmur_hash(1231) % 128}
-    assert key_groups_of("a", KRYO, 128) == {murmur_hash(97) % 128}
+    # Integer, Long, Short or Byte 42: each hashes to 42 (FLINK above); Long -1 hashes to 0, Integer -1 to -1
+    assert key_groups_of(42, KRYO, 128) == frozenset({29})
+    assert key_groups_of(-1, KRYO, 128) == frozenset({94, murmur_hash(0xFFFFFFFF) % 128})
+    assert key_groups_of(1 << 32, KRYO, 128) == frozenset({86})  # only a Long
+    assert key_groups_of(1.5, KRYO, 128) == frozenset({murmur_hash(0x3FC00000) % 128, murmur_hash(0x3FF80000) % 128})
+    assert key_groups_of(0.1, KRYO, 128) == frozenset({murmur_hash(0xA6200003) % 128})  # not a float's value: a Double
+    assert key_groups_of(True, KRYO, 128) == frozenset({murmur_hash(1231) % 128})
+    assert key_groups_of("a", KRYO, 128) == frozenset({murmur_hash(97) % 128})
     assert key_groups_of({"f0": 1}, KRYO, 128) is None
-    assert key_groups_of(42, LONG, 128) == {29}
+    assert key_groups_of(42, LONG, 128) == frozenset({29})
     assert key_groups_of({"f0": 1}, "org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot", 128) is None
