@@ -29,6 +29,7 @@ from typing import Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.primitives.javaser import STREAM_MAGIC, class_name, read_java_object
 
 KRYO_NULL = 0  # Kryo.NULL
 KRYO_NAME = 1  # DefaultClassResolver.NAME + 2: the class written by name
@@ -103,6 +104,35 @@ def read_kryo_value(inp: DataInput) -> Any:
         named = REGISTRATION_NAMES.get(registration, f"the class of Kryo registration id {registration}")
         raise KryoClassNotDecodedError(inp, at, named)
     return found[1](inp)
+
+
+def read_kryo_throwable(inp: DataInput) -> dict[str, Any] | None:
+    """A `KryoSerializer` of `Throwable` (a Scala `Try`'s `Failure`): Flink's `KryoSerializer` makes its own
+    `JavaSerializer` the default serializer of `Throwable` and its subclasses (the snapshot's default serializers
+    name it), which writes an `ObjectOutputStream` of the exception. So a Throwable Kryo wrote by name (not
+    registered), then a reference marker (`NOT_NULL`, where references are on) and a Java serialization stream, is
+    read as data (`javaser`: no class loaded) as `{"@class": name, "message": detailMessage}`; the stream's class must
+    be the one Kryo named. Any other layout (a registered class, no Java stream) is `KryoClassNotDecodedError`."""
+    at = inp.tell()
+    written = _read_var(inp, "Kryo class id", 5)
+    if written == KRYO_NULL:
+        return None
+    if written != KRYO_NAME:
+        registration = written - 2
+        raise KryoClassNotDecodedError(inp, at, REGISTRATION_NAMES.get(registration, f"registration id {registration}"))
+    name = _class_name(inp)
+    stream_at = inp.tell()
+    if inp.remaining() > len(STREAM_MAGIC) and inp.read_unsigned_byte("Kryo reference marker") != 1:
+        inp.seek(stream_at)
+    if inp.remaining() < len(STREAM_MAGIC) or inp.read_bytes(len(STREAM_MAGIC), "Java stream magic") != STREAM_MAGIC:
+        raise KryoClassNotDecodedError(inp, at, name)
+    inp.seek(inp.tell() - len(STREAM_MAGIC))
+    java_at = inp.tell()
+    throwable = read_java_object(inp, f"the {name} Kryo wrote")
+    if class_name(throwable) != name:
+        raise inp.error(f"a Java stream of {class_name(throwable)} where Kryo named {name}", java_at)
+    message = getattr(throwable, "detailMessage", None)
+    return {"@class": name, "message": None if message is None else str(message)}
 
 
 def _class_name(inp: DataInput) -> str:

@@ -21,9 +21,9 @@ frame):
 - `OptionSerializer`: `bool isDefined`, then the element: None, or `{"some": value}`;
 - `EitherSerializer`: `bool isLeft`, then the left or right value: `{"left": ...}` / `{"right": ...}`;
 - `TrySerializer`: `bool isSuccess`, then the element (`{"success": value}`) or the `Throwable` through its
-  `KryoSerializer`, whose layout is not in the snapshot (a `Throwable` is never one of Kryo's default
-  registrations): `kryo.KryoClassNotDecodedError` naming its class, so the keyed reader keeps that value as bytes
-  (`RAW_REASONS`), `{"failure": None}` for a null one;
+  `KryoSerializer`, which Flink makes write a Throwable with Java serialization (`kryo.read_kryo_throwable`:
+  `{"failure": {"@class": ..., "message": ...}}`); a Throwable written otherwise is `kryo.KryoClassNotDecodedError`
+  naming its class, so the keyed reader keeps that value as bytes (`RAW_REASONS`);
 - `TraversableSerializer`: `int size`, then per element `bool isNonNull` and the element: a list, None for a null
   element (a `Map`'s elements are its `Tuple2`s);
 - `UnitSerializer`: one byte (`write(0)`): None.
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.savepoint.kryo import read_kryo_value
+from splitaudit.savepoint.kryo import read_kryo_throwable
 
 Decoder = Callable[[DataInput], Any]
 
@@ -52,7 +52,7 @@ NAMED_OUTER = frozenset({CASE_CLASS, TUPLE2_CASE_CLASS, TRAVERSABLE})
 COMPOSITES = NAMED_OUTER | {OPTION, EITHER, TRY}
 # How many nested serializers each takes (a case class: one per field, any number)
 NESTED_COUNT = {OPTION: 1, EITHER: 2, TRAVERSABLE: 1}
-RAW_REASONS = {TRY: "a Failure's Throwable is written by Kryo, whose field layout is not in the snapshot"}
+RAW_REASONS = {TRY: "a Failure's Throwable is one Kryo wrote without Java serialization, a layout not in the snapshot"}
 
 
 def read_outer_snapshot(stream: DataInput, snapshot_class: str) -> str:
@@ -84,9 +84,9 @@ def composite_decoder(snapshot_class: str, type_class: str, children: list[Decod
 
 
 def try_decoder(element: Decoder) -> Decoder:
-    """`TrySerializer`'s values from its element's decoder (the `Throwable`'s is `kryo.read_kryo_value`)."""
+    """`TrySerializer`'s values from its element's decoder (the `Throwable`'s is `kryo.read_kryo_throwable`)."""
     return lambda inp: (
-        {"success": element(inp)} if inp.read_bool("Try isSuccess") else {"failure": read_kryo_value(inp)}
+        {"success": element(inp)} if inp.read_bool("Try isSuccess") else {"failure": read_kryo_throwable(inp)}
     )
 
 

@@ -10,7 +10,7 @@ For each element the mapper updates, for its key i:
 - `caseClassState`: `CustomCaseClass(i.toString, i * 2)`; `caseClassWithNestingState`:
   `CustomCaseClassWithNesting(i, CustomCaseClass(i.toString, i * 2))`; `collectionState`: `List(CustomCaseClass(...))`;
 - `tryState`: `Try(CustomCaseClass(i.toString, i * 5))`, a Success; `tryFailureState`: `Failure(new
-  RuntimeException)`: its Throwable is Kryo's (Java serialization inside), kept as bytes with the class named;
+  RuntimeException)`: its Throwable is Kryo's, the class by name then Java serialization (no message);
 - `optionState`: `Some(CustomCaseClass(i.toString, i * 2))`; `optionNoneState`: `None`;
 - `eitherLeftState`: `Left(CustomCaseClass(i.toString, i * 2))`; `eitherRightState`: `Right((i * 3).toString)`;
 - `enumOneState`: `CustomEnum.ONE` then `CustomEnum.THREE`; `enumThreeState` is never updated (no entry).
@@ -30,9 +30,6 @@ import pytest
 
 from splitaudit.errors import InputError
 from splitaudit.home import flink_test_corpus
-from splitaudit.primitives.datainput import DataInput
-from splitaudit.savepoint import kryo
-from splitaudit.savepoint.keyed import Undecoded
 from splitaudit.savepoint.keygroups import key_group_of
 from splitaudit.savepoint.typeserializers import LONG
 from splitaudit.savepoint_view import read_keyed_state
@@ -43,15 +40,7 @@ pytestmark = pytest.mark.needs_build
 JARS = ("flink-tests-1.19.1-tests.jar", "flink-tests-1.20.1-tests.jar")
 PREFIX = "stateful-scala-"
 MIGRATION = "org.apache.flink.api.scala.migration."
-TRY = "org.apache.flink.api.scala.typeutils.ScalaTrySerializerSnapshot"
 KEYS = range(4)
-# a Failure's status: where a length frames the value, the Kryo class is read and named; in a heap snapshot the
-# search past it names the Try's serializer
-FAILURE_STATUSES = {
-    "raw: org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot (java.lang.RuntimeException): "
-    "Kryo's field layout is not in the snapshot",
-    f"raw: {TRY}: a Failure's Throwable is written by Kryo, whose field layout is not in the snapshot",
-}
 
 
 def _case_class(i: int, factor: int) -> dict[str, Any]:
@@ -59,7 +48,7 @@ def _case_class(i: int, factor: int) -> dict[str, Any]:
 
 
 def expected(i: int) -> dict[str, Any]:
-    """The decoded value of each state the mapper updates, for key i (`tryFailureState` aside: kept as bytes)."""
+    """The decoded value of each state the mapper updates, for key i."""
     return {
         "caseClassState": _case_class(i, 2),
         "caseClassWithNestingState": {
@@ -73,6 +62,7 @@ def expected(i: int) -> dict[str, Any]:
         "eitherLeftState": {"left": _case_class(i, 2)},
         "eitherRightState": {"right": str(i * 3)},
         "enumOneState": "THREE",
+        "tryFailureState": {"failure": {"@class": "java.lang.RuntimeException", "message": None}},
     }
 
 
@@ -97,12 +87,10 @@ def _is_heap(folder: Path) -> bool:
 
 
 def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> None:
-    """Every decoded entry equals what the mapper wrote for its key, in the key group Flink assigns that key; every
-    `tryFailureState` value is kept as bytes, its Kryo class named; canonical and RocksDB snapshots hold all 40
-    entries, the heap ones all but what one key group's search could not single out."""
+    """Every entry is decoded and equals what the mapper wrote for its key, in the key group Flink assigns that key:
+    all 40 entries (4 keys x 10 states) of every snapshot, heap, canonical or RocksDB native."""
     kinds: collections.Counter[str] = collections.Counter()
     refused: list[str] = []
-    unread_reasons: collections.Counter[str] = collections.Counter()
     for folder in snapshots:
         try:
             entries = [row.entry for row in read_keyed_state(str(folder))]
@@ -111,38 +99,17 @@ def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> Non
             continue
         seen: set[tuple[str, int]] = set()
         for entry in entries:
-            if entry.status.startswith("unread"):
-                assert _is_heap(folder), folder.name
-                unread_reasons[entry.status.split(" and of key group")[0]] += 1
-                continue
             assert entry.key_group == key_group_of(entry.key, LONG, 4), (folder.name, entry)
             assert entry.namespace is None  # VoidNamespace
             seen.add((entry.state, entry.key))
-            if entry.state == "tryFailureState":
-                assert isinstance(entry.value, Undecoded), entry
-                assert entry.value.serializer == TRY
-                assert entry.status in FAILURE_STATUSES, entry.status
-                value = DataInput(entry.value.data, "tryFailureState")
-                assert not value.read_bool("isSuccess")
-                with pytest.raises(kryo.KryoClassNotDecodedError) as not_decoded:
-                    kryo.read_kryo_value(value)
-                assert not_decoded.value.class_name == "java.lang.RuntimeException"
-                continue
             assert (entry.status, entry.value) == ("read", expected(entry.key)[entry.state]), (folder.name, entry)
-        complete = {(state, key) for key in KEYS for state in [*expected(0), "tryFailureState"]}
-        assert seen <= complete
-        if _is_heap(folder) and seen != complete:
-            kinds["heap, partly unread"] += 1
-        else:
-            assert seen == complete, folder.name
-            kinds["heap" if _is_heap(folder) else "canonical or RocksDB"] += 1
-            kinds["of which RocksDB native"] += is_rocksdb_native(folder)
+        assert len(entries) == len(seen) == 40, folder.name
+        assert seen == {(state, key) for key in KEYS for state in expected(0)}
+        kinds["heap" if _is_heap(folder) else "canonical or RocksDB"] += 1
+        kinds["of which RocksDB native"] += is_rocksdb_native(folder)
     assert len(refused) == 4
     assert all("changelog state backend" in error for error in refused)
-    assert kinds == {"canonical or RocksDB": 43, "of which RocksDB native": 15, "heap, partly unread": 27}
-    assert unread_reasons == {
-        "unread: the rest of state 'tryFailureState'": 27,
-    }
+    assert kinds == {"canonical or RocksDB": 43, "of which RocksDB native": 15, "heap": 27}
 
 
 def test_mutated_scala_snapshots_fail_only_with_input_error(snapshots: list[Path], tmp_path: Path) -> None:
