@@ -41,7 +41,8 @@ _DOUBLE = struct.Struct(">d")
 
 
 class KryoClassNotDecodedError(InputError):
-    """A Kryo value of a class outside Kryo's default registrations: kept as bytes by the caller, never guessed."""
+    """A Kryo value this reader does not decode (a class outside Kryo's own registrations; a Throwable not written
+    with Java serialization), its class named: kept as bytes by the caller, never guessed."""
 
     def __init__(self, inp: DataInput, at: int, class_name: str) -> None:
         self.class_name = class_name
@@ -98,12 +99,14 @@ def read_kryo_value(inp: DataInput) -> Any:
         return None
     if written == KRYO_NAME:
         raise KryoClassNotDecodedError(inp, at, _class_name(inp))
-    registration = written - 2
-    found = DEFAULT_REGISTRATIONS.get(registration)
+    found = DEFAULT_REGISTRATIONS.get(written - 2)
     if found is None:
-        named = REGISTRATION_NAMES.get(registration, f"the class of Kryo registration id {registration}")
-        raise KryoClassNotDecodedError(inp, at, named)
+        raise KryoClassNotDecodedError(inp, at, _registered_name(written - 2))
     return found[1](inp)
+
+
+def _registered_name(registration: int) -> str:
+    return REGISTRATION_NAMES.get(registration, f"the class of Kryo registration id {registration}")
 
 
 def read_kryo_throwable(inp: DataInput) -> dict[str, Any] | None:
@@ -118,8 +121,7 @@ def read_kryo_throwable(inp: DataInput) -> dict[str, Any] | None:
     if written == KRYO_NULL:
         return None
     if written != KRYO_NAME:
-        registration = written - 2
-        raise KryoClassNotDecodedError(inp, at, REGISTRATION_NAMES.get(registration, f"registration id {registration}"))
+        raise KryoClassNotDecodedError(inp, at, _registered_name(written - 2))
     name = _class_name(inp)
     stream_at = inp.tell()
     if inp.remaining() > len(STREAM_MAGIC) and inp.read_unsigned_byte("Kryo reference marker") != 1:

@@ -241,5 +241,5 @@ def test_a_throwable_kryo_wrote_otherwise_is_named_not_decoded() -> None:
     assert no_stream.value.class_name == "com.Foo"
     with pytest.raises(kryo.KryoClassNotDecodedError) as registered:
         kryo.read_kryo_throwable(DataInput(b"\x0c\x00", "t"))
-    assert registered.value.class_name == "registration id 10"
+    assert registered.value.class_name == "the class of Kryo registration id 10"
     assert kryo.read_kryo_throwable(DataInput(b"\x00", "t")) is None
