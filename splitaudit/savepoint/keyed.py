@@ -765,12 +765,15 @@ class StateCodec:
 
     def canonical_row(self, key_group: int, key: DataInput, value: DataInput) -> EntryRow:
         """`canonical_entry` as a tuple (`EntryRow`)."""
-        key_at, value_at = key.tell(), value.tell()
-        try:
+        if self.may_refuse:  # a Kryo value may be refused: the entry is then read again, that value kept as bytes
+            key_at, value_at = key.tell(), value.tell()
+            try:
+                parts = self._canonical_parts(key, value)
+            except KryoClassNotDecodedError as error:
+                kept = self._kept_as_bytes(key, key_at, value, value_at)
+                return (self.name, key_group, *kept, raw_status(KRYO, error.class_name))
+        else:
             parts = self._canonical_parts(key, value)
-        except KryoClassNotDecodedError as error:
-            kept = self._kept_as_bytes(key, key_at, value, value_at)
-            return (self.name, key_group, *kept, raw_status(KRYO, error.class_name))
         if not self.decoded_whole:
             for part in parts:
                 if isinstance(part, Undecoded):
