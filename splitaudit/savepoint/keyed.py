@@ -29,6 +29,7 @@ over and counted in `unread` entries.
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -47,11 +48,13 @@ from splitaudit.primitives.snappy import (
     read_chunk_header,
 )
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
-from splitaudit.savepoint.keygroups import key_group_of
+from splitaudit.savepoint.keygroups import key_groups_of
+from splitaudit.savepoint.kryo import KryoClassNotDecodedError
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
 from splitaudit.savepoint.streams import StateStream
 from splitaudit.savepoint.typeserializers import (
     BEAM_CODER_SNAPSHOT,
+    KRYO,
     LIST,
     MAP,
     NO_SKIPS,
@@ -62,6 +65,7 @@ from splitaudit.savepoint.typeserializers import (
     Skips,
     decoder,
     fixed_length,
+    may_refuse,
     raw_reason,
     read_serializer_snapshot,
 )
@@ -419,11 +423,42 @@ class KeyGroupsReader:
                 if found is not None:
                     yield from found
                     return
+            if codec.may_refuse and window.left() <= HEAP_SEARCH_BYTES:
+                decoded = self._heap_or_search(codec, key_group, window, written)
+                if decoded is not None:
+                    yield from decoded
+                    if any(entry.status.startswith((RAW, UNREAD)) for entry in decoded):
+                        return  # the search read the rest of the key group
+                    written.add(codec.name)
+                    continue
             written.add(codec.name)
-            for entry in codec.heap_entries(key_group, window):
-                yield entry
-                if entry.status.startswith(UNREAD):
-                    return
+            try:
+                for entry in codec.heap_entries(key_group, window):
+                    yield entry
+                    if entry.status.startswith(UNREAD):
+                        return
+            except KryoClassNotDecodedError as error:
+                why = f"the rest of state {codec.name!r} and of key group {key_group}: {error.message}"
+                yield KeyedStateEntry(codec.name, key_group, None, None, None, None, f"{UNREAD}: {why}")
+                return
+
+    def _heap_or_search(
+        self, codec: StateCodec, key_group: int, window: _Window, written: set[str]
+    ) -> list[KeyedStateEntry] | None:
+        """A state whose decoders may refuse a value (`may_refuse`: a Kryo value of a class outside Kryo's own
+        registrations, a Scala `Try`'s `Failure`), read from the rest of the key group loaded whole: its entries;
+        or, when a value is refused, the search from the state's start (`_heap_search`, that value and the others
+        kept as bytes). None, the window where it was, when the search finds no single reading."""
+        rest = window.need(window.left())
+        begin = rest.tell()
+        try:
+            return list(codec.heap_entries(key_group, window))
+        except KryoClassNotDecodedError:
+            rest.seek(begin)
+        found = self._heap_search(codec, key_group, window, written)
+        if found is None:
+            rest.seek(begin)
+        return found
 
     def _heap_search(
         self, codec: StateCodec, key_group: int, window: _Window, written: set[str]
@@ -431,7 +466,7 @@ class KeyGroupsReader:
         """The rest of a heap key group from a state whose values no decoder knows (Kryo's) but whose keys and
         namespaces are known: the values' ends are the only ones that let every later entry and state read to the
         key group's end exactly (its other entries' namespaces and keys, each of this key group where
-        `keygroups.key_group_of` knows a key's, then each later state's id, count and entries:
+        `keygroups.key_groups_of` knows a key's, then each later state's id, count and entries:
         `HeapSnapshotStrategy` writes every state once in each key group, so the later ones are exactly those not
         `written` before it), each value kept as its bytes (status `raw`). None, the window where it
         was, when no single choice does, when another value no decoder knows follows, or when the rest exceeds
@@ -487,7 +522,8 @@ class KeyGroupsReader:
             except InputError:
                 return
             # A key is never null (its hashCode() assigned it to this key group).
-            if key is None or key_group_of(key, key_class, self.max_parallelism) not in (None, key_group):
+            groups = None if key is None else key_groups_of(key, key_class, self.max_parallelism)
+            if key is None or (groups is not None and key_group not in groups):
                 return
             value_at = at + entry.tell()
             for value_end in range(value_at + 1, end + 1):
@@ -606,6 +642,8 @@ class _Window:
             at = data.tell()
             try:
                 return read(data)
+            except KryoClassNotDecodedError:
+                raise  # the class was read whole: more bytes would not change it
             except InputError:
                 if self.start + len(data) >= self.end:
                     raise
@@ -697,6 +735,8 @@ class StateCodec:
         key_variable = self.key is None or fixed_length(key_serializer) is None
         namespace_variable = self.namespace_serializer is None or fixed_length(self.namespace_serializer) is None
         self.ambiguous = key_variable and namespace_variable
+        serializers = (key_serializer, self.namespace_serializer, self.value_serializer)
+        self.may_refuse = any(may_refuse(serializer) for serializer in serializers if serializer is not None)
         self.is_list = self.type == "LIST"
         self.is_map = self.type == "MAP"
         self.element: Decoder | None = None
@@ -725,12 +765,42 @@ class StateCodec:
 
     def canonical_row(self, key_group: int, key: DataInput, value: DataInput) -> EntryRow:
         """`canonical_entry` as a tuple (`EntryRow`)."""
-        parts = self._canonical_parts(key, value)
+        if self.may_refuse:  # a Kryo value may be refused: the entry is then read again, that value kept as bytes
+            key_at, value_at = key.tell(), value.tell()
+            try:
+                parts = self._canonical_parts(key, value)
+            except KryoClassNotDecodedError as error:
+                kept = self._kept_as_bytes(key, key_at, value, value_at)
+                return (self.name, key_group, *kept, raw_status(KRYO, error.class_name))
+        else:
+            parts = self._canonical_parts(key, value)
         if not self.decoded_whole:
             for part in parts:
                 if isinstance(part, Undecoded):
                     return (self.name, key_group, *parts, raw_status(part.serializer, part.type_class))
         return (self.name, key_group, *parts, READ)
+
+    def _kept_as_bytes(self, key: DataInput, key_at: int, value: DataInput, value_at: int) -> tuple[Any, Any, Any, Any]:
+        """An entry's parts when a Kryo value in it is not decoded (`KryoClassNotDecodedError`): read again with the
+        values kept as bytes, else with the key kept as bytes (the Kryo value is the key), else both."""
+        for raw_key, raw_values in ((False, True), (True, False)):
+            try:
+                return self._reread(key, key_at, value, value_at, raw_key, raw_values)
+            except KryoClassNotDecodedError:
+                continue
+        return self._reread(key, key_at, value, value_at, True, True)
+
+    def _reread(
+        self, key: DataInput, key_at: int, value: DataInput, value_at: int, raw_key: bool, raw_values: bool
+    ) -> tuple[Any, Any, Any, Any]:
+        plain = copy.copy(self)
+        if raw_key:
+            plain.key = None
+        if raw_values:
+            plain.value = plain.element = plain.user_value = None
+        key.seek(key_at)
+        value.seek(value_at)
+        return plain._canonical_parts(key, value)
 
     def _unread_heap(self, key_group: int, count: int, serializer: SerializerSnapshot | None) -> KeyedStateEntry:
         """What stands for a heap state's entries whose serializer is unknown: they have no lengths, so neither

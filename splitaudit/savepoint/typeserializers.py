@@ -6,10 +6,10 @@ snapshotVersion` and a body that is *not* length-prefixed. Bodies read here: the
 `SimpleTypeSerializerSnapshot` (Flink's basic types, `VoidNamespaceSerializer`, `TimeWindow.Serializer`), and
 `CompositeTypeSerializerSnapshot`'s (`ListSerializerSnapshot`, `MapSerializerSnapshot`, `TimerSerializerSnapshot`:
 `int 911108, int outerVersion, outer snapshot, NestedSerializersSnapshotDelegate` = `int 1333245, int 1, int n, n
-x writeVersionedSnapshot`). Any other body stops the walk: nothing after it is guessed at here. Where the body of
-such a snapshot ends is only known when the whole section around it parses to its end with no other choice of that
-end (`keyed.read_keyed_backend_header` searches for it); the walk is then given that end (`Skips`) and steps over
-the body, kept as the snapshot's payload.
+x writeVersionedSnapshot`; the Scala API's: `scalaserializers`). Any other body stops the walk: nothing after it is
+guessed at here. Where the body of such a snapshot ends is only known when the whole section around it parses to
+its end with no other choice of that end (`keyed.read_keyed_backend_header` searches for it); the walk is then
+given that end (`Skips`) and steps over the body, kept as the snapshot's payload.
 
 Values: `decoder(snapshot)` gives the function that reads one value the way the snapshot's serializer writes it
 (`StringValue.writeString`, `DataOutput.writeLong`, `ListSerializer`, `MapSerializer`, `TimerSerializer`, ...), or
@@ -28,6 +28,7 @@ from typing import Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import STRING_VALUE_VARINT_BYTES, DataInput
+from splitaudit.savepoint import kryo, scalaserializers
 
 SERIALIZER_SNAPSHOT_PROXY_VERSION = 2
 # Where the body of an unknown serializer snapshot ends, by where it starts (positions of the section's DataInput)
@@ -84,6 +85,7 @@ RAW_REASONS = {
     KRYO: "Kryo's field layout is not in the snapshot",
     VALUE: "the Value's write() is the job's code, its layout is not in the snapshot",
     COPYABLE_VALUE: "the CopyableValue's write() is the job's code, its layout is not in the snapshot",
+    **scalaserializers.RAW_REASONS,
 }
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # RowKind.toByteValue order
 VOID_NAMESPACE = "org.apache.flink.runtime.state.VoidNamespaceSerializer$VoidNamespaceSerializerSnapshot"
@@ -139,12 +141,15 @@ EMPTY_BODY_SNAPSHOTS = frozenset(
         STRING_VALUE,
         NULL_VALUE,
         STRING_ARRAY,
+        scalaserializers.UNIT,
     }
     | VALUE_TWINS.keys()
     | PRIMITIVE_ARRAYS.keys()
 )
 # CompositeTypeSerializerSnapshot subclasses whose outer snapshot is empty.
-COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW, TTL})
+COMPOSITE_SNAPSHOTS = frozenset({LIST, MAP, TIMER, GENERIC_ARRAY, TUPLE, EITHER, NULLABLE, ROW, TTL}) | (
+    scalaserializers.COMPOSITES
+)
 
 # TypeSerializer.getLength() of the fixed-length serializers (-1, variable, for every other known one).
 FIXED_LENGTHS = {
@@ -168,6 +173,7 @@ FIXED_LENGTHS = {
     VOID_NAMESPACE: 0,
     TIME_WINDOW: 16,
     GLOBAL_WINDOW: 0,  # getLength() 0 though it writes a byte: not variable-sized in a RocksDB composite key
+    scalaserializers.UNIT: 1,
 }
 
 FIXED_LENGTHS.update({twin: FIXED_LENGTHS[primitive] for twin, primitive in VALUE_TWINS.items()})
@@ -286,10 +292,10 @@ NESTED_DELEGATE_START = struct.pack(">ii", NESTED_SNAPSHOTS_MAGIC, NESTED_SNAPSH
 def _unknown_composite(
     stream: DataInput, key: str, snapshot_class: str, version: int, depth: int, skips: Skips
 ) -> tuple[SerializerSnapshot, bool] | None:
-    """A snapshot of a class this reader does not know whose body is a `CompositeTypeSerializerSnapshot`'s (the
-    Scala API's case class, Option, Either, Try serializers; many of a job's own): `int 911108, int
-    outerVersion`, an outer snapshot only its class knows, then the nested snapshots' delegate, found by its
-    magic number and version right after the outer snapshot, and read as every other. None (the stream where
+    """A snapshot of a class this reader does not know whose body is a `CompositeTypeSerializerSnapshot`'s (many of
+    a job's own serializers): `int 911108, int outerVersion`, an outer snapshot only its class knows, then the nested
+    snapshots' delegate, found by its magic number and version right after the outer snapshot, and read as every
+    other. None (the stream where
     it was) when the body is not that, or the delegate is not found or does not read."""
     start = stream.tell()
     if stream.remaining() < 12 or stream.read_int("composite serializer snapshot magic") != COMPOSITE_SNAPSHOT_MAGIC:
@@ -319,7 +325,9 @@ def _read_outer_snapshot(stream: DataInput, snapshot_class: str, outer_version: 
     """A `CompositeTypeSerializerSnapshot`'s outer snapshot: `UTF componentClass` (`GenericArraySerializerSnapshot`)
     or `UTF tupleClass` (`TupleSerializerSnapshot`); `int nullPaddingLength` (`NullableSerializerSnapshot`);
     `RowSerializerSnapshot`: nothing up to outer version 3 (rows carry a RowKind from version 3), then `bool
-    supportsRowKind`; empty for the others."""
+    supportsRowKind`; the Scala API's (`scalaserializers`); empty for the others."""
+    if snapshot_class in scalaserializers.COMPOSITES:
+        return scalaserializers.read_outer_snapshot(stream, snapshot_class), 0
     if snapshot_class in (GENERIC_ARRAY, TUPLE):
         return stream.read_utf("outer snapshot class"), 0
     if snapshot_class == NULLABLE:
@@ -422,7 +430,7 @@ def _read_scala_enum_snapshot(stream: DataInput, key: str, version: int) -> Seri
     return SerializerSnapshot(key, SCALA_ENUM, version, type_class=enum_class, names=names)
 
 
-Decoder = Callable[[DataInput], Any]
+Decoder = scalaserializers.Decoder  # one value read as its serializer writes it
 # Decoders a layer above supplies for snapshots Flink does not define (Beam's coders): None when it has none.
 Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
 
@@ -430,6 +438,16 @@ Resolver = Callable[["SerializerSnapshot"], "Decoder | None"]
 def raw_reason(snapshot: SerializerSnapshot) -> str | None:
     """Why the values of this (known) serializer are kept as bytes (Kryo, a job's `Value` types), or None."""
     return RAW_REASONS.get(snapshot.snapshot_class)
+
+
+def may_refuse(snapshot: SerializerSnapshot) -> bool:
+    """Whether this snapshot's decoder may raise `kryo.KryoClassNotDecodedError` for a value it cannot decode
+    (Kryo's, where the declared type admits other classes than Kryo's own; a Scala `Try`'s `Failure`)."""
+    if snapshot.snapshot_class == scalaserializers.TRY:
+        return True
+    if snapshot.snapshot_class == KRYO:
+        return kryo.decodes(snapshot.type_class)
+    return any(may_refuse(child) for child in snapshot.nested)
 
 
 def fixed_length(snapshot: SerializerSnapshot) -> int | None:
@@ -457,14 +475,22 @@ def decoder(snapshot: SerializerSnapshot, resolve: Resolver | None = None) -> De
         return lambda inp: _read_enum(inp, snapshot.names)
     if snapshot.snapshot_class == POJO:
         return _pojo_decoder(snapshot, resolve)
+    if snapshot.snapshot_class == KRYO:
+        # a class Kryo registers by default, where the declared type admits one (`kryo`); else kept as bytes
+        return kryo.read_kryo_value if kryo.decodes(snapshot.type_class) else None
     if snapshot.snapshot_class not in COMPOSITE_SNAPSHOTS:
         return None if resolve is None or not snapshot.snapshot_class else resolve(snapshot)
+    if snapshot.snapshot_class == scalaserializers.TRY and len(snapshot.nested) == 2:  # its Throwable: Kryo's
+        element = decoder(snapshot.nested[0], resolve)
+        return None if element is None else scalaserializers.try_decoder(element)
     children: list[Decoder] = []
     for child in snapshot.nested:
         child_decoder = decoder(child, resolve)
         if child_decoder is None:
             return None
         children.append(child_decoder)
+    if snapshot.snapshot_class in scalaserializers.COMPOSITES:
+        return scalaserializers.composite_decoder(snapshot.snapshot_class, snapshot.type_class, children)
     if snapshot.snapshot_class == LIST and len(children) == 1:
         element = children[0]
         return lambda inp: [element(inp) for _ in range(inp.read_length("list size"))]
@@ -738,6 +764,7 @@ _SIMPLE: dict[str, Decoder] = {
     STRING_VALUE: _read_string_value_type,
     NULL_VALUE: lambda inp: None,
     STRING_ARRAY: _array_of(DataInput.read_string_value, 1),
+    scalaserializers.UNIT: scalaserializers.read_unit,
 }
 _SIMPLE.update({twin: _SIMPLE[primitive] for twin, primitive in VALUE_TWINS.items()})
 _SIMPLE.update(
