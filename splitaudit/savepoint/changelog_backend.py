@@ -335,24 +335,31 @@ class ChangelogBackendReader:
         return Undecoded(_class(codec.key_serializer), change.read_bytes(end - start)), namespace, result
 
     def _payload_reader(self, codec: StateCodec, operation: int) -> Decoder | None:
-        """How the operation's payload is read for this state; None when a serializer it needs is not decoded."""
+        """How the operation's payload is read for this state; a payload whose serializer is not decoded is the
+        rest of the change, kept as bytes (it is the change's last part); None when that is not enough."""
         if operation == CLEAR:
             return lambda change: None
+        namespace = codec.namespace
         if operation == MERGE_NS:
-            namespace = codec.namespace
             if namespace is None:
                 return None
             return lambda c: (namespace(c), [namespace(c) for _ in range(c.read_length("number of namespaces", 1))])
-        if operation in (ADD_ELEMENT, ADD_OR_UPDATE_ELEMENT) and codec.is_map:
-            user_key, user_value = codec.user_key, codec.user_value
-            if user_key is None or user_value is None:
+        value_class = _class(codec.value_serializer)
+        if codec.is_map and operation in (ADD_ELEMENT, ADD_OR_UPDATE_ELEMENT, REMOVE_ELEMENT):
+            user_key = codec.user_key
+            if user_key is None:
                 return None
+            if operation == REMOVE_ELEMENT:
+                return user_key
+            nested = codec.value_serializer.nested if codec.value_serializer is not None else ()
+            user_value = codec.user_value or _rest(_class(nested[1] if len(nested) == 2 else None))
             return lambda change: (user_key(change), user_value(change))
-        if operation == REMOVE_ELEMENT and codec.is_map:
-            return codec.user_key
         if operation == ADD_ELEMENT and codec.is_list:
-            return codec.element
-        return codec.value
+            nested = codec.value_serializer.nested if codec.value_serializer is not None else ()
+            return codec.element or _rest(_class(nested[0] if nested else None))
+        if codec.value is None and (codec.is_list or codec.is_map):
+            return None  # a whole list or map is applied element by element
+        return codec.value or _rest(value_class)
 
     def _changed(
         self,
@@ -456,6 +463,11 @@ def _entry(state: str, key_group: int, scope: _Scope, user_key: Any, value: Any)
                 raw_status(part.serializer, part.type_class),
             )
     return KeyedStateEntry(state, key_group, scope.key, scope.namespace, user_key, value, READ)
+
+
+def _rest(serializer: str) -> Decoder:
+    """The rest of a change as the bytes of a value whose serializer is not decoded."""
+    return lambda change: Undecoded(serializer, change.read_bytes(change.remaining()))
 
 
 def _name(operation: int) -> str:
