@@ -2,7 +2,8 @@
 them: each (key group, change bytes) in log order.
 
 A file of `FsStateChangelogStorage` (`StateChangeFsUploader`) starts with one byte, 1 when what follows is Snappy
-framed (`SnappyStreamCompressionDecorator`), else 0; the offsets a `ChangelogStateHandleStreamImpl` names count in
+framed (`SnappyStreamCompressionDecorator`), else 0 (the size its `FileStateHandle` records does not count that
+byte); the offsets a `ChangelogStateHandleStreamImpl` names count in
 the uncompressed stream after that byte (`ChangelogStreamWrapper.wrapAndSeek`). At each offset one
 `StateChangeSet`: `int nGroups`, then per key group `int nChanges, int keyGroup, nChanges x (int len,
 byte[len] change)` (key group -1 holds the states' METADATA). An `InMemoryChangelogStateHandle` holds the changes
@@ -13,12 +14,13 @@ time.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.snappy import DATA_CHUNKS, chunk_data, chunk_data_size, read_chunk_header
 from splitaudit.savepoint.changelog_handles import ChangelogLogHandle, InMemoryChangelogStateHandle
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.handles import StreamStateHandle
+from splitaudit.savepoint.handles import FileStateHandle, RelativeFileStateHandle, StreamStateHandle
 from splitaudit.savepoint.streams import open_state_stream
 
 UNCOMPRESSED, SNAPPY = 0, 1
@@ -51,7 +53,10 @@ def read_state_change_set(data: DataInput) -> Iterator[tuple[int, DataInput]]:
 
 
 def _changelog_file(handle: StreamStateHandle, files: SavepointFiles, at: int) -> DataInput:
-    """A changelog file's change stream: past the compression byte, decompressed if it is Snappy framed."""
+    """A changelog file's change stream: past the compression byte, decompressed if it is Snappy framed. The size
+    a file handle records is the change stream's (`OutputStreamWithPos.getPos()`), the flag byte not counted."""
+    if isinstance(handle, FileStateHandle | RelativeFileStateHandle):
+        handle = replace(handle, state_size=handle.state_size + 1)
     stream = open_state_stream(handle, files, at, "state changelog")
     whole = stream.read(0, stream.size, "state changelog")
     flag = whole.read_unsigned_byte("changelog compression flag")

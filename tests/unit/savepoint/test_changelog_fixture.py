@@ -1,0 +1,138 @@
+"""A checkpoint of our own job on the changelog state backend, read exactly.
+
+fixtures/keyed/1.19.3-changelog-chain/checkpoint/ (fixtures/generate_keyed.py `--cases changelog-chain`):
+`KeyedStateChurnJob` on Flink 1.19.3 with `state.backend.changelog.enabled` over the heap backend, the log on the
+filesystem (`FsStateChangelogStorage`, files under the job's `dstl/`), materialized every second while checkpoints
+come every 300 ms; the kept checkpoint holds 9 rounds of churn, each subtask's keyed state a materialized heap
+snapshot and a log of the rounds after it (values set and cleared, list appends, map puts and removes, timers added
+and deleted). `_metadata` names the log files by absolute paths in the run's folder, so the test puts them back
+there (`job_dir` of expected.json) while it reads. The State Processor API cannot read such a checkpoint (its
+task state manager has no changelog storage: expected.json records its error), so the reference is the job's own
+rules (`churn_state`), which the generator checked against every retained checkpoint of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.generate_keyed import canonical, churn_lines, churn_state, splitaudit_lines
+from splitaudit.errors import InputError
+from splitaudit.savepoint.changelog_handles import ChangelogStateBackendHandleImpl, ChangelogStateHandleStreamImpl
+from splitaudit.savepoint.fileio import SavepointFiles
+from splitaudit.savepoint.handles import KeyGroupsStateHandle
+from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
+from splitaudit.savepoint.state_change_format import state_changes
+from splitaudit.savepoint_view import keyed_reader, read_keyed_state
+from tests.unit.conftest import FIXTURES
+
+HERE = FIXTURES / "keyed" / "1.19.3-changelog-chain" / "checkpoint"
+EXPECTED = json.loads((HERE / "expected.json").read_text())
+SNAPSHOT = HERE / EXPECTED["snapshot_dir"]
+
+
+@pytest.fixture
+def logs_in_place() -> Iterator[Path]:
+    """The fixture's `dstl/` files where `_metadata` names them (the run's job folder), for the test's duration."""
+    job_dir = Path(EXPECTED["job_dir"])
+    target = job_dir / "dstl"
+    missing = [folder for folder in (target, *target.parents) if not folder.exists()]
+    target.mkdir(parents=True, exist_ok=True)
+    for log in (HERE / "dstl").iterdir():
+        placed = target / log.name
+        if placed.exists():
+            assert placed.read_bytes() == log.read_bytes(), f"{placed} is another run's file"
+        else:
+            shutil.copy2(log, placed)
+    yield job_dir
+    if missing:
+        shutil.rmtree(missing[-1])
+
+
+def handles() -> list[ChangelogStateBackendHandleImpl]:
+    files = SavepointFiles(str(SNAPSHOT))
+    found = []
+    for operator in read_metadata(files.read_metadata(), files.metadata_path).operators:
+        for subtask in operator.subtask_states:
+            handle = subtask.managed_keyed_state
+            if handle is not None:
+                assert isinstance(handle, ChangelogStateBackendHandleImpl)
+                found.append(handle)
+    return found
+
+
+def test_each_subtask_is_a_materialized_snapshot_and_a_log_in_files() -> None:
+    """Tag 14 (`ChangelogStateBackendHandleImpl` with the checkpoint id), one per subtask: a heap key-group handle
+    and one `ChangelogStateHandleStreamImpl` (tag 13) naming change sets in the `dstl/` files by offset."""
+    found = handles()
+    assert [(h.tag, h.checkpoint_id, h.start_key_group, h.number_of_key_groups) for h in found] == [
+        (14, 9, 0, 64),
+        (14, 9, 64, 64),
+    ]
+    assert [h.materialization_id for h in found] == [3, 2]
+    offsets = []
+    for handle in found:
+        [materialized] = handle.materialized
+        assert isinstance(materialized, KeyGroupsStateHandle)
+        [log] = handle.non_materialized
+        assert isinstance(log, ChangelogStateHandleStreamImpl)
+        assert log.tag == 13
+        offsets.append([offset for _, offset, _ in log.segments])
+    assert offsets == [[1917], [1718, 0, 0]]
+
+
+def test_the_log_changes_what_was_materialized(logs_in_place: Path) -> None:
+    """The log after the materializations holds every kind of change the job makes: 22 CLEAR, 60 SET, 3 ADD (a
+    list's `addAll`), 108 ADD_ELEMENT (list elements and timers), 51 ADD_OR_UPDATE_ELEMENT (map puts), 47
+    REMOVE_ELEMENT (map removes, timers deleted) and the 8 states' METADATA (4 per subtask); without it, the
+    materialized snapshots alone are not the state of the checkpoint."""
+    files = SavepointFiles(str(SNAPSHOT), allow_external_state=True)
+    operations: Counter[int] = Counter()
+    materialized = []
+    for handle in handles():
+        for log in handle.non_materialized:
+            for _, change in state_changes(log, files):
+                operations[change.read_unsigned_byte()] += 1
+        for part in handle.materialized:
+            for e in keyed_reader(part, files, 128).entries():
+                named = {"user_key": e.user_key} if e.user_key is not None else {}
+                materialized.append(
+                    canonical({"key": e.key, "namespace": e.namespace, "state": e.state, "value": e.value, **named})
+                )
+    assert dict(operations) == {0: 22, 1: 60, 3: 3, 5: 108, 6: 51, 7: 47, 8: 8}
+    assert sorted(materialized) != churn_lines(churn_state(EXPECTED["rounds"]))
+
+
+def test_every_entry_is_the_one_the_jobs_rules_give(logs_in_place: Path) -> None:
+    """Materialized part and log together: exactly the state after 9 rounds (computed from the job's rules alone),
+    every entry decoded."""
+    state = churn_state(EXPECTED["rounds"])
+    assert EXPECTED["rounds"] == 9
+    assert EXPECTED["keyed"] == {operator_id_from_uid("churn"): {"uid": "churn", "states": state}}
+    assert splitaudit_lines(SNAPSHOT, allow_external_state=True) == churn_lines(state)
+    rows = list(read_keyed_state(str(SNAPSHOT), uids=["churn"], allow_external_state=True))
+    assert {row.entry.status for row in rows} == {"read"}
+    assert len(rows) == len(churn_lines(state)) == 376
+
+
+def test_the_log_files_lie_outside_the_checkpoint(logs_in_place: Path) -> None:
+    """The changelog's files are where `dstl.dfs.base-path` put them, outside `chk-N`: read only when allowed."""
+    with pytest.raises(InputError, match="lies outside the savepoint directory; pass --allow-external-state"):
+        list(read_keyed_state(str(SNAPSHOT)))
+
+
+def test_a_cut_log_file_is_an_input_error_naming_it(logs_in_place: Path, tmp_path: Path) -> None:
+    """A log file shorter than its handle says: an InputError naming the file."""
+    victim = next((logs_in_place / "dstl").iterdir())
+    original = victim.read_bytes()
+    try:
+        victim.write_bytes(original[:-10])
+        with pytest.raises(InputError, match=victim.name):
+            list(read_keyed_state(str(SNAPSHOT), allow_external_state=True))
+    finally:
+        victim.write_bytes(original)
