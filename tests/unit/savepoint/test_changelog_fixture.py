@@ -14,6 +14,7 @@ rules (`churn_state`), which the generator checked against every retained checkp
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from collections import Counter
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from splitaudit.savepoint.handles import KeyGroupsStateHandle
 from splitaudit.savepoint.metadata import operator_id_from_uid, read_metadata
 from splitaudit.savepoint.state_change_format import state_changes
 from splitaudit.savepoint_view import keyed_reader, read_keyed_state
+from tests.fuzz_savepoints import mutate_bytes
 from tests.unit.conftest import FIXTURES
 
 HERE = FIXTURES / "keyed" / "1.19.3-changelog-chain" / "checkpoint"
@@ -136,3 +138,33 @@ def test_a_cut_log_file_is_an_input_error_naming_it(logs_in_place: Path, tmp_pat
             list(read_keyed_state(str(SNAPSHOT), allow_external_state=True))
     finally:
         victim.write_bytes(original)
+
+
+FUZZ_CASES = 300
+
+
+def test_fuzzed_log_files_read_or_are_input_errors(logs_in_place: Path) -> None:
+    """The changelog files (`StateChangeFormat`: change sets, METADATA and data changes) mutated by the savepoint
+    fuzzer's byte strategies (tests/fuzz_savepoints.py `mutate_bytes`: flipped, cut, a count made absurd), one
+    file per seeded case: every case reads or ends in `InputError`, nothing else."""
+    logs = sorted((logs_in_place / "dstl").iterdir())
+    originals = {log: log.read_bytes() for log in logs}
+    outcomes: Counter[str] = Counter()
+    try:
+        for seed in range(FUZZ_CASES):
+            rng = random.Random(seed)
+            victim = rng.choice(logs)
+            mutated = mutate_bytes(originals[victim], rng, rng.choice(("flip", "truncate", "inflate")))
+            assert mutated is not None
+            victim.write_bytes(mutated[0])
+            try:
+                sum(1 for _ in read_keyed_state(str(SNAPSHOT), allow_external_state=True))
+                outcomes["read"] += 1
+            except InputError:
+                outcomes["input_error"] += 1
+            victim.write_bytes(originals[victim])
+    finally:
+        for log, data in originals.items():
+            log.write_bytes(data)
+    assert sum(outcomes.values()) == FUZZ_CASES
+    assert outcomes["input_error"], outcomes
