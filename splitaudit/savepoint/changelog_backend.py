@@ -316,6 +316,11 @@ class ChangelogBackendReader:
             change.expect_end(f"{_name(operation)} change of state {codec.name!r}")
             return key, namespace, result
         start = change.tell()
+        unknown = (
+            "the log names no key serializer"
+            if codec.key_serializer is UNKNOWN_KEY
+            else f"key serializer {_class(codec.key_serializer)} is not decoded"
+        )
         found: list[tuple[int, Any, Any]] = []
         for end in range(start, min(len(change), start + MAX_KEY_SEARCH) + 1):
             change.seek(end)
@@ -327,9 +332,9 @@ class ChangelogBackendReader:
             if not change.remaining():
                 found.append((end, namespace, result))
                 if len(found) > 1:
-                    return f"key serializer {_class(codec.key_serializer)} is unknown and the key's end is ambiguous"
+                    return f"{unknown} and the key's end is ambiguous"
         if not found:
-            return f"key serializer {_class(codec.key_serializer)} is unknown and no end of the key fits"
+            return f"{unknown} and no end of the key fits"
         end, namespace, result = found[0]
         change.seek(start)
         return Undecoded(_class(codec.key_serializer), change.read_bytes(end - start)), namespace, result
