@@ -77,7 +77,7 @@ def operation_of(change: DataInput) -> int:
     return METADATA if code == METADATA_NEXT else code
 
 
-META_INFO_VERSIONS = (5, 6, 7)  # StateMetaInfoSnapshotReadersWriters versions of the same layout
+META_INFO_VERSIONS = (6, 7)  # StateMetaInfoSnapshotReadersWriters versions of the layout metainfo.py reads
 MAX_KEY_SEARCH = 4096  # the most bytes of one change searched for the end of a key no decoder knows
 UNKNOWN_KEY = SerializerSnapshot("KEY_SERIALIZER", "unknown", 0)
 
@@ -162,7 +162,7 @@ class ChangelogBackendReader:
         version_at = change.tell()
         version = change.read_int("state meta info version")
         if version not in META_INFO_VERSIONS:
-            raise change.error(f"state meta info version {version} is not supported (5-7)", version_at)
+            raise change.error(f"state meta info version {version} is not supported (6, 7)", version_at)
         state, complete = read_state_meta_info(change)
         if complete and state.backend_state_type == "KEY_VALUE":
             if change.read_bool("TTL enabled flag"):

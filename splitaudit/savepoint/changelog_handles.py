@@ -20,12 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from splitaudit.primitives.datainput import DataInput
 
-if TYPE_CHECKING:
-    from splitaudit.savepoint.handles import StreamStateHandle
+if TYPE_CHECKING:  # handles.py imports this module: its types are named for the type checker only
+    from splitaudit.savepoint.handles import (
+        IncrementalRemoteKeyedStateHandle,
+        KeyedStateHandle,
+        KeyGroupsStateHandle,
+        StreamStateHandle,
+    )
 
 CHANGELOG_HANDLE = 8
 CHANGELOG_BYTE_INCREMENT_HANDLE = 9
@@ -71,7 +76,7 @@ class ChangelogStateBackendHandleImpl:
     tag: int
     start_key_group: int
     number_of_key_groups: int
-    materialized: tuple[Any, ...]  # KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle (handles.py)
+    materialized: tuple[KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle, ...]
     non_materialized: tuple[ChangelogLogHandle, ...]
     materialization_id: int
     checkpoint_id: int | None
@@ -83,7 +88,7 @@ def read_changelog_handle(
     inp: DataInput,
     tag: int,
     at: int,
-    read_keyed: Callable[[DataInput], Any],
+    read_keyed: Callable[[DataInput], KeyedStateHandle | None],
     read_stream: Callable[[DataInput], StreamStateHandle],
 ) -> ChangelogStateBackendHandleImpl | ChangelogLogHandle:
     """The body of a changelog handle whose tag byte (at `at`) was read; `read_keyed` and `read_stream` read the
@@ -92,7 +97,16 @@ def read_changelog_handle(
     count = inp.read_int("number of key groups")
     if tag in (CHANGELOG_HANDLE, CHANGELOG_HANDLE_V2):
         inp.read_long("checkpointed size")
-        materialized = tuple(read_keyed(inp) for _ in range(inp.read_length("number of materialized handles", 1)))
+        materialized: list[KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle] = []
+        for _ in range(inp.read_length("number of materialized handles", 1)):
+            handle_at = inp.tell()
+            handle = read_keyed(inp)
+            if isinstance(
+                handle, ChangelogStateBackendHandleImpl | ChangelogStateHandleStreamImpl | InMemoryChangelogStateHandle
+            ):
+                raise inp.error(f"a materialized changelog handle is a {type(handle).__name__}", handle_at)
+            if handle is not None:
+                materialized.append(handle)
         logs = []
         for _ in range(inp.read_length("number of non-materialized handles", 1)):
             log_at = inp.tell()
@@ -104,7 +118,7 @@ def read_changelog_handle(
         checkpoint_id = inp.read_long("checkpoint id") if tag == CHANGELOG_HANDLE_V2 else None
         handle_id = inp.read_utf("state handle id")
         return ChangelogStateBackendHandleImpl(
-            tag, start, count, tuple(h for h in materialized if h is not None), tuple(logs), materialization_id,
+            tag, start, count, tuple(materialized), tuple(logs), materialization_id,
             checkpoint_id, handle_id, at,
         )  # fmt: skip
     if tag == CHANGELOG_BYTE_INCREMENT_HANDLE:
