@@ -2,8 +2,8 @@
 them: each (key group, change bytes) in log order.
 
 A file of `FsStateChangelogStorage` (`StateChangeFsUploader`) starts with one byte, 1 when what follows is Snappy
-framed (`SnappyStreamCompressionDecorator`), else 0 (the size its `FileStateHandle` records does not count that
-byte); the offsets a `ChangelogStateHandleStreamImpl` names count in
+framed (`SnappyStreamCompressionDecorator`), else 0 (the size its `FileStateHandle` records is the uncompressed
+stream's after that byte, not the file's); the offsets a `ChangelogStateHandleStreamImpl` names count in
 the uncompressed stream after that byte (`ChangelogStreamWrapper.wrapAndSeek`). At each offset one
 `StateChangeSet`: `int nGroups`, then per key group `int nChanges, int keyGroup, nChanges x (int len,
 byte[len] change)` (key group -1 holds the states' METADATA). An `InMemoryChangelogStateHandle` holds the changes
@@ -14,13 +14,12 @@ time.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.primitives.snappy import DATA_CHUNKS, chunk_data, chunk_data_size, read_chunk_header
 from splitaudit.savepoint.changelog_handles import ChangelogLogHandle, InMemoryChangelogStateHandle
 from splitaudit.savepoint.fileio import SavepointFiles
-from splitaudit.savepoint.handles import FileStateHandle, RelativeFileStateHandle, StreamStateHandle
+from splitaudit.savepoint.handles import FileStateHandle, StreamStateHandle
 from splitaudit.savepoint.streams import open_state_stream
 
 UNCOMPRESSED, SNAPPY = 0, 1
@@ -53,24 +52,40 @@ def read_state_change_set(data: DataInput) -> Iterator[tuple[int, DataInput]]:
 
 
 def _changelog_file(handle: StreamStateHandle, files: SavepointFiles, at: int) -> DataInput:
-    """A changelog file's change stream: past the compression byte, decompressed if it is Snappy framed. The size
-    a file handle records is the change stream's (`OutputStreamWithPos.getPos()`), the flag byte not counted."""
-    if isinstance(handle, FileStateHandle | RelativeFileStateHandle):
-        handle = replace(handle, state_size=handle.state_size + 1)
-    stream = open_state_stream(handle, files, at, "state changelog")
-    whole = stream.read(0, stream.size, "state changelog")
+    """A changelog file's change stream: past the compression byte, decompressed if it is Snappy framed. A file
+    handle records the size of the uncompressed change stream (`OutputStreamWithPos.getPos()`), not the file's:
+    the file is read whole, whatever its size, within the reader's file limit."""
+    recorded = None
+    if isinstance(handle, FileStateHandle):
+        path, data = files.read_absolute(handle.path, None, files.metadata_path, at)
+        whole = DataInput(data, path)
+        recorded = handle.state_size
+    else:
+        stream = open_state_stream(handle, files, at, "state changelog")
+        whole = stream.read(0, stream.size, "state changelog")
     flag = whole.read_unsigned_byte("changelog compression flag")
     if flag == UNCOMPRESSED:
-        return whole.sub(whole.remaining(), "state changes")
-    if flag != SNAPPY:
+        changes = whole.sub(whole.remaining(), "state changes")
+    elif flag == SNAPPY:
+        changes = _snappy_framed(whole, files.max_file_size)
+    else:
         raise whole.error(f"changelog compression flag {flag} is neither 0 nor 1", 0)
+    if recorded is not None and len(changes) != recorded:
+        raise whole.error(
+            f"the change stream has {len(changes)} bytes, its handle (byte {at} of _metadata) says {recorded}", 0
+        )
+    return changes
+
+
+def _snappy_framed(whole: DataInput, limit: int) -> DataInput:
+    """The rest of a changelog file, Snappy framed, decompressed a chunk at a time: no more than `limit` bytes."""
     out = bytearray()
     while whole.remaining():
         kind, length = read_chunk_header(whole)
         body = whole.sub(length, "Snappy chunk")
         size = chunk_data_size(kind, body)
         if kind in DATA_CHUNKS:
-            if len(out) + size > files.max_file_size:
-                raise body.error(f"the changelog decompresses to more than {files.max_file_size} bytes")
+            if len(out) + size > limit:
+                raise body.error(f"the changelog decompresses to more than {limit} bytes")
             out += chunk_data(kind, body)
     return DataInput(bytes(out), f"{whole.path} (decompressed)")

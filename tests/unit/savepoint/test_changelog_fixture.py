@@ -1,16 +1,18 @@
 """Checkpoints of our own job on the changelog state backend, read exactly.
 
-fixtures/keyed/1.19.3-changelog-chain/ (fixtures/generate_keyed.py `--cases changelog-chain,changelog-chain-rocksdb`):
-`KeyedStateChurnJob` on Flink 1.19.3 with `state.backend.changelog.enabled`, the log on the filesystem
-(`FsStateChangelogStorage`, files under the job's `dstl/`), materialized every second while checkpoints come every
-300 ms, over the heap backend (`checkpoint/`: materialized as heap key-group handles) and over RocksDB
-(`checkpoint-rocksdb/`: materialized as incremental native snapshots, `IncrementalRemoteKeyedStateHandle`, every
-file inline). Each kept checkpoint's subtasks hold a materialized snapshot and a log of the rounds after it (values
-set and cleared, list appends, map puts and removes, timers added and deleted). `_metadata` names the log files by
-absolute paths in the run's folder, so the test puts them back there (`job_dir` of expected.json) while it reads.
-The State Processor API cannot read such a checkpoint (its task state manager has no changelog storage:
-expected.json records its error), so the reference is the job's own rules (`churn_state`), which the generator
-checked against every retained checkpoint of the runs.
+fixtures/keyed/1.19.3-changelog-chain/ (fixtures/generate_keyed.py `--cases
+changelog-chain,changelog-chain-rocksdb,changelog-chain-snappy`): `KeyedStateChurnJob` on Flink 1.19.3 with
+`state.backend.changelog.enabled`, the log on the filesystem (`FsStateChangelogStorage`, files under the job's
+`dstl/`), materialized every second while checkpoints come every 300 ms, over the heap backend (`checkpoint/`:
+materialized as heap key-group handles), over RocksDB (`checkpoint-rocksdb/`: materialized as incremental native
+snapshots, `IncrementalRemoteKeyedStateHandle`, every file inline), and over the heap with the log files Snappy
+framed (`checkpoint-snappy/`, `dstl.dfs.compression.enabled`: offsets in the uncompressed stream). Each kept
+checkpoint's subtasks hold a materialized snapshot and a log of the rounds after it (values set and cleared, list
+appends, map puts and removes, timers added and deleted). `_metadata` names the log files by absolute paths in the
+run's folder, so the test puts them back there (`job_dir` of expected.json) while it reads. The State Processor
+API cannot read such a checkpoint (its task state manager has no changelog storage: expected.json records its
+error), so the reference is the job's own rules (`churn_state`), which the generator checked against every
+retained checkpoint of the runs.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from tests.fuzz_savepoints import mutate_bytes
 from tests.unit.conftest import FIXTURES
 
 CHAIN = FIXTURES / "keyed" / "1.19.3-changelog-chain"
-FOLDERS = ("checkpoint", "checkpoint-rocksdb")
+FOLDERS = ("checkpoint", "checkpoint-rocksdb", "checkpoint-snappy")
 # Per folder: its checkpoint and rounds, each subtask's materialization id and log offsets, and the log's changes by
 # operation (0 CLEAR, 1 SET, 3 ADD, 5 ADD_ELEMENT, 6 ADD_OR_UPDATE_ELEMENT, 7 REMOVE_ELEMENT, 8 METADATA)
 KEPT: dict[str, dict[str, Any]] = {
@@ -56,6 +58,14 @@ KEPT: dict[str, dict[str, Any]] = {
         "materialization_ids": [3, 3],
         "offsets": [[0, 0], [1628]],
         "operations": {0: 14, 1: 43, 3: 3, 5: 72, 6: 36, 7: 34, 8: 8},
+    },
+    "checkpoint-snappy": {
+        "checkpoint": 11,
+        "rounds": 11,
+        "materialized": KeyGroupsStateHandle,
+        "materialization_ids": [3, 3],
+        "offsets": [[0, 3436, 1690], [0, 0]],
+        "operations": {0: 26, 1: 73, 3: 4, 5: 128, 6: 61, 7: 57, 8: 8},
     },
 }
 
@@ -164,7 +174,8 @@ def test_the_log_files_lie_outside_the_checkpoint(folder: str) -> None:
 
 
 def test_a_cut_log_file_is_an_input_error_naming_it(folder: str) -> None:
-    """A log file shorter than its handle says: an InputError naming the file."""
+    """A log file cut short: its change stream is not the size its handle records, an InputError naming the
+    file."""
     victim = sorted((Path(expected(folder)["job_dir"]) / "dstl").iterdir())[0]
     original = victim.read_bytes()
     try:
