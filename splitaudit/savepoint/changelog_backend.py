@@ -349,7 +349,6 @@ class ChangelogBackendReader:
             if namespace is None:
                 return None
             return lambda c: (namespace(c), [namespace(c) for _ in range(c.read_length("number of namespaces", 1))])
-        value_class = _class(codec.value_serializer)
         if codec.is_map and operation in (ADD_ELEMENT, ADD_OR_UPDATE_ELEMENT, REMOVE_ELEMENT):
             user_key = codec.user_key
             if user_key is None:
@@ -357,14 +356,14 @@ class ChangelogBackendReader:
             if operation == REMOVE_ELEMENT:
                 return user_key
             nested = codec.value_serializer.nested if codec.value_serializer is not None else ()
-            user_value = codec.user_value or _rest(_class(nested[1] if len(nested) == 2 else None))
+            user_value = codec.user_value or _rest(nested[1] if len(nested) == 2 else None)
             return lambda change: (user_key(change), user_value(change))
         if operation == ADD_ELEMENT and codec.is_list:
             nested = codec.value_serializer.nested if codec.value_serializer is not None else ()
-            return codec.element or _rest(_class(nested[0] if nested else None))
+            return codec.element or _rest(nested[0] if nested else None)
         if codec.value is None and (codec.is_list or codec.is_map):
             return None  # a whole list or map is applied element by element
-        return codec.value or _rest(value_class)
+        return codec.value or _rest(codec.value_serializer)
 
     def _changed(
         self,
@@ -470,9 +469,11 @@ def _entry(state: str, key_group: int, scope: _Scope, user_key: Any, value: Any)
     return KeyedStateEntry(state, key_group, scope.key, scope.namespace, user_key, value, READ)
 
 
-def _rest(serializer: str) -> Decoder:
-    """The rest of a change as the bytes of a value whose serializer is not decoded."""
-    return lambda change: Undecoded(serializer, change.read_bytes(change.remaining()))
+def _rest(snapshot: SerializerSnapshot | None) -> Decoder:
+    """The rest of a change as the bytes of a value whose serializer is not decoded (the class it holds named when
+    its snapshot names it: Kryo's type class)."""
+    serializer, type_class = _class(snapshot), "" if snapshot is None else snapshot.type_class
+    return lambda change: Undecoded(serializer, change.read_bytes(change.remaining()), type_class)
 
 
 def _name(operation: int) -> str:
