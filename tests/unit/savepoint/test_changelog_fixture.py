@@ -37,9 +37,11 @@ from splitaudit.savepoint.state_change_format import state_changes
 from splitaudit.savepoint_view import keyed_reader, read_keyed_state
 from tests.fuzz_savepoints import mutate_bytes
 from tests.unit.conftest import FIXTURES
+from tests.unit.savepoint.test_all_types_fixture import check_all_types_fixture
 
 CHAIN = FIXTURES / "keyed" / "1.19.3-changelog-chain"
 FOLDERS = ("checkpoint", "checkpoint-rocksdb", "checkpoint-snappy")
+ALL_TYPES = ("all-types-hashmap", "all-types-rocksdb")
 # Per folder: its checkpoint and rounds, each subtask's materialization id and log offsets, and the log's changes by
 # operation (0 CLEAR, 1 SET, 3 ADD, 5 ADD_ELEMENT, 6 ADD_OR_UPDATE_ELEMENT, 7 REMOVE_ELEMENT, 8 METADATA)
 KEPT: dict[str, dict[str, Any]] = {
@@ -81,9 +83,19 @@ def snapshot(folder: str) -> Path:
 
 @pytest.fixture(params=FOLDERS)
 def folder(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A kept checkpoint, with its `dstl/` files where `_metadata` names them (the run's job folder) for the test's
-    duration."""
-    name: str = request.param
+    """A kept checkpoint of the churn job, with its `dstl/` files where `_metadata` names them."""
+    yield from logs_in_place(request.param)
+
+
+@pytest.fixture(params=ALL_TYPES)
+def all_types(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A kept checkpoint of the all-types job, with its `dstl/` files where `_metadata` names them."""
+    yield from logs_in_place(request.param)
+
+
+def logs_in_place(name: str) -> Iterator[str]:
+    """The `dstl/` files of fixture folder `name` where its `_metadata` names them (the run's job folder), for the
+    test's duration."""
     target = Path(expected(name)["job_dir"]) / "dstl"
     missing = [path for path in (target, *target.parents) if not path.exists()]
     target.mkdir(parents=True, exist_ok=True)
@@ -214,3 +226,16 @@ def test_fuzzed_log_files_read_or_are_input_errors(folder: str) -> None:
             log.write_bytes(data)
     assert sum(outcomes.values()) == FUZZ_CASES
     assert outcomes["input_error"], outcomes
+
+
+def test_every_type_reads_from_the_log_alone(all_types: str) -> None:
+    """`AllTypesFixtureJob` on the changelog backend over the heap and over RocksDB, never materialized: its state is
+    the log alone (every state's METADATA, a TTL state's `StateTtlConfig` among them, and every change), and reads
+    to exactly what `test_all_types_fixture.py` asserts of the job's other snapshots: the POJO, tuple, enum,
+    `java.time`, `Date`, array, reducing, aggregating and TTL values, the timers and the window state decoded, the
+    Kryo class kept as bytes with its class named."""
+    for handle in handles(all_types):
+        assert handle.materialized == ()
+        [log] = handle.non_materialized
+        assert isinstance(log, ChangelogStateHandleStreamImpl)
+    check_all_types_fixture(CHAIN / all_types, expected(all_types), allow_external_state=True)
