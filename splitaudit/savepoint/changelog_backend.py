@@ -133,7 +133,7 @@ class ChangelogBackendReader:
             key_serializer = reader.header.key_serializer
             states.update((state.name, state) for state in reader.header.states)
             complete = complete and reader.header.meta_complete
-        self._states_by_id: dict[int, tuple[StateMetaInfoSnapshot, bool]] = {}
+        self._states_by_id: dict[int, StateMetaInfoSnapshot] = {}
         self._changes: list[tuple[int, DataInput]] = []
         for log in handle.non_materialized:
             for key_group, change in state_changes(log, files):
@@ -182,7 +182,7 @@ class ChangelogBackendReader:
         backend_type = change.read_unsigned_byte("backend state type")
         if backend_type >= len(BACKEND_STATE_TYPES) or BACKEND_STATE_TYPES[backend_type] != state.backend_state_type:
             raise change.error(f"METADATA of state {state.name!r}: backend state type {backend_type}", type_at)
-        self._states_by_id[state_id] = (state, complete)
+        self._states_by_id[state_id] = state
         return state, complete
 
     def entries(self) -> Iterator[KeyedStateEntry]:
@@ -216,7 +216,7 @@ class ChangelogBackendReader:
             state_id = change.read_short("state id")
             if state_id not in self._states_by_id:
                 raise change.error(f"state id {state_id} has no METADATA before it in the log", id_at)
-            state = self._states_by_id[state_id][0]
+            state = self._states_by_id[state_id]
             codec = self._codecs[state.name]
             if codec.is_timer:
                 problem = self._apply_timer(codec, operation, change, timers.setdefault((key_group, state.name), {}))
