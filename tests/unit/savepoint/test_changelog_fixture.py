@@ -22,6 +22,7 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +85,18 @@ def snapshot(folder: str) -> Path:
 @pytest.fixture(params=FOLDERS)
 def folder(request: pytest.FixtureRequest) -> Iterator[str]:
     """A kept checkpoint of the churn job, with its `dstl/` files where `_metadata` names them."""
-    yield from logs_in_place(request.param)
+    with logs_in_place(request.param) as name:
+        yield name
 
 
 @pytest.fixture(params=ALL_TYPES)
 def all_types(request: pytest.FixtureRequest) -> Iterator[str]:
     """A kept checkpoint of the all-types job, with its `dstl/` files where `_metadata` names them."""
-    yield from logs_in_place(request.param)
+    with logs_in_place(request.param) as name:
+        yield name
 
 
+@contextmanager
 def logs_in_place(name: str) -> Iterator[str]:
     """The `dstl/` files of fixture folder `name` where its `_metadata` names them (the run's job folder), for the
     test's duration."""
@@ -105,9 +109,11 @@ def logs_in_place(name: str) -> Iterator[str]:
             assert placed.read_bytes() == log.read_bytes(), f"{placed} is another run's file"
         else:
             shutil.copy2(log, placed)
-    yield name
-    if missing:
-        shutil.rmtree(missing[-1])
+    try:
+        yield name
+    finally:
+        if missing:
+            shutil.rmtree(missing[-1])
 
 
 def handles(folder: str) -> list[ChangelogStateBackendHandleImpl]:
