@@ -431,8 +431,9 @@ def read_keyed_state(
     grow with the state: `KeyGroupsReader.entries`).
 
     Key-group handles (canonical savepoints, heap checkpoints) and RocksDB native snapshots (incremental
-    checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read; the
-    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state"). The same rows, in the
+    checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read, and the
+    changelog backend's: its materialized handles with its log applied (savepoint/changelog_backend.py; its log
+    files lie outside the checkpoint: `allow_external_state`). The same rows, in the
     same order, as reading every part of `plan_keyed_state` in turn with `read_keyed_part`.
 
     `location`, `uids`, `allow_external_state` and `max_file_size` as for `inspect_savepoint`. Raises
