@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.changelog_backend import ChangelogBackendReader
+from splitaudit.savepoint.changelog_handles import ChangelogStateBackendHandleImpl
 from splitaudit.savepoint.coordinator import read_coordinator_state
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.handles import (
@@ -32,7 +34,6 @@ from splitaudit.savepoint.handles import (
     RelativeFileStateHandle,
     SegmentFileStateHandle,
     StreamStateHandle,
-    UnreadKeyedStateHandle,
 )
 from splitaudit.savepoint.keyed import EntryRow, KeyedStateEntry, KeyGroupsReader
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
@@ -430,8 +431,9 @@ def read_keyed_state(
     grow with the state: `KeyGroupsReader.entries`).
 
     Key-group handles (canonical savepoints, heap checkpoints) and RocksDB native snapshots (incremental
-    checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read; the
-    changelog backend's handles are refused with exit 2 (docs/inspect.md, "Keyed state"). The same rows, in the
+    checkpoints, full RocksDB checkpoints of Flink 1.16+, NATIVE savepoints: savepoint/rocksdb/) are read, and the
+    changelog backend's: its materialized handles with its log applied (savepoint/changelog_backend.py; its log
+    files lie outside the checkpoint: `allow_external_state`). The same rows, in the
     same order, as reading every part of `plan_keyed_state` in turn with `read_keyed_part`.
 
     `location`, `uids`, `allow_external_state` and `max_file_size` as for `inspect_savepoint`. Raises
@@ -539,18 +541,19 @@ def read_keyed_part_rows(files: SavepointFiles, part: KeyedStatePart) -> Iterato
 
 def keyed_reader(
     handle: KeyedStateHandle, files: SavepointFiles, max_parallelism: int
-) -> KeyGroupsReader | NativeSnapshotReader:
+) -> KeyGroupsReader | NativeSnapshotReader | ChangelogBackendReader:
     """The reader of one subtask's managed keyed state, or an InputError saying why it cannot be read."""
     if isinstance(handle, IncrementalRemoteKeyedStateHandle):  # RocksDB's own files (savepoint/rocksdb/)
         from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader  # loaded only for a native snapshot
 
         return NativeSnapshotReader(handle, files, max_parallelism, beam_coder_decoder)
-    if isinstance(handle, UnreadKeyedStateHandle):
+    if isinstance(handle, ChangelogStateBackendHandleImpl):  # the changelog backend (savepoint/changelog_backend.py)
+        return ChangelogBackendReader(
+            handle, files, beam_coder_decoder, lambda materialized: keyed_reader(materialized, files, max_parallelism)
+        )
+    if not isinstance(handle, KeyGroupsStateHandle):
         raise InputError(
-            files.metadata_path,
-            None,
-            f"keyed state of the changelog state backend ({handle.handle_class}, tag {handle.tag}) is not read; "
-            "take a canonical savepoint of the job and read that",
+            files.metadata_path, None, f"a {type(handle).__name__} is not a subtask's keyed state on its own"
         )
     stream = open_state_stream(handle.delegate, files, handle.delegate_offset, "keyed state")
     return KeyGroupsReader(handle, stream, max_parallelism, beam_coder_decoder)

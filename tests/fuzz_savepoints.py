@@ -134,29 +134,35 @@ def _utf(text: str) -> bytes:
     return struct.pack(">H", len(raw)) + raw
 
 
-def mutate(case_dir: Path, rng: random.Random, strategy: str) -> str:
-    """Apply one mutation of `strategy` to the snapshot copy in `case_dir`; describe it."""
-    metadata = case_dir / "_metadata"
-    files = sorted(p for p in case_dir.rglob("*") if p.is_file() and p.name != "_metadata")
-    target = metadata if not files or rng.random() < 0.7 else rng.choice(files)
-    data = target.read_bytes()
+def mutate_bytes(data: bytes, rng: random.Random, strategy: str) -> tuple[bytes, str] | None:
+    """The byte strategies (`flip`, `truncate`, `inflate`) applied to a file's bytes, and what was done; None for
+    another strategy, or bytes too short for this one."""
     if strategy == "flip" and data:
         out = bytearray(data)
         for _ in range(rng.randint(1, 8)):
             out[rng.randrange(len(out))] ^= rng.randint(1, 255)
-        target.write_bytes(bytes(out))
-        return f"flip {target.name}"
+        return bytes(out), "flip"
     if strategy == "truncate" and data:
         cut = rng.randrange(len(data))
-        target.write_bytes(data[:cut])
-        return f"truncate {target.name} at {cut}"
+        return data[:cut], f"truncate at {cut}:"
     if strategy == "inflate" and len(data) > 4:
         small = [at for at in range(len(data) - 4) if 0 < struct.unpack_from(">I", data, at)[0] < 4096]
         at = rng.choice(small) if small else rng.randrange(len(data) - 4)
         wide = rng.random() < 0.7
         packed = struct.pack(">I", rng.choice(ABSURD)) if wide else struct.pack(">H", rng.choice(ABSURD) & 0xFFFF)
-        target.write_bytes(data[:at] + packed + data[at + len(packed) :])
-        return f"inflate {target.name} at {at}"
+        return data[:at] + packed + data[at + len(packed) :], f"inflate at {at}:"
+    return None
+
+
+def mutate(case_dir: Path, rng: random.Random, strategy: str) -> str:
+    """Apply one mutation of `strategy` to the snapshot copy in `case_dir`; describe it."""
+    metadata = case_dir / "_metadata"
+    files = sorted(p for p in case_dir.rglob("*") if p.is_file() and p.name != "_metadata")
+    target = metadata if not files or rng.random() < 0.7 else rng.choice(files)
+    mutated = mutate_bytes(target.read_bytes(), rng, strategy)
+    if mutated is not None:
+        target.write_bytes(mutated[0])
+        return f"{mutated[1]} {target.name}"
     if strategy == "path":
         data = metadata.read_bytes()
         names = _utf_strings(data, lambda t: t.startswith(("file:", "/")) or (len(t) == 36 and t.count("-") == 4))

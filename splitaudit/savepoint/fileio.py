@@ -109,7 +109,7 @@ class SavepointFiles:
     def read_absolute(
         self,
         uri: str,
-        span: tuple[int, int],
+        span: tuple[int, int] | None,
         referenced_from: str,
         offset: int,
         whole: bool = True,
@@ -117,9 +117,11 @@ class SavepointFiles:
     ) -> tuple[str, bytes]:
         """A tag-2/15 handle: a full path or URI; outside the savepoint dir only with allow_external_state.
 
-        `span` is (start, length) of the bytes wanted; `whole` says the handle names the whole file (its size
-        must then be exactly the length). Confinement is decided on the text of `uri`: nothing resolves a path
-        the user did not allow. With `part` (start, length within the file) only those bytes are read, uncached.
+        `span` is (start, length) of the bytes wanted, None for the whole file whatever its size (a changelog
+        file, whose handle records the size of its uncompressed stream); `whole` says the handle names the whole
+        file (its size must then be exactly the length). Confinement is decided on the text of `uri`: nothing
+        resolves a path the user did not allow. With `part` (start, length within the file) only those bytes are
+        read, uncached.
         """
         if "\0" in uri:
             raise InputError(referenced_from, offset, f"state path {uri!r} contains a NUL character")

@@ -1,8 +1,8 @@
 """State handles as `MetadataV2V3SerializerBase` writes them (Flink 1.11 - 2.3), one type per handle tag.
 
 Stream handles (tags 0, 1, 2, 3, 6, 15, 16), the operator-state handles (4, 17) and the keyed-state handles
-(3, 7, 12 key-group handles; 5, 11 incremental RocksDB handles) are read into frozen dataclasses; changelog
-handles (8, 9, 10, 13, 14) are stepped over byte-exactly and named by their tag;
+(3, 7, 12 key-group handles; 5, 11 incremental RocksDB handles) are read into frozen dataclasses, the changelog
+backend's (8, 9, 10, 13, 14) by `changelog_handles.py`;
 channel-state handles of unaligned checkpoints (`ChannelStateHandleSerializer` V1 for metadata V3-V5 and
 `ChannelStateHandleSerializerV2` for V6+) are skipped. Layouts: splitaudit/savepoint/FORMAT.md, "State handles".
 """
@@ -12,6 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.savepoint.changelog_handles import (
+    CHANGELOG_BYTE_INCREMENT_HANDLE,
+    CHANGELOG_FILE_INCREMENT_HANDLE,
+    CHANGELOG_FILE_INCREMENT_HANDLE_V2,
+    CHANGELOG_HANDLE,
+    CHANGELOG_HANDLE_V2,
+    ChangelogStateBackendHandleImpl,
+    ChangelogStateHandleStreamImpl,
+    InMemoryChangelogStateHandle,
+    read_changelog_handle,
+)
 
 # Tags of MetadataV2V3SerializerBase (unchanged 1.17 → 2.3; 15-17 since 1.20).
 NULL_HANDLE = 0
@@ -22,13 +33,8 @@ PARTITIONABLE_OPERATOR_STATE_HANDLE = 4
 INCREMENTAL_KEY_GROUPS_HANDLE = 5
 RELATIVE_STREAM_STATE_HANDLE = 6
 SAVEPOINT_KEY_GROUPS_HANDLE = 7
-CHANGELOG_HANDLE = 8
-CHANGELOG_BYTE_INCREMENT_HANDLE = 9
-CHANGELOG_FILE_INCREMENT_HANDLE = 10
 INCREMENTAL_KEY_GROUPS_HANDLE_V2 = 11
 KEY_GROUPS_HANDLE_V2 = 12
-CHANGELOG_FILE_INCREMENT_HANDLE_V2 = 13
-CHANGELOG_HANDLE_V2 = 14
 SEGMENT_FILE_HANDLE = 15
 EMPTY_SEGMENT_FILE_HANDLE = 16
 SEGMENT_PARTITIONABLE_OPERATOR_STATE_HANDLE = 17
@@ -149,25 +155,20 @@ class IncrementalRemoteKeyedStateHandle:
     state_handle_id: str | None
 
 
-# The keyed handles only stepped over: Flink's changelog state backend (FLIP-158).
-CHANGELOG_HANDLE_CLASSES = {
-    CHANGELOG_HANDLE: "ChangelogStateBackendHandleImpl",
-    CHANGELOG_HANDLE_V2: "ChangelogStateBackendHandleImpl",
-    CHANGELOG_BYTE_INCREMENT_HANDLE: "InMemoryChangelogStateHandle",
-    CHANGELOG_FILE_INCREMENT_HANDLE: "ChangelogStateHandleStreamImpl",
-    CHANGELOG_FILE_INCREMENT_HANDLE_V2: "ChangelogStateHandleStreamImpl",
-}
-
-
-@dataclass(frozen=True)
-class UnreadKeyedStateHandle:
-    """A keyed-state handle of the changelog state backend, stepped over: its tag and Flink's class name."""
-
-    tag: int
-    handle_class: str
-
-
-KeyedStateHandle = KeyGroupsStateHandle | IncrementalRemoteKeyedStateHandle | UnreadKeyedStateHandle
+KeyedStateHandle = (
+    KeyGroupsStateHandle
+    | IncrementalRemoteKeyedStateHandle
+    | ChangelogStateBackendHandleImpl
+    | ChangelogStateHandleStreamImpl
+    | InMemoryChangelogStateHandle
+)
+CHANGELOG_TAGS = (
+    CHANGELOG_HANDLE,
+    CHANGELOG_BYTE_INCREMENT_HANDLE,
+    CHANGELOG_FILE_INCREMENT_HANDLE,
+    CHANGELOG_FILE_INCREMENT_HANDLE_V2,
+    CHANGELOG_HANDLE_V2,
+)
 
 
 def _check_depth(inp: DataInput, depth: int) -> None:
@@ -284,40 +285,15 @@ def read_keyed_state_handle(inp: DataInput, depth: int = 0) -> KeyedStateHandle 
         return IncrementalRemoteKeyedStateHandle(
             tag, checkpoint_id, backend_id, start, count, meta_state, files[0], files[1], handle_id
         )
-    if tag in (CHANGELOG_HANDLE, CHANGELOG_HANDLE_V2):
-        inp.read_int("start key group")
-        inp.read_int("number of key groups")
-        inp.read_long("checkpointed size")
-        for what in ("materialized", "non-materialized"):
-            for _ in range(inp.read_length(f"number of {what} handles", 1)):
-                read_keyed_state_handle(inp, depth + 1)
-        inp.read_long("materialization id")
-        if tag == CHANGELOG_HANDLE_V2:
-            inp.read_long("checkpoint id")
-        inp.read_utf("state handle id")
-    elif tag == CHANGELOG_BYTE_INCREMENT_HANDLE:
-        inp.read_int("start key group")
-        inp.read_int("number of key groups")
-        inp.read_long("from sequence number")
-        inp.read_long("to sequence number")
-        for _ in range(inp.read_length("number of changes", 8)):
-            inp.read_int("key group")
-            inp.read_length_prefixed("change bytes")
-        inp.read_utf("state handle id")
-    elif tag in (CHANGELOG_FILE_INCREMENT_HANDLE, CHANGELOG_FILE_INCREMENT_HANDLE_V2):
-        inp.read_int("start key group")
-        inp.read_int("number of key groups")
-        for _ in range(inp.read_length("number of changelog segments", 9)):
-            inp.read_long("changelog offset")
-            read_stream_handle(inp, depth + 1)
-        inp.read_long("size")
-        inp.read_long("checkpointed size")
-        inp.read_utf("state handle id")
-        if tag == CHANGELOG_FILE_INCREMENT_HANDLE_V2:
-            inp.read_utf("storage identifier")
-    else:
-        raise inp.error(f"unknown keyed state handle tag {tag}", at)
-    return UnreadKeyedStateHandle(tag, CHANGELOG_HANDLE_CLASSES[tag])
+    if tag in CHANGELOG_TAGS:  # the changelog backend (changelog_handles.py)
+        return read_changelog_handle(
+            inp,
+            tag,
+            inp.base + at,
+            lambda nested: read_keyed_state_handle(nested, depth + 1),
+            lambda nested: read_stream_handle(nested, depth + 1),
+        )
+    raise inp.error(f"unknown keyed state handle tag {tag}", at)
 
 
 def skip_channel_state_handle(inp: DataInput, typed: bool) -> None:

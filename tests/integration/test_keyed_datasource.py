@@ -16,6 +16,8 @@ from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint_view import plan_keyed_state, read_keyed_state
 from tests.unit.conftest import FIXTURES
 from tests.unit.savepoint.test_all_types_fixture import FOLDERS as ALL_TYPES
+from tests.unit.savepoint.test_changelog_fixture import FOLDERS as CHANGELOG
+from tests.unit.savepoint.test_changelog_fixture import logs_in_place, snapshot
 from tests.unit.savepoint.test_keyed_parts import expected_rows, snapshot_of
 
 pytestmark = pytest.mark.integration
@@ -83,3 +85,19 @@ def test_the_keyed_table_reads_every_state_of_the_all_types_job(spark: SparkSess
         "(dev.splitaudit.fixtures.AllTypesFixtureJob$Opaque): Kryo's field layout is not in the snapshot"
     }
     assert {row["status"] for row in rows if row["state"] != "kryo"} == {"read"}
+
+
+def test_the_keyed_table_reads_the_changelog_backend(spark: SparkSession) -> None:
+    """The changelog backend's checkpoints (test_changelog_fixture.py: materialized heap and RocksDB snapshots and
+    the log after them, Snappy framed or not), with `allowExternalState` (the log files lie outside `chk-N`): one
+    part per subtask, the rows of `read_keyed_state`, every one read."""
+    for folder in CHANGELOG:
+        with logs_in_place(folder):
+            location = str(snapshot(folder))
+            reader = spark.read.format("flink_savepoint").option("table", "keyed")
+            table = reader.option("allowExternalState", "true").load(location)
+            assert table.rdd.getNumPartitions() == 2, folder
+            rows = [row.asDict() for row in table.collect()]
+            assert rows == list(keyed_rows(read_keyed_state(location, allow_external_state=True))), folder
+            assert {row["status"] for row in rows} == {"read"}, folder
+            assert len(rows) == {"checkpoint": 376}.get(folder, 424), folder

@@ -41,6 +41,13 @@ JARS = ("flink-tests-1.19.1-tests.jar", "flink-tests-1.20.1-tests.jar")
 PREFIX = "stateful-scala-"
 MIGRATION = "org.apache.flink.api.scala.migration."
 KEYS = range(4)
+# Their checkpoints the changelog backend wrote: a log whose keys name no serializer (test_changelog_backend.py)
+CHANGELOG = (
+    "stateful-scala-udf-migration-itcase-flink1.16-rocksdb-checkpoint",
+    "stateful-scala-udf-migration-itcase-flink1.19-hashmap-checkpoint",
+    "stateful-scala-with-broadcast-udf-migration-itcase-flink1.16-hashmap-checkpoint",
+    "stateful-scala-with-broadcast-udf-migration-itcase-flink1.19-hashmap-checkpoint",
+)
 
 
 def _case_class(i: int, factor: int) -> dict[str, Any]:
@@ -88,15 +95,14 @@ def _is_heap(folder: Path) -> bool:
 
 def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> None:
     """Every entry is decoded and equals what the mapper wrote for its key, in the key group Flink assigns that key:
-    all 40 entries (4 keys x 10 states) of every snapshot, heap, canonical or RocksDB native."""
+    all 40 entries (4 keys x 10 states) of every snapshot, heap, canonical or RocksDB native (the changelog
+    backend's four, whose log names no key serializer, are test_changelog_backend.py's)."""
     kinds: collections.Counter[str] = collections.Counter()
-    refused: list[str] = []
     for folder in snapshots:
-        try:
-            entries = [row.entry for row in read_keyed_state(str(folder))]
-        except InputError as error:  # the changelog backend's (test_flink_itcases.py counts them)
-            refused.append(str(error))
+        if folder.name in CHANGELOG:
+            kinds["changelog"] += 1
             continue
+        entries = [row.entry for row in read_keyed_state(str(folder))]
         seen: set[tuple[str, int]] = set()
         for entry in entries:
             assert entry.key_group == key_group_of(entry.key, LONG, 4), (folder.name, entry)
@@ -107,9 +113,7 @@ def test_every_entry_is_the_state_the_itcase_wrote(snapshots: list[Path]) -> Non
         assert seen == {(state, key) for key in KEYS for state in expected(0)}
         kinds["heap" if _is_heap(folder) else "canonical or RocksDB"] += 1
         kinds["of which RocksDB native"] += is_rocksdb_native(folder)
-    assert len(refused) == 4
-    assert all("changelog state backend" in error for error in refused)
-    assert kinds == {"canonical or RocksDB": 43, "of which RocksDB native": 15, "heap": 27}
+    assert kinds == {"canonical or RocksDB": 43, "of which RocksDB native": 15, "heap": 27, "changelog": 4}
 
 
 def test_mutated_scala_snapshots_fail_only_with_input_error(snapshots: list[Path], tmp_path: Path) -> None:
