@@ -14,7 +14,7 @@ from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint import keyed
 from splitaudit.savepoint.keyed import StateCodec
-from splitaudit.savepoint.keyed_layouts import FALLBACK
+from splitaudit.savepoint.keyed_layouts import FALLBACK, entry_reader
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot
 from splitaudit.savepoint.typeserializers import (
     INT,
@@ -49,7 +49,7 @@ def test_every_fixture_reads_the_same_with_and_without_the_fast_readers(
 def test_the_fixtures_have_states_the_fast_readers_take() -> None:
     """The comparison above means something: the fixtures' canonical snapshots have states of these layouts."""
     made: list[bool] = []
-    original = keyed.entry_reader
+    original = entry_reader
 
     def counting(*args: Any) -> Any:
         reader = original(*args)
