@@ -25,7 +25,7 @@ from itertools import islice
 
 import pyarrow as pa
 
-from splitaudit.audit.checks.rows import enumerator_rows, json_text, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, json_texts, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.keyed import EntryRow
 from splitaudit.savepoint_view import KeyedStatePart, SavepointView, plan_keyed_state, read_keyed_part_rows
@@ -152,7 +152,7 @@ def _keyed_batch(part: KeyedStatePart, batch: list[EntryRow]) -> pa.RecordBatch:
         pa.array([part.subtask] * n, pa.int32()),
         pa.array(states, pa.string()),
         pa.array(key_groups, pa.int32()),
-        *(pa.array(list(map(json_text, column)), pa.string()) for column in (keys, namespaces, user_keys, values)),
+        *(pa.array(json_texts(column), pa.string()) for column in (keys, namespaces, user_keys, values)),
         pa.array(statuses, pa.string()),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
