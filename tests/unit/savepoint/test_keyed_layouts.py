@@ -6,6 +6,7 @@ or refuses them as before)."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -204,3 +205,52 @@ def test_layouts_the_fast_readers_do_not_take() -> None:
     assert _codec("VALUE", _snapshot(STRING), namespace=_snapshot(STRING)).fast is None
     assert _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), _snapshot(VOID_NAMESPACE))).fast is None
     assert _codec("VALUE", _snapshot("com.example.UnknownSerializerSnapshot")).fast is None
+
+
+def _entry(key_group: int, key: bytes, value: bytes, last: bool, prefix_bytes: int) -> bytes:
+    """A canonical entry: `int len, composite key, int len, value`; the key-group prefix's top bit set on a
+    state's last entry in the key group."""
+    prefix = bytearray(key_group.to_bytes(prefix_bytes, "big"))
+    prefix[0] |= 0x80 if last else 0
+    composite = bytes(prefix) + key
+    return struct.pack(">i", len(composite)) + composite + struct.pack(">i", len(value)) + value
+
+
+def _drain(run: Generator[Any, None, int]) -> tuple[list[Any], int]:
+    """A run's rows, and what it returns."""
+    rows = []
+    while True:
+        try:
+            rows.append(next(run))
+        except StopIteration as stop:
+            return rows, stop.value
+
+
+@pytest.mark.parametrize(("key_group", "prefix_bytes"), [(5, 1), (300, 2)])
+def test_a_run_reads_to_the_state_s_last_entry(key_group: int, prefix_bytes: int) -> None:
+    entries = [_entry(key_group, _string(f"key-{i}") + b"\0", _string(f"v{i}"), i == 2, prefix_bytes) for i in range(3)]
+    after = b"\x00\x01"  # the next state's id
+    data = DataInput(b"".join(entries) + after, "f")
+    assert VALUE_STRING.fast is not None
+    rows, first = _drain(keyed._fast_run(data, VALUE_STRING.fast, key_group, prefix_bytes))
+    assert rows == [("s", key_group, f"key-{i}", None, None, f"v{i}", "read") for i in range(3)]
+    assert first == 0x80 | (key_group >> 8 * (prefix_bytes - 1))  # the last entry's first key byte
+    assert data.tell() == len(data) - len(after)
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        _entry(6, _string("key-1") + b"\0", _string("v"), False, 1),  # another key group's: the general path refuses
+        _entry(5, _string("é") + b"\0", _string("v"), False, 1),  # not ASCII: the general path decodes it
+        _entry(5, _string("key-1") + b"\0", _string("v"), False, 1)[:-1],  # not loaded whole
+    ],
+)
+def test_a_run_stops_at_an_entry_it_leaves_to_the_general_path(second: bytes) -> None:
+    first = _entry(5, _string("key-0") + b"\0", _string("v"), False, 1)
+    data = DataInput(first + second, "f")
+    assert VALUE_STRING.fast is not None
+    rows, stopped = _drain(keyed._fast_run(data, VALUE_STRING.fast, 5, 1))
+    assert rows == [("s", 5, "key-0", None, None, "v", "read")]
+    assert stopped == -1
+    assert data.tell() == len(first)
