@@ -62,6 +62,11 @@ class DataInput:
         view.base = self.base + start
         return view
 
+    def buffer(self) -> memoryview:
+        """The bytes this decodes (shared, not copied), for a reader that decodes many values from positions in
+        them at once (keyed state's entries: `savepoint.keyed_layouts`) and then `seek`s past what it read."""
+        return self._data
+
     def __len__(self) -> int:
         return len(self._data)
 

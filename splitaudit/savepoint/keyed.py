@@ -32,7 +32,8 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Callable, Iterator
+import struct
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any, Protocol, TypeVar
@@ -48,6 +49,7 @@ from splitaudit.primitives.snappy import (
     read_chunk_header,
 )
 from splitaudit.savepoint.handles import SAVEPOINT_KEY_GROUPS_HANDLE, KeyGroupsStateHandle
+from splitaudit.savepoint.keyed_layouts import FALLBACK, RowReader, entry_reader
 from splitaudit.savepoint.keygroups import key_groups_of
 from splitaudit.savepoint.kryo import KryoClassNotDecodedError
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot, read_state_meta_info
@@ -82,6 +84,7 @@ HEAP_SEARCH_TRIALS = 20_000
 HEAP_SEARCH_ENTRIES = 64
 READ, RAW, UNREAD = "read", "raw", "unread"  # KeyedStateEntry.status: decoded whole, partly as bytes, not at all
 T = TypeVar("T")
+_INT = struct.Struct(">i")  # an entry's key and value lengths
 # A `KeyedStateEntry`'s fields as a plain tuple, in its order (state, key group, key, namespace, user key, value,
 # status): what the entry loop makes, since a tuple costs a fraction of a frozen dataclass per entry, and what the
 # data source's `keyed` table is built from column by column (`KeyGroupsReader.rows`).
@@ -368,26 +371,32 @@ class KeyGroupsReader:
         two_byte_prefix = prefix_bytes == 2
         unnamed = 0  # entries of the current state when the meta info could not name it
         while True:
-            # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
-            framed = window.data.sub_length_prefixed_pair("composite key length", "state value length")
-            if framed is None:
-                key = window.length_prefixed("composite key", "composite key length")
-                value = window.length_prefixed("state value", "state value length")
-            else:
-                key, value = framed
-            if len(key) < prefix_bytes:
-                raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
-            # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end follows.
-            first = key.read_unsigned_byte("key-group prefix")
-            prefix = first & ~FIRST_BIT_IN_BYTE_MASK
-            if two_byte_prefix:
-                prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
-            if prefix != key_group:
-                raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
-            if isinstance(codec, StateCodec):
-                yield codec.canonical_row(key_group, key, value)
-            else:
-                unnamed += 1
+            first = -1
+            fast = codec.fast if isinstance(codec, StateCodec) else None
+            if fast is not None:  # a run of the state's entries, read straight from the window's bytes
+                first = yield from _fast_run(window.data, fast, key_group, prefix_bytes)
+            if first < 0:  # the next entry, the general way (one the run left, or every entry of another layout)
+                # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
+                framed = window.data.sub_length_prefixed_pair("composite key length", "state value length")
+                if framed is None:
+                    key = window.length_prefixed("composite key", "composite key length")
+                    value = window.length_prefixed("state value", "state value length")
+                else:
+                    key, value = framed
+                if len(key) < prefix_bytes:
+                    raise key.error(f"composite key of {len(key)} bytes has no key-group prefix")
+                # The key-group prefix, big-endian; the top bit of its first byte says a state id or the end
+                # follows.
+                first = key.read_unsigned_byte("key-group prefix")
+                prefix = first & ~FIRST_BIT_IN_BYTE_MASK
+                if two_byte_prefix:
+                    prefix = prefix << 8 | key.read_unsigned_byte("key-group prefix")
+                if prefix != key_group:
+                    raise key.error(f"an entry of key group {prefix} in key group {key_group}", 0)
+                if isinstance(codec, StateCodec):
+                    yield codec.canonical_row(key_group, key, value)
+                else:
+                    unnamed += 1
             if first & FIRST_BIT_IN_BYTE_MASK:
                 if unnamed:
                     yield self._unnamed(
@@ -556,6 +565,45 @@ class KeyGroupsReader:
             ),
             *later,
         ]
+
+
+def _fast_run(data: DataInput, read: RowReader, key_group: int, prefix_bytes: int) -> Generator[EntryRow, None, int]:
+    """The entries of one state from `data`'s position on, each read by `read` (`keyed_layouts`) from positions
+    in the window's bytes while it holds them whole, up to and including the state's last in the key group (its
+    key's first bit set). Returns that entry's first key byte, or -1 at an entry it leaves to the general path (not
+    loaded whole, or not decoded by `read`: every check that path makes is made there), `data` positioned at the
+    next entry either way."""
+    buf = data.buffer()
+    pos = data.tell()
+    size = len(buf)
+    unpack_int = _INT.unpack_from
+    while pos + 4 <= size:
+        k = pos + 4
+        key_end = k + unpack_int(buf, pos)[0]
+        if not k + prefix_bytes <= key_end <= size - 4:
+            break
+        v = key_end + 4
+        value_end = v + unpack_int(buf, key_end)[0]
+        if not v <= value_end <= size:
+            break
+        first: int = buf[k]
+        prefix = first & ~FIRST_BIT_IN_BYTE_MASK
+        if prefix_bytes == 2:
+            prefix = prefix << 8 | buf[k + 1]
+        if prefix != key_group:
+            break
+        try:
+            row = read(buf, key_group, k + prefix_bytes, key_end, v, value_end)
+        except FALLBACK:
+            break
+        pos = value_end
+        if first & FIRST_BIT_IN_BYTE_MASK:
+            data.seek(pos)
+            yield row
+            return first
+        yield row
+    data.seek(pos)
+    return -1
 
 
 class _Bytes:
@@ -754,6 +802,12 @@ class StateCodec:
             value_part = self.element if self.is_list else self.user_value if self.is_map else self.value
             parts = (self.key, self.namespace, value_part, *((self.user_key,) if self.is_map else ()))
         self.decoded_whole = all(part is not None for part in parts)
+        # The entry read straight from the window's bytes, for the layouts `keyed_layouts` knows (None: not known).
+        self.fast: RowReader | None = None
+        if self.decoded_whole and not self.is_timer:
+            self.fast = entry_reader(
+                state.name, self.type, key_serializer, self.namespace_serializer, self.value_serializer, self.ambiguous
+            )
 
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:
         return "unknown" if snapshot is None else snapshot.snapshot_class

@@ -25,7 +25,7 @@ from itertools import islice
 
 import pyarrow as pa
 
-from splitaudit.audit.checks.rows import enumerator_rows, json_text, operator_rows, split_rows
+from splitaudit.audit.checks.rows import enumerator_rows, json_texts, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.keyed import EntryRow
 from splitaudit.savepoint_view import KeyedStatePart, SavepointView, plan_keyed_state, read_keyed_part_rows
@@ -114,12 +114,17 @@ def keyed_part_batches(files: SavepointFiles, part: KeyedStatePart) -> Iterator[
     """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), KEYED_BATCH_ROWS at a
     time, as `audit.rows.keyed_rows` lays them out."""
     rows = read_keyed_part_rows(files, part)
+    # The part's operator and subtask, the same in every row: made once, a slice of them per batch (no copy).
+    repeated = [
+        pa.array([value] * KEYED_BATCH_ROWS, kind)
+        for value, kind in ((part.operator_id, pa.string()), (part.uid, pa.string()), (part.subtask, pa.int32()))
+    ]
     while True:
         with _collector_paused():
             batch = list(islice(rows, KEYED_BATCH_ROWS))
             if not batch:
                 return
-            arrow = _keyed_batch(part, batch)
+            arrow = _keyed_batch([column.slice(0, len(batch)) for column in repeated], batch)
             del batch
         yield arrow
 
@@ -139,20 +144,17 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _keyed_batch(part: KeyedStatePart, batch: list[EntryRow]) -> pa.RecordBatch:
+def _keyed_batch(repeated: list[pa.Array], batch: list[EntryRow]) -> pa.RecordBatch:
     """One batch of a part's rows, built column by column from the entries' tuples (no row dicts): the part's
-    operator and subtask repeated, the decoded parts as JSON text."""
+    operator and subtask (`repeated`, as long as the batch), the decoded parts as JSON text."""
     # (Lists, not tuples: pyarrow takes a tuple of strings some 50 times slower, pyarrow 25.)
     states, key_groups, keys, namespaces, user_keys, values, statuses = map(list, zip(*batch, strict=True))
-    n = len(batch)
     schema = SCHEMAS["keyed"]
     columns = [
-        pa.array([part.operator_id] * n, pa.string()),  # (`pa.repeat` of a scalar takes 4 times as long)
-        pa.array([part.uid] * n, pa.string()),
-        pa.array([part.subtask] * n, pa.int32()),
+        *repeated,
         pa.array(states, pa.string()),
         pa.array(key_groups, pa.int32()),
-        *(pa.array(list(map(json_text, column)), pa.string()) for column in (keys, namespaces, user_keys, values)),
+        *(pa.array(json_texts(column), pa.string()) for column in (keys, namespaces, user_keys, values)),
         pa.array(statuses, pa.string()),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
