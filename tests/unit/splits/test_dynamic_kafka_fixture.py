@@ -26,48 +26,64 @@ def _tables(snapshot: str) -> SavepointTables:
     return tables_of(inspect_savepoint(str(CASE / EXPECTED[snapshot]["snapshot_dir"])))
 
 
-def check_dynamic_kafka_fixture(folder: Path, expected: dict[str, Any]) -> None:
-    """Both savepoints: each partition held once, with the job's cluster and the next offset the records produced
-    before it give; the enumerator names every partition assigned in that cluster; the stream's metadata."""
+def _clusters(expected: dict[str, Any], snapshot: str) -> dict[str, tuple[str, dict[str, int]]]:
+    """Per cluster id: its bootstrap servers and the next offset of each partition at `snapshot`, from a one-cluster
+    run's `expected.json` (`cluster`, `bootstrap_servers`, offsets per partition) or a run of several (`clusters`,
+    offsets per cluster and partition)."""
     job = expected["job"]
+    offsets = expected[snapshot]["next_offsets"]
+    if "clusters" in job:
+        return {cluster: (bootstrap, offsets[cluster]) for cluster, bootstrap in job["clusters"].items()}
+    return {job["cluster"]: (job["bootstrap_servers"], offsets)}
+
+
+def check_dynamic_kafka_fixture(folder: Path, expected: dict[str, Any]) -> None:
+    """Both savepoints: each partition of each cluster held once, with its cluster and the next offset the records
+    produced before it give; each cluster's enumerator names every partition assigned; the stream's metadata (a
+    stream per topic, on every cluster)."""
+    job = expected["job"]
+    partitions = range(job["partitions"])
     for snapshot in ("sp0", "sp1"):
+        clusters = _clusters(expected, snapshot)
         view = inspect_savepoint(str(folder / expected[snapshot]["snapshot_dir"]))
         [(operator_id, source)] = [(op.operator_id, op.source) for op in view.operators if op.source is not None]
         assert operator_id == job["source_operator_id"]
         rows = [row for split in source.reader_splits for row in split.state.partition_rows()]
         held = sorted((r.split_type, r.cluster, r.topic, r.partition, r.next_offset, r.stopping_offset) for r in rows)
-        assert held == [
-            ("dynamic_kafka", job["cluster"], job["topic"], p, expected[snapshot]["next_offsets"][str(p)], None)
-            for p in range(job["partitions"])
-        ]
+        assert held == sorted(
+            ("dynamic_kafka", cluster, job["topic"], p, offsets[str(p)], None)
+            for cluster, (_, offsets) in clusters.items()
+            for p in partitions
+        )
         assert source.enumerator is not None
         state = source.enumerator.state.to_json()
         assert state["version"] == 1  # DynamicKafkaSourceEnumStateSerializer VERSION_1 (connector 3.3.0)
         assert state["streams"] == [
             {
-                "stream_id": job["topic"],  # SingleClusterTopicMetadataService: a stream per topic
+                "stream_id": job["topic"],  # a stream per topic, on every cluster the metadata service names
                 "clusters": [
                     {
-                        "cluster": job["cluster"],
+                        "cluster": cluster,
                         "topics": [job["topic"]],
-                        "properties": {"bootstrap.servers": job["bootstrap_servers"]},
+                        "properties": {"bootstrap.servers": bootstrap},
                         "starting_offsets_initializer": None,
                         "stopping_offsets_initializer": None,
                     }
+                    for cluster, (bootstrap, _) in sorted(clusters.items())
                 ],
             }
         ]
         assert state["kafka_enum_version"] == 2  # KafkaSourceEnumStateSerializer CURRENT_VERSION in 3.3.0
         assert state["clusters"] == [
             {
-                "cluster": job["cluster"],
+                "cluster": cluster,
                 "version": 2,
                 "partitions": [
-                    {"topic": job["topic"], "partition": p, "status": "ASSIGNED", "split": None}
-                    for p in range(job["partitions"])
+                    {"topic": job["topic"], "partition": p, "status": "ASSIGNED", "split": None} for p in partitions
                 ],
                 "initial_discovery_finished": True,
             }
+            for cluster in sorted(clusters)
         ]
 
 

@@ -65,6 +65,7 @@ def test_the_packaged_lock_names_every_component_setup_downloads() -> None:
     # Flink's test jars, one pom per release, the classifier after the version
     assert [f.maven for f in lock.files("flink-test-corpus")] == [
         "org.apache.flink:flink-core:1.19.1:tests",
+        "org.apache.flink:flink-scala_2.12:1.19.1:tests",
         "org.apache.flink:flink-tests:1.19.1:tests",
         "org.apache.flink:flink-tests:1.20.1:tests",
         "org.apache.flink:flink-tests:2.0.0:tests",
