@@ -100,27 +100,34 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
+def fuzz_pairs(jar: zipfile.ZipFile, members: list[str], cases: int = 40) -> collections.Counter[str]:
+    """Each `serializer-snapshot` member's pair mutated `cases` times (seeded; the snapshot in even cases, the data
+    in odd ones) and read: `ok` or `input_error` counted; anything else raised fails the caller."""
+    rng = random.Random(0)
+    outcomes: collections.Counter[str] = collections.Counter()
+    for member in members:
+        snapshot_bytes = jar.read(member)
+        data_bytes = jar.read(member.replace("/serializer-snapshot", "/test-data"))
+        for case in range(cases):
+            mutate_snapshot = case % 2 == 0
+            snapshot_case = _mutate(snapshot_bytes, rng) if mutate_snapshot else snapshot_bytes
+            data_case = data_bytes if mutate_snapshot else _mutate(data_bytes, rng)
+            try:
+                snapshot, complete = read_serializer_snapshot(DataInput(snapshot_case, member), "")
+                value_decoder = decoder(snapshot) if complete else None
+                if value_decoder is not None:
+                    value_decoder(DataInput(data_case, "test-data"))
+                outcomes["ok"] += 1
+            except InputError:
+                outcomes["input_error"] += 1
+    return outcomes
+
+
 @pytest.mark.needs_build
 def test_mutated_pairs_fail_only_with_input_error() -> None:
     """Fuzzing of the decoders: every pair's snapshot and data, mutated 20 times each (seeded): reading them
     either succeeds or raises InputError, never anything else."""
-    rng = random.Random(0)
-    outcomes: collections.Counter[str] = collections.Counter()
     with zipfile.ZipFile(_jar()) as jar:
-        for member in sorted(name for name in jar.namelist() if PAIR.match(name)):
-            snapshot_bytes = jar.read(member)
-            data_bytes = jar.read(member.replace("/serializer-snapshot", "/test-data"))
-            for case in range(40):
-                mutate_snapshot = case % 2 == 0
-                snapshot_case = _mutate(snapshot_bytes, rng) if mutate_snapshot else snapshot_bytes
-                data_case = data_bytes if mutate_snapshot else _mutate(data_bytes, rng)
-                try:
-                    snapshot, complete = read_serializer_snapshot(DataInput(snapshot_case, member), "")
-                    value_decoder = decoder(snapshot) if complete else None
-                    if value_decoder is not None:
-                        value_decoder(DataInput(data_case, "test-data"))
-                    outcomes["ok"] += 1
-                except InputError:
-                    outcomes["input_error"] += 1
+        outcomes = fuzz_pairs(jar, sorted(name for name in jar.namelist() if PAIR.match(name)))
     assert outcomes["ok"] + outcomes["input_error"] == 571 * 40
     assert outcomes["input_error"] > 0

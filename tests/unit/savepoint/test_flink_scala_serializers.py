@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import random
 import re
 import tracemalloc
 import zipfile
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from splitaudit.errors import InputError
 from splitaudit.home import flink_test_corpus
 from splitaudit.primitives.datainput import DataInput
 from splitaudit.savepoint import kryo
@@ -32,7 +30,7 @@ from splitaudit.savepoint.typeserializers import (
     decoder,
     read_serializer_snapshot,
 )
-from tests.unit.savepoint.test_flink_core_serializers import _mutate
+from tests.unit.savepoint.test_flink_core_serializers import fuzz_pairs
 
 JAR = "flink-scala_2.12-1.19.1-tests.jar"
 PAIR = re.compile(r"(?P<name>.+)-(?P<version>1\.\d+)/serializer-snapshot$")
@@ -173,26 +171,10 @@ def test_other_kryo_classes_are_named_not_decoded(data: bytes, class_name: str) 
 def test_mutated_pairs_fail_only_with_input_error() -> None:
     """Fuzzing: every pair's snapshot and data mutated 40 times each (seeded, as flink-core's pairs are): reading
     them succeeds or raises InputError, never anything else, and memory stays bounded."""
-    rng = random.Random(0)
-    outcomes: collections.Counter[str] = collections.Counter()
     tracemalloc.start()
     try:
         with zipfile.ZipFile(_jar()) as jar:
-            for member in _pairs(jar):
-                snapshot_bytes = jar.read(member)
-                data_bytes = jar.read(member.replace("/serializer-snapshot", "/test-data"))
-                for case in range(40):
-                    mutate_snapshot = case % 2 == 0
-                    snapshot_case = _mutate(snapshot_bytes, rng) if mutate_snapshot else snapshot_bytes
-                    data_case = data_bytes if mutate_snapshot else _mutate(data_bytes, rng)
-                    try:
-                        snapshot, complete = read_serializer_snapshot(DataInput(snapshot_case, member), "")
-                        value_decoder = decoder(snapshot) if complete else None
-                        if value_decoder is not None:
-                            value_decoder(DataInput(data_case, "test-data"))
-                        outcomes["ok"] += 1
-                    except InputError:
-                        outcomes["input_error"] += 1
+            outcomes = fuzz_pairs(jar, _pairs(jar))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
