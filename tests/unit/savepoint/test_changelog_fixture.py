@@ -17,9 +17,11 @@ retained checkpoint of the runs.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import random
 import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +43,7 @@ from tests.unit.conftest import FIXTURES
 from tests.unit.savepoint.test_all_types_fixture import check_all_types_fixture
 
 CHAIN = FIXTURES / "keyed" / "1.19.3-changelog-chain"
+LOCK = Path(tempfile.gettempdir()) / "splitaudit-changelog-fixture.lock"
 FOLDERS = ("checkpoint", "checkpoint-rocksdb", "checkpoint-snappy")
 ALL_TYPES = ("all-types-hashmap", "all-types-rocksdb")
 # Per folder: its checkpoint and rounds, each subtask's materialization id and log offsets, and the log's changes by
@@ -99,21 +102,24 @@ def all_types(request: pytest.FixtureRequest) -> Iterator[str]:
 @contextmanager
 def logs_in_place(name: str) -> Iterator[str]:
     """The `dstl/` files of fixture folder `name` where its `_metadata` names them (the run's job folder), for the
-    test's duration."""
+    test's duration; one test process at a time (an exclusive lock on LOCK: another test run on the same machine
+    would otherwise remove the folder under this one)."""
     target = Path(expected(name)["job_dir"]) / "dstl"
-    missing = [path for path in (target, *target.parents) if not path.exists()]
-    target.mkdir(parents=True, exist_ok=True)
-    for log in (CHAIN / name / "dstl").iterdir():
-        placed = target / log.name
-        if placed.exists():
-            assert placed.read_bytes() == log.read_bytes(), f"{placed} is another run's file"
-        else:
-            shutil.copy2(log, placed)
-    try:
-        yield name
-    finally:
-        if missing:
-            shutil.rmtree(missing[-1])
+    with LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = [path for path in (target, *target.parents) if not path.exists()]
+        target.mkdir(parents=True, exist_ok=True)
+        for log in (CHAIN / name / "dstl").iterdir():
+            placed = target / log.name
+            if placed.exists():
+                assert placed.read_bytes() == log.read_bytes(), f"{placed} is another run's file"
+            else:
+                shutil.copy2(log, placed)
+        try:
+            yield name
+        finally:
+            if missing:
+                shutil.rmtree(missing[-1])
 
 
 def handles(folder: str) -> list[ChangelogStateBackendHandleImpl]:
