@@ -50,6 +50,7 @@ from splitaudit_lab.scenario.restore import (
 )
 from splitaudit_lab.scenario.results import ScenarioReport
 from splitaudit_lab.scenario.sink import read_sink
+from splitaudit_lab.scenario.users_job_results import offset_runs
 from splitaudit_lab.stack.stack import Stack
 
 FINISHED = "FINISHED"
@@ -337,17 +338,6 @@ def _reads(run: ScenarioRun, job: str) -> tuple[ReadRanges, ...]:
     ):
         per.setdefault((topic, partition), []).append(offset)
     return tuple(
-        ReadRanges(topic, partition, len(offsets), _ranges(sorted(set(offsets))))
+        ReadRanges(topic, partition, len(offsets), offset_runs(offsets))
         for (topic, partition), offsets in sorted(per.items())
     )
-
-
-def _ranges(offsets: list[int]) -> Ranges:
-    """Sorted distinct offsets as inclusive ranges."""
-    ranges: list[tuple[int, int]] = []
-    for offset in offsets:
-        if ranges and ranges[-1][1] == offset - 1:
-            ranges[-1] = (ranges[-1][0], offset)
-        else:
-            ranges.append((offset, offset))
-    return tuple(ranges)

@@ -11,6 +11,7 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -27,7 +28,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * auto.offset.reset}) and {@code --boundedAt} (an offset: a bounded source whose every partition stops there,
  * {@link StopAtOffset}; unset: unbounded). Operators carry uids: {@code kafka-source}
  * ({@code --sourceUid} gives another: a restore with it and {@code allowNonRestoredState} drops the source's splits,
- * as a renamed uid does; the SQL job, whose operators have none, ignores it), {@code lineage-sink}.
+ * as a renamed uid does; the SQL job, whose operators have none, ignores it), {@code lineage-sink}. With {@code
+ * --plainSinkDir}, the DataStream job also writes every record without its lineage, its {@code value_hash} alone,
+ * into files under that folder (uid {@code plain-sink}): a sink the audit judges by record identity.
  */
 public final class KafkaLineageJob {
 
@@ -66,11 +69,17 @@ public final class KafkaLineageJob {
     }
     KafkaSource<LineageRecord> source = builder.build();
 
-    env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
-        .uid(options.getOrDefault("sourceUid", "kafka-source"))
-        .addSink(new JsonLinesSink(sinkDir))
-        .uid("lineage-sink")
-        .name("JSON lines with lineage");
+    DataStream<LineageRecord> records =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
+            .uid(options.getOrDefault("sourceUid", "kafka-source"));
+    records.addSink(new JsonLinesSink(sinkDir)).uid("lineage-sink").name("JSON lines with lineage");
+    String plainSinkDir = options.get("plainSinkDir");
+    if (plainSinkDir != null) {
+      records
+          .addSink(new JsonLinesSink(plainSinkDir, false))
+          .uid("plain-sink")
+          .name("JSON lines without lineage");
+    }
 
     env.execute("splitaudit KafkaSource lineage: " + String.join(",", topics));
   }
@@ -98,7 +107,8 @@ public final class KafkaLineageJob {
     "partitionDiscoveryIntervalMs",
     "startingOffsets",
     "boundedAt",
-    "sourceUid"
+    "sourceUid",
+    "plainSinkDir"
   };
 
   /** The {@link #ARGUMENTS} of either Kafka job; any other is refused. */
