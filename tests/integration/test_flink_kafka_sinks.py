@@ -1,13 +1,15 @@
-"""A KafkaSource job's sink without lineage: the DataStream job (`KafkaLineageJob --plainSinkDir`) also writes each
-record's `value_hash` alone, as a user's job writes what its records mean and not where they were read, and the
-audit maps those rows to source records by that identity (`--sink-key value_hash --source-key
-"substring(sha2(value, 256), 1, 16)"`: the job's hash, the first 8 bytes of SHA-256 as hex). The truth is the job's
-lineage sink, written by the same jobs from the same records at the same checkpoints.
+"""A KafkaSource job's other sinks: the DataStream job (`KafkaLineageJob --plainSinkDir --sinkTopic`) also writes
+each record's `value_hash` alone into files, as a user's job writes what its records mean and not where they were
+read, which the audit maps to source records by that identity (`--sink-key value_hash --source-key
+"substring(sha2(value, 256), 1, 16)"`: the job's hash, the first 8 bytes of SHA-256 as hex); and each record's
+lineage as the value of a record of its own topic (`KafkaSink`, at least once), which the audit reads with
+`--sink-format kafka`. The truth is the job's lineage file sink, written by the same jobs from the same records.
 
-- A clean restore: every record once in both sinks; the identity audit finds nothing.
+- A clean restore: every record once in every sink; neither audit finds anything.
 - A restore under another source uid with `allowNonRestoredState` (the source's splits dropped, read again from
   `earliest`): the lineage sink holds offsets 0..99 of each partition twice; the identity audit finds exactly those
-  duplicates, per partition, with no lineage to classify them.
+  duplicates per partition, with no lineage to classify them (`duplicate_records`, error), and the topic sink's
+  audit the same offsets as emitted again by the restored job (`replay`, warning: another job's copy).
 
 Marker `flink_kafka` (`make flink-matrix`), not in `make test`.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from splitaudit.audit.checks.findings import DUPLICATE, ERROR, Findings
+from splitaudit.audit.checks.findings import DUPLICATE, ERROR, REPLAY, WARNING, Findings
 from splitaudit.audit.request import AuditRequest, IdentityMatch
 from splitaudit.audit.run import run_audit
 from splitaudit.progress import Progress
@@ -64,21 +66,34 @@ def _identity_audit(stack: Stack, result: WatchedKafkaSource, topic: str) -> Fin
     return run_audit(request, Progress())
 
 
+def _topic_audit(stack: Stack, result: WatchedKafkaSource, topic: str) -> Findings:
+    """The topic sink (lineage in each record's value) judged against the source topic."""
+    assert result.sink_topic is not None
+    request = AuditRequest(
+        sink=result.sink_topic, sink_format="kafka", topics=(topic,), bootstrap=stack.kafka.bootstrap
+    )
+    return run_audit(request, Progress())
+
+
 def test_a_clean_restore_is_clean_through_the_record_identity(stack: Stack, tmp_path: Path) -> None:
-    result = run_watched_kafka_source(stack, tmp_path / "clean", Progress(), SETTINGS, plain_sink=True)
+    result = run_watched_kafka_source(stack, tmp_path / "clean", Progress(), SETTINGS, user_sinks=True)
     topic, twice = _twice(tmp_path / "clean")
     assert twice == []
-    findings = _identity_audit(stack, result, topic)
-    assert findings.findings == ()
-    assert (findings.summary.duplicate_records, findings.summary.missing_records) == (0, 0)
+    for findings in (_identity_audit(stack, result, topic), _topic_audit(stack, result, topic)):
+        assert findings.findings == ()
+        assert (findings.summary.duplicate_records, findings.summary.missing_records) == (0, 0)
 
 
 def test_a_dropped_source_state_is_found_through_the_record_identity(stack: Stack, tmp_path: Path) -> None:
     result = run_watched_kafka_source(
-        stack, tmp_path / "uid", Progress(), SETTINGS, source_uid="kafka-source-v2", plain_sink=True
+        stack, tmp_path / "uid", Progress(), SETTINGS, source_uid="kafka-source-v2", user_sinks=True
     )
     topic, twice = _twice(tmp_path / "uid")
     assert twice == [(p, 100, ((0, 99),)) for p in (0, 1)]  # SP0 at 100 of each, read again from earliest
     findings = _identity_audit(stack, result, topic)
     assert finding_rows(findings.findings) == [(DUPLICATE, ERROR, p, count, ranges) for p, count, ranges in twice]
+    assert (findings.summary.duplicate_records, findings.summary.missing_records) == (200, 0)
+    # the topic sink's lineage says which job emitted each copy: the restored job (another generation) again
+    findings = _topic_audit(stack, result, topic)
+    assert finding_rows(findings.findings) == [(REPLAY, WARNING, p, count, ranges) for p, count, ranges in twice]
     assert (findings.summary.duplicate_records, findings.summary.missing_records) == (200, 0)

@@ -198,7 +198,8 @@ class WatchedKafkaSource:
     watch: WatchReport
     savepoint: str
     rows: tuple[JobRows, ...]
-    plain_sink: Path | None = None  # the same records without lineage, their `value_hash` alone (`plain_sink`)
+    plain_sink: Path | None = None  # the same records without lineage, their `value_hash` alone (`user_sinks`)
+    sink_topic: str | None = None  # the same records with lineage, as the values of a topic's records (`user_sinks`)
 
 
 def run_watched_kafka_source(
@@ -209,21 +210,23 @@ def run_watched_kafka_source(
     jar: Path | None = None,
     source_uid: str | None = None,
     grown_while_running: int = 0,
-    plain_sink: bool = False,
+    user_sinks: bool = False,
 ) -> WatchedKafkaSource:
     """Savepoint a run of the KafkaSource job (`jar`, discovery off) as SP0, produce `settings.records` more, and
     restore SP0 as a job the watch follows from its submission to its end: with `source_uid`, under that source uid
     with `allowNonRestoredState` (the DataStream job only); with `grown_while_running`, that many partitions added
     once the restored job has read its backlog and `settings.records` more produced over all of them; with
-    `plain_sink`, both jobs also write each record without lineage into `run_dir / "plain-sink"` (the DataStream
-    job's `--plainSinkDir`). Once the partitions SP0 holds are in the sink and checkpoints add no rows, savepoint and
-    cancel."""
+    `user_sinks`, both jobs also write each record without lineage into `run_dir / "plain-sink"` and with it into a
+    topic of its own (the DataStream job's `--plainSinkDir`, `--sinkTopic`). Once the partitions SP0 holds are in the
+    sink and checkpoints add no rows, savepoint and cancel."""
     jar = jar or kafka_source_job()
     run = ScenarioRun(stack, run_dir, "kafkasource-watch", settings, progress)
     run.args.append(f"--partitionDiscoveryIntervalMs={DISCOVERY_DISABLED}")
-    plain = run_dir / "plain-sink" if plain_sink else None
-    if plain is not None:
-        run.args.append(f"--plainSinkDir={plain}")
+    plain, topic = (run_dir / "plain-sink", f"{next(iter(run.topics))}-out") if user_sinks else (None, None)
+    if plain is not None and topic is not None:
+        with run.steps.step(f"create the sink topic {topic}"):
+            kafka_client.create_topic(stack.kafka.bootstrap, topic, 1)
+        run.args += [f"--plainSinkDir={plain}", f"--sinkTopic={topic}"]
     _, savepoint = run.first_job(jar)
     run.produce(settings.records, what=" more")
     held = dict(run.topics)
@@ -259,7 +262,7 @@ def run_watched_kafka_source(
         finally:
             report = watching.result()
         out.append(report.line)
-    return WatchedKafkaSource(report, savepoint, _job_rows(run, job), plain)
+    return WatchedKafkaSource(report, savepoint, _job_rows(run, job), plain, topic)
 
 
 def _job_rows(run: ScenarioRun, job: str) -> tuple[JobRows, ...]:

@@ -50,8 +50,12 @@ final class JsonLinesSink extends LegacyRichSink<LineageRecord> implements Check
       pending.append("{\"value_hash\":").append(quoted(record.valueHash)).append("}\n");
       return;
     }
-    RuntimeContext runtime = getRuntimeContext();
-    pending
+    pending.append(line(record, getRuntimeContext())).append('\n');
+  }
+
+  /** A record and the subtask, attempt and job that emit it, as one JSON object of the sink's columns. */
+  static String line(LineageRecord record, RuntimeContext runtime) {
+    return new StringBuilder()
         .append("{\"topic\":")
         .append(quoted(record.topic))
         .append(",\"partition\":")
@@ -70,7 +74,8 @@ final class JsonLinesSink extends LegacyRichSink<LineageRecord> implements Check
         .append(quoted(record.keyHash))
         .append(",\"value_hash\":")
         .append(quoted(record.valueHash))
-        .append("}\n");
+        .append("}")
+        .toString();
   }
 
   @Override

@@ -11,6 +11,10 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSourceOptions;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.api.common.serialization.SimpleStringSchema;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
@@ -30,7 +34,10 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * ({@code --sourceUid} gives another: a restore with it and {@code allowNonRestoredState} drops the source's splits,
  * as a renamed uid does; the SQL job, whose operators have none, ignores it), {@code lineage-sink}. With {@code
  * --plainSinkDir}, the DataStream job also writes every record without its lineage, its {@code value_hash} alone,
- * into files under that folder (uid {@code plain-sink}): a sink the audit judges by record identity.
+ * into files under that folder (uid {@code plain-sink}): a sink the audit judges by record identity. With {@code
+ * --sinkTopic}, it also writes each record's JSON line (the files' columns) as the value of a record of that topic
+ * on the same cluster (uids {@code lineage-json}, {@code topic-sink}; the connector's {@code KafkaSink}, at least
+ * once: flushed at each checkpoint).
  */
 public final class KafkaLineageJob {
 
@@ -73,6 +80,25 @@ public final class KafkaLineageJob {
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka Source")
             .uid(options.getOrDefault("sourceUid", "kafka-source"));
     records.addSink(new JsonLinesSink(sinkDir)).uid("lineage-sink").name("JSON lines with lineage");
+    String sinkTopic = options.get("sinkTopic");
+    if (sinkTopic != null) {
+      KafkaSink<String> topicSink =
+          KafkaSink.<String>builder()
+              .setBootstrapServers(bootstrap)
+              .setRecordSerializer(
+                  KafkaRecordSerializationSchema.builder()
+                      .setTopic(sinkTopic)
+                      .setValueSerializationSchema(new SimpleStringSchema())
+                      .build())
+              .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+              .build();
+      records
+          .map(new LineageJson())
+          .uid("lineage-json")
+          .sinkTo(topicSink)
+          .uid("topic-sink")
+          .name("Kafka topic with lineage");
+    }
     String plainSinkDir = options.get("plainSinkDir");
     if (plainSinkDir != null) {
       records
@@ -108,7 +134,8 @@ public final class KafkaLineageJob {
     "startingOffsets",
     "boundedAt",
     "sourceUid",
-    "plainSinkDir"
+    "plainSinkDir",
+    "sinkTopic"
   };
 
   /** The {@link #ARGUMENTS} of either Kafka job; any other is refused. */
