@@ -7,6 +7,7 @@ flink-connector-kafka release (3.3.0-1.19 by every `make setup`, 3.4.0-1.20 to 5
   while the job is down, restored from SP0, SP1. Every offset is in the sink once; `inspect` shows each
   partition with the cluster `splitaudit-kafka` at 100 in SP0; the guard (with `--bootstrap`) sees only the
   backlog (`lag` 100..199 on each) and the audit nothing.
+- The watch over a clean restore: silent, each partition read from SP0's 100 to 199 by the connector's positions.
 - TaskManager kill (FLINK-40469's recovery window tried): the same job, 3000 records, killed while it reads 1500
   more, then 1500 after (2000 per partition); Flink restarts it from its latest checkpoint, enumerator included;
   every checkpoint it completes is copied as it appears. No released DynamicKafkaSource implements
@@ -34,10 +35,12 @@ from splitaudit_lab.scenario.dynamic_kafka import (
     run_dynamic_kafka_restore,
     run_dynamic_kafka_taskmanager_kill,
 )
+from splitaudit_lab.scenario.flink_kafka import run_watched_kafka_source
 from splitaudit_lab.scenario.restore import ScenarioSettings
 from splitaudit_lab.stack.kafka_matrix import OTHER_RELEASES
 from splitaudit_lab.stack.stack import Stack
 from tests.integration.test_flink_kafka_matrix import MatrixStack, matrix
+from tests.integration.test_watch_kafka_source import CLEAN_POSITIONS, events, positions
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_build]
 
@@ -72,6 +75,19 @@ def _assert_clean_restore(stack: Stack, jar: Path, tmp_path: Path) -> None:
         (LAG, INFO, p, 100, ((100, 199),)) for p in range(3)
     ]
     assert result.run.audit.findings == ()
+
+
+@pytest.mark.flink_kafka
+def test_the_watch_follows_a_clean_restore_and_is_silent(matrix: MatrixStack, tmp_path: Path) -> None:
+    """A DynamicKafkaSource's readers report the KafkaSourceReader metrics of its sub-readers: the watch reads the
+    same per-partition positions (2 partitions, 200 records, parallelism 2, as the KafkaSource
+    job's watched restores)."""
+    settings = ScenarioSettings(partitions=2, records=200, parallelism=2)
+    jar = matrix.release.dynamic_job
+    result = run_watched_kafka_source(matrix.stack, tmp_path / "watched", Progress(), settings, jar)
+    assert result.rows == ((0, 100, 100, 199), (1, 100, 100, 199))
+    assert (events(result), result.watch.exit_code) == ([], 0)
+    assert positions(result) == CLEAN_POSITIONS
 
 
 @pytest.mark.flink_kafka

@@ -36,14 +36,14 @@ pytestmark = pytest.mark.integration
 SETTINGS = ScenarioSettings(partitions=2, records=200, parallelism=2)
 
 
-def _events(result: WatchedKafkaSource) -> list[tuple[str, str, int | None, int, tuple[tuple[int, int], ...]]]:
+def events(result: WatchedKafkaSource) -> list[tuple[str, str, int | None, int, tuple[tuple[int, int], ...]]]:
     return [
         (e.finding.kind, e.finding.severity, e.finding.partition, e.finding.count, e.finding.offset_ranges)
         for e in result.watch.events
     ]
 
 
-def _positions(result: WatchedKafkaSource) -> list[tuple[int, int | None, int | None, object, object, str]]:
+def positions(result: WatchedKafkaSource) -> list[tuple[int, int | None, int | None, object, object, str]]:
     """The final tally per partition: (partition, restored, last read, range read, expected range, verdict)."""
     assert result.watch.tally == ()  # a KafkaSource has no per-partition counts: positions only
     return [(p.partition, p.restored, p.last_read, p.read, p.expected, p.verdict) for p in result.watch.positions]
@@ -56,18 +56,18 @@ def test_watch_is_silent_over_a_clean_kafka_source_restore(stack: Stack, tmp_pat
     result = run_watched_kafka_source(stack, tmp_path / "clean", Progress(), SETTINGS)
     # The restored job's own rows: each partition from SP0's offset 100 to its end, once.
     assert result.rows == ((0, 100, 100, 199), (1, 100, 100, 199))
-    assert (_events(result), result.watch.exit_code, result.watch.job_state) == ([], 0, "CANCELED")
+    assert (events(result), result.watch.exit_code, result.watch.job_state) == ([], 0, "CANCELED")
     assert result.watch.polls > 0
-    assert _positions(result) == CLEAN_POSITIONS
+    assert positions(result) == CLEAN_POSITIONS
 
 
 @pytest.mark.flink_kafka
 def test_watch_finds_a_sql_jobs_source_by_its_state_and_is_silent(stack: Stack, tmp_path: Path) -> None:
     result = run_watched_kafka_source(stack, tmp_path / "sql", Progress(), SETTINGS, kafka_sql_job())
     assert result.rows == ((0, 100, 100, 199), (1, 100, 100, 199))
-    assert (_events(result), result.watch.exit_code) == ([], 0)
+    assert (events(result), result.watch.exit_code) == ([], 0)
     assert result.watch.polls > 0
-    assert _positions(result) == CLEAN_POSITIONS
+    assert positions(result) == CLEAN_POSITIONS
 
 
 @pytest.mark.flink_kafka
@@ -75,15 +75,15 @@ def test_watch_catches_a_restore_that_dropped_the_sources_splits(stack: Stack, t
     result = run_watched_kafka_source(stack, tmp_path / "uid", Progress(), SETTINGS, source_uid="kafka-source-v2")
     # The truth: the restored job read both partitions again from offset 0, SP0's 0..99 a second time.
     assert result.rows == ((0, 200, 0, 199), (1, 200, 0, 199))
-    events = _events(result)
-    assert events[0] == (SOURCE_STATE_DROPPED, ERROR, None, 1, ())
+    seen = events(result)
+    assert seen[0] == (SOURCE_STATE_DROPPED, ERROR, None, 1, ())
     # The rewind is judged at every poll and its figure only grows: the last event per partition is the final one.
-    final = {e[2]: e for e in events if e[0] == READ_BELOW_RESTORED}
+    final = {e[2]: e for e in seen if e[0] == READ_BELOW_RESTORED}
     assert final == {p: (READ_BELOW_RESTORED, ERROR, p, 100, ((0, 99),)) for p in (0, 1)}
-    assert {e[0] for e in events} == {SOURCE_STATE_DROPPED, READ_BELOW_RESTORED}
+    assert {e[0] for e in seen} == {SOURCE_STATE_DROPPED, READ_BELOW_RESTORED}
     assert result.watch.exit_code == 1
     # The positions read 0..199: the rewind's 0..99 below the restored 100, then to the end.
-    assert _positions(result) == [(p, 100, 199, (0, 199), (100, 199), BELOW_RESTORED) for p in (0, 1)]
+    assert positions(result) == [(p, 100, 199, (0, 199), (100, 199), BELOW_RESTORED) for p in (0, 1)]
 
 
 @pytest.mark.flink_kafka
@@ -93,9 +93,9 @@ def test_watch_catches_partitions_added_while_the_restored_job_runs_with_discove
     result = run_watched_kafka_source(stack, tmp_path / "grown", Progress(), SETTINGS, grown_while_running=2)
     # The truth: p0 and p1 read from 100 to their end (250 records each), p2 and p3 not at all.
     assert result.rows == ((0, 150, 100, 249), (1, 150, 100, 249))
-    assert _events(result) == [(PARTITION_NOT_READ, ERROR, p, 50, ((0, 49),)) for p in (2, 3)]
+    assert events(result) == [(PARTITION_NOT_READ, ERROR, p, 50, ((0, 49),)) for p in (2, 3)]
     assert result.watch.exit_code == 1
-    assert _positions(result) == [
+    assert positions(result) == [
         (0, 100, 249, (100, 249), (100, 249), READ),
         (1, 100, 249, (100, 249), (100, 249), READ),
         (2, None, None, None, (0, 49), NOT_READ),
