@@ -124,7 +124,8 @@ def resets_unread(
     fetched: Mapping[Key, int], start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]
 ) -> list[Finding]:
     """When the watch ends: partitions restored past their log end whose reader fetched nothing (`fetched`: the
-    highest offset seen per partition), though the log holds records: auto.offset.reset skipped them (latest)."""
+    last offset a reader was seen to fetch per partition, `KafkaSourceReaders.last_read`), though the log holds
+    records: auto.offset.reset skipped them (latest)."""
     findings = []
     for (topic, partition), offsets in sorted(past_log_end(start, kafka).items()):
         if fetched.get((topic, partition), NOT_YET) != NOT_YET or offsets.end <= offsets.log_start:
@@ -151,12 +152,11 @@ def without_reset_tallies(
 @dataclass
 class KafkaRestoreWatch:
     """What the watch keeps between polls for these judgments: the restored job's subscription (None: not told),
-    the savepoint's stopping offsets, the highest offset each partition's reader fetched, and since when (the
-    watch's clock) every bounded reader stood at its stopping offset."""
+    the savepoint's stopping offsets, and since when (the watch's clock) every bounded reader stood at its stopping
+    offset."""
 
     subscription: frozenset[str] | None = None
     stopping: Mapping[Key, int] = field(default_factory=dict)
-    fetched: dict[Key, int] = field(default_factory=dict)
     at_end_since: float | None = None
 
     @classmethod
@@ -173,9 +173,6 @@ class KafkaRestoreWatch:
         now: float,
     ) -> list[Finding]:
         """One poll of the running job: `findings` (the generic judgment's) explained and extended."""
-        for sample in samples:
-            for key, position in sample.positions.items():
-                self.fetched[key] = max(self.fetched.get(key, NOT_YET), position.current)
         judged = offset_resets(findings, samples, start, kafka)
         if self.subscription is not None:
             judged += removed_topics_read(samples, self.subscription, start)
@@ -186,7 +183,3 @@ class KafkaRestoreWatch:
         elif now - self.at_end_since >= BOUNDED_GRACE:
             judged += bounded_not_finished(self.stopping, now - self.at_end_since)
         return judged
-
-    def ended(self, start: Mapping[Key, int], kafka: Mapping[Key, PartitionOffsets]) -> list[Finding]:
-        """When the watch ends: restored partitions past their log end that were never read."""
-        return resets_unread(self.fetched, start, kafka)

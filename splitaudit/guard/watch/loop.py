@@ -84,7 +84,7 @@ from splitaudit.guard.watch.judging import (
     judge_sample,
     subtask_sample,
 )
-from splitaudit.guard.watch.kafka_restore import KafkaRestoreWatch, without_reset_tallies
+from splitaudit.guard.watch.kafka_restore import KafkaRestoreWatch, resets_unread, without_reset_tallies
 from splitaudit.guard.watch.kafka_source import (
     KafkaSourceReaders,
     dropped,
@@ -387,10 +387,11 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
             # The savepoint completes before the job reaches FINISHED: report the state it ends in.
             phase = watch.rest.await_end(job)
         watch.mark("ended")
+    # A KafkaSource's end: the topics' offsets read once, for its last judgments and its tally in positions.
+    offsets = watch.kafka_offsets() if watch.readers.seen else {}
     if watch.readers.seen and not (error and acts):  # a KafkaSource followed to its end or the watch's
-        offsets = watch.kafka_offsets()
         watch.report(not_read(frozenset(watch.readers.held), watch.tracker.resume, offsets))
-        watch.report(watch.restore_failures.ended(watch.tracker.resume, offsets))
+        watch.report(resets_unread(watch.readers.last_read, watch.tracker.resume, offsets))
     stopped = "the job ended" if phase in ENDED else "the watch ended"
     tallied = watch.tracker.final_tally(
         f"its counts changed within the last {watch.tracker.quiet:g} s before {stopped}: what its readers read after "
@@ -400,8 +401,7 @@ def run_watch(settings: WatchSettings, progress: Progress, emit: Callable[[Watch
     if watch.readers.seen:  # a KafkaSource: positions, not Beam's counts (needs --bootstrap, as the counts do)
         tallied = ()
         if settings.bootstrap is not None:
-            kafka = watch.kafka_offsets()
-            positions = watch.readers.positions(watch.tracker.resume, watch.latest.values(), kafka)
+            positions = watch.readers.positions(watch.tracker.resume, watch.latest.values(), offsets)
     twice = [_read_twice(t) for t in tallied if t.read_twice]
     watch.report(without_reset_tallies(twice, watch.tracker.resume, watch.tracker.offsets))
     restored = watch.restored

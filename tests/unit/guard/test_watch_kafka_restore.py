@@ -26,7 +26,13 @@ from splitaudit.guard.watch.kafka_restore import (
     stopping_offsets,
     without_reset_tallies,
 )
-from splitaudit.guard.watch.kafka_source import NOT_YET, READ_BELOW_RESTORED, PositionSample, ReaderPosition
+from splitaudit.guard.watch.kafka_source import (
+    NOT_YET,
+    READ_BELOW_RESTORED,
+    KafkaSourceReaders,
+    PositionSample,
+    ReaderPosition,
+)
 
 START = {("A", 0): 100, ("A", 1): 100}
 
@@ -104,9 +110,12 @@ def test_a_partition_restored_past_its_log_end_and_never_read_is_lost_at_the_end
     ]
     assert _rows(resets_unread({("A", 0): 49}, START, kafka)) == [(OFFSET_PAST_LOG_END, ERROR, "A", 1, 50, ((0, 49),))]
     assert resets_unread({}, START, {key: PartitionOffsets(0, 0) for key in START}) == []  # an empty new log
-    watch = KafkaRestoreWatch()
-    watch.judge([], [_sample(0, A0=NOT_YET), _sample(1, A1=20)], START, kafka, 1.0)
-    assert _rows(watch.ended(START, kafka)) == [(OFFSET_PAST_LOG_END, ERROR, "A", 0, 50, ((0, 49),))]
+    readers = KafkaSourceReaders()  # what the watch passes at its end: the last offset each reader fetched
+    gauge = "Source__Kafka_Source.KafkaSourceReader.topic.A.partition.{}.currentOffset"
+    readers.polled([{gauge.format(0): str(NOT_YET)}, {gauge.format(1): "20"}])
+    assert _rows(resets_unread(readers.last_read, START, kafka)) == [
+        (OFFSET_PAST_LOG_END, ERROR, "A", 0, 50, ((0, 49),))
+    ]
 
 
 def test_the_tally_of_a_partition_restored_past_its_log_end_is_dropped() -> None:
