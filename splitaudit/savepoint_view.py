@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
-from splitaudit.savepoint.changelog_backend import ChangelogBackendReader
 from splitaudit.savepoint.changelog_handles import ChangelogStateBackendHandleImpl
 from splitaudit.savepoint.coordinator import read_coordinator_state
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
@@ -44,6 +43,7 @@ from splitaudit.splits import beam_coders, beam_sdf, registry
 from splitaudit.splits.model import EnumeratorState, SplitState
 
 if TYPE_CHECKING:
+    from splitaudit.savepoint.changelog_backend import ChangelogBackendReader
     from splitaudit.savepoint.rocksdb.layout import NativeSnapshotReader
 
 
@@ -548,6 +548,8 @@ def keyed_reader(
 
         return NativeSnapshotReader(handle, files, max_parallelism, beam_coder_decoder)
     if isinstance(handle, ChangelogStateBackendHandleImpl):  # the changelog backend (savepoint/changelog_backend.py)
+        from splitaudit.savepoint.changelog_backend import ChangelogBackendReader  # loaded only for its snapshots
+
         return ChangelogBackendReader(
             handle, files, beam_coder_decoder, lambda materialized: keyed_reader(materialized, files, max_parallelism)
         )
