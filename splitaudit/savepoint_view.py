@@ -34,7 +34,7 @@ from splitaudit.savepoint.handles import (
     SegmentFileStateHandle,
     StreamStateHandle,
 )
-from splitaudit.savepoint.keyed import EntryRow, KeyedStateEntry, KeyGroupsReader
+from splitaudit.savepoint.keyed import KeyedStateEntry, KeyGroupsReader, RunReaders
 from splitaudit.savepoint.metadata import OperatorState, operator_id_from_uid, read_metadata
 from splitaudit.savepoint.opstate import OperatorStateStream
 from splitaudit.savepoint.streams import open_state_stream
@@ -529,12 +529,13 @@ def read_keyed_part(files: SavepointFiles, part: KeyedStatePart) -> Iterator[Key
         yield KeyedStateRow(part.operator_id, part.uid, part.subtask, KeyedStateEntry(*row))
 
 
-def read_keyed_part_rows(files: SavepointFiles, part: KeyedStatePart) -> Iterator[EntryRow]:
-    """`read_keyed_part`'s entries as tuples of their fields (`EntryRow`; the part names the operator and subtask):
-    what the data source's `keyed` table is built from, without an object per entry."""
+def read_keyed_part_rows(files: SavepointFiles, part: KeyedStatePart, runs: RunReaders | None = None) -> Iterator[Any]:
+    """`read_keyed_part`'s entries as tuples of their fields (`EntryRow`; the part names the operator and subtask),
+    without an object per entry. With `runs` (the data source's `keyed` table: `audit/checks/keyed_columns.py`),
+    runs of a canonical state's entries come as its run reader makes them (`KeyGroupsReader.row_runs`)."""
     reader = keyed_reader(part.handle, files, part.max_parallelism)
     if isinstance(reader, KeyGroupsReader):
-        return reader.rows(None if part.key_groups is None else range(*part.key_groups))
+        return reader.row_runs(None if part.key_groups is None else range(*part.key_groups), runs)
     assert part.key_groups is None  # key-group runs are planned for key-group handles only
     return (entry.row() for entry in reader.entries())
 

@@ -36,7 +36,7 @@ import struct
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from itertools import groupby
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from splitaudit.errors import InputError
 from splitaudit.primitives.datainput import DataInput
@@ -89,6 +89,12 @@ _INT = struct.Struct(">i")  # an entry's key and value lengths
 # status): what the entry loop makes, since a tuple costs a fraction of a frozen dataclass per entry, and what the
 # data source's `keyed` table is built from column by column (`KeyGroupsReader.rows`).
 EntryRow = tuple[str, int, Any, Any, Any, Any, str]
+# What `KeyGroupsReader.row_runs` asks for each state's run reader (None: the state is read an entry at a time). A
+# run reader is called at a run's first entry with (the window's decoder, key group, key-group prefix bytes, the
+# general path's row of the entry at a position in the window) and returns (its rows of the run or None, the first
+# byte of the state's last entry's key when it read that entry, else -1), the decoder positioned after what it read.
+RunReaders = Callable[["StateCodec"], Any]
+SHORT_RUN = -2  # what a run reader returns (with no rows, nothing read) for a run it leaves to `_fast_run`
 
 
 @dataclass(frozen=True)
@@ -330,7 +336,14 @@ class KeyGroupsReader:
             yield KeyedStateEntry(*row)
 
     def rows(self, key_groups: range | None = None) -> Iterator[EntryRow]:
-        """`entries`, each as the tuple of its fields (`EntryRow`): what the data source's table is built from."""
+        """`entries`, each as the tuple of its fields (`EntryRow`)."""
+        return cast(Iterator[EntryRow], self.row_runs(key_groups))
+
+    def row_runs(self, key_groups: range | None = None, runs: RunReaders | None = None) -> Iterator[Any]:
+        """`rows`; with `runs`, a canonical state's entries are handed to the run reader it makes for the state
+        (`audit/checks/keyed_columns.py`, what the data source's `keyed` table is built from), which gives runs of
+        them as it likes (not an `EntryRow` each), entries it does not read given one at a time as here."""
+        readers = {} if runs is None else {codec.name: runs(codec) for codec in self._codecs}
         for index, offset in enumerate(self.handle.offsets):
             key_group = self.handle.start_key_group + index
             if offset == 0 or (key_groups is not None and key_group not in key_groups):
@@ -341,7 +354,7 @@ class KeyGroupsReader:
                 for entry in self._heap_key_group(offset, end, key_group, what):
                     yield entry.row()
             else:
-                yield from self._canonical_key_group(self._window(offset, end, key_group, what), key_group)
+                yield from self._canonical_key_group(self._window(offset, end, key_group, what), key_group, readers)
 
     def key_groups(self) -> Iterator[tuple[int, tuple[KeyedStateEntry, ...]]]:
         """Each non-empty key group's number and entries, in key-group order, one key group in memory at a time."""
@@ -365,15 +378,31 @@ class KeyGroupsReader:
             raise inp.error(f"state id {state_id}: the stream names {max(self.header.state_count, 0)} states")
         return state_id
 
-    def _canonical_key_group(self, window: _Window, key_group: int) -> Iterator[EntryRow]:
+    def _canonical_key_group(
+        self, window: _Window, key_group: int, readers: dict[str, Any] | None = None
+    ) -> Iterator[Any]:
         codec = self._codec(window.need(2), -1)
         prefix_bytes = self.prefix_bytes
         two_byte_prefix = prefix_bytes == 2
         unnamed = 0  # entries of the current state when the meta info could not name it
         while True:
             first = -1
-            fast = codec.fast if isinstance(codec, StateCodec) else None
-            if fast is not None:  # a run of the state's entries, read straight from the window's bytes
+            fast, run = (
+                (codec.fast, readers and readers.get(codec.name)) if isinstance(codec, StateCodec) else (None, None)
+            )
+            if run:  # a run of the state's entries, read by the state's run reader
+                assert isinstance(codec, StateCodec)
+                rows, first = run(
+                    window.data,
+                    key_group,
+                    prefix_bytes,
+                    functools.partial(_entry_at, window.data, codec, key_group, prefix_bytes),
+                )
+                if rows is not None:
+                    yield rows
+                elif first == SHORT_RUN:
+                    first = yield from _fast_run(window.data, fast, key_group, prefix_bytes)  # type: ignore[arg-type]
+            elif fast is not None:  # a run of the state's entries, read straight from the window's bytes
                 first = yield from _fast_run(window.data, fast, key_group, prefix_bytes)
             if first < 0:  # the next entry, the general way (one the run left, or every entry of another layout)
                 # Framed straight from the window's bytes while they hold the entry (all but one entry per window).
@@ -565,6 +594,16 @@ class KeyGroupsReader:
             ),
             *later,
         ]
+
+
+def _entry_at(data: DataInput, codec: StateCodec, key_group: int, prefix_bytes: int, pos: int) -> EntryRow:
+    """The general path's row of the entry at `pos` of `data`, loaded whole, its key-group prefix checked."""
+    data.seek(pos)
+    framed = data.sub_length_prefixed_pair("composite key length", "state value length")
+    assert framed is not None  # a run reader asks only for entries it found whole
+    key, value = framed
+    key.skip(prefix_bytes, "key-group prefix")
+    return codec.canonical_row(key_group, key, value)
 
 
 def _fast_run(data: DataInput, read: RowReader, key_group: int, prefix_bytes: int) -> Generator[EntryRow, None, int]:

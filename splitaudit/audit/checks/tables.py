@@ -21,10 +21,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import islice
 
 import pyarrow as pa
 
+from splitaudit.audit.checks.keyed_columns import ColumnRun, run_reader
 from splitaudit.audit.checks.rows import enumerator_rows, json_texts, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.keyed import EntryRow
@@ -111,22 +111,73 @@ def keyed_batches(
 
 
 def keyed_part_batches(files: SavepointFiles, part: KeyedStatePart) -> Iterator[pa.RecordBatch]:
-    """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), KEYED_BATCH_ROWS at a
-    time, as `audit.rows.keyed_rows` lays them out."""
-    rows = read_keyed_part_rows(files, part)
+    """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), about
+    KEYED_BATCH_ROWS at a time (a run of entries read column by column, `keyed_columns`, is never cut), as
+    `audit.rows.keyed_rows` lays them out."""
+    items = read_keyed_part_rows(files, part, run_reader)
     # The part's operator and subtask, the same in every row: made once, a slice of them per batch (no copy).
     repeated = [
-        pa.array([value] * KEYED_BATCH_ROWS, kind)
+        (value, kind, pa.array([value] * KEYED_BATCH_ROWS, kind))
         for value, kind in ((part.operator_id, pa.string()), (part.uid, pa.string()), (part.subtask, pa.int32()))
     ]
+    pieces: list[list[pa.Array]] = []  # the next batch's columns after the repeated ones, piece by piece
+    rows: list[EntryRow] = []  # entries read one at a time, not yet in a piece
+    size = 0
     while True:
         with _collector_paused():
-            batch = list(islice(rows, KEYED_BATCH_ROWS))
-            if not batch:
+            for item in items:
+                if isinstance(item, ColumnRun):
+                    if rows:
+                        pieces.append(_row_columns(rows))
+                        rows = []
+                    pieces.append(_run_columns(item))
+                    size += len(item)
+                else:
+                    rows.append(item)
+                    size += 1
+                if size >= KEYED_BATCH_ROWS:
+                    break
+            if rows:
+                pieces.append(_row_columns(rows))
+                rows = []
+            if not pieces:
                 return
-            arrow = _keyed_batch([column.slice(0, len(batch)) for column in repeated], batch)
-            del batch
+            parts = [pa.concat_arrays(list(column)) for column in zip(*pieces, strict=True)]
+            pieces = []
+            size = 0
+            arrow = pa.RecordBatch.from_arrays(
+                [*(_repeated(value, kind, ready, len(parts[0])) for value, kind, ready in repeated), *parts],
+                schema=SCHEMAS["keyed"],
+            )
         yield arrow
+
+
+def _repeated(value: object, kind: pa.DataType, ready: pa.Array, count: int) -> pa.Array:
+    """A column of `count` times `value`: a slice of `ready` when it is long enough."""
+    return ready.slice(0, count) if count <= len(ready) else pa.repeat(pa.scalar(value, kind), count)
+
+
+def _row_columns(batch: list[EntryRow]) -> list[pa.Array]:
+    """The columns of entries read one at a time, from their tuples (no row dicts): the state, key group, and
+    the decoded parts as JSON text, and the status."""
+    # (Lists, not tuples: pyarrow takes a tuple of strings some 50 times slower, pyarrow 25.)
+    states, key_groups, keys, namespaces, user_keys, values, statuses = map(list, zip(*batch, strict=True))
+    return [
+        pa.array(states, pa.string()),
+        pa.array(key_groups, pa.int32()),
+        *(pa.array(json_texts(column), pa.string()) for column in (keys, namespaces, user_keys, values)),
+        pa.array(statuses, pa.string()),
+    ]
+
+
+def _run_columns(run: ColumnRun) -> list[pa.Array]:
+    """The columns of a run of entries read column by column (`keyed_columns`)."""
+    count = len(run)
+    return [
+        pa.repeat(pa.scalar(run.state, pa.string()), count),
+        pa.repeat(pa.scalar(run.key_group, pa.int32()), count),
+        *run.columns(),
+    ]
 
 
 @contextmanager
@@ -142,19 +193,3 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _keyed_batch(repeated: list[pa.Array], batch: list[EntryRow]) -> pa.RecordBatch:
-    """One batch of a part's rows, built column by column from the entries' tuples (no row dicts): the part's
-    operator and subtask (`repeated`, as long as the batch), the decoded parts as JSON text."""
-    # (Lists, not tuples: pyarrow takes a tuple of strings some 50 times slower, pyarrow 25.)
-    states, key_groups, keys, namespaces, user_keys, values, statuses = map(list, zip(*batch, strict=True))
-    schema = SCHEMAS["keyed"]
-    columns = [
-        *repeated,
-        pa.array(states, pa.string()),
-        pa.array(key_groups, pa.int32()),
-        *(pa.array(json_texts(column), pa.string()) for column in (keys, namespaces, user_keys, values)),
-        pa.array(statuses, pa.string()),
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
