@@ -1,5 +1,7 @@
 """Fuzzing of the savepoint reader: every real savepoint and checkpoint in fixtures/, mutated as a hostile user
-would, read by `inspect_savepoint` and `read_keyed_state` (keyed state too) under a time and memory limit per case.
+would, read by `inspect_savepoint`, `read_keyed_state` (keyed state too) and the data source's `keyed` table
+(`keyed_batches`, every run of a state's entries read as a run, however short) under a time and memory limit per
+case.
 
     .venv/bin/python -m tests.fuzz_savepoints --cases 1000000 --workers 2      # the long run (make fuzz)
     .venv/bin/python -m tests.fuzz_savepoints --seconds 60                     # a short run
@@ -46,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from splitaudit.audit.checks import keyed_columns
+from splitaudit.audit.checks.tables import keyed_batches
 from splitaudit.errors import InputError
 from splitaudit.savepoint.fileio import SavepointFiles
 from splitaudit.savepoint_view import inspect_savepoint, read_keyed_state
@@ -249,10 +253,14 @@ def read_case(case_dir: Path, case_seconds: float) -> tuple[str, str]:
         return data
 
     SavepointFiles._read = confined_read  # type: ignore[method-assign]
+    run_entries = keyed_columns.RUN_ENTRIES
+    keyed_columns.RUN_ENTRIES = 1  # the fixtures' runs are short: each is read as a run, so the fuzzing reaches them
     signal.setitimer(signal.ITIMER_REAL, case_seconds)
     try:
         inspect_savepoint(str(case_dir))
         for _ in read_keyed_state(str(case_dir)):  # keyed state, one key group at a time
+            pass
+        for _ in keyed_batches(str(case_dir)):  # the same as the data source's table: runs of entries too
             pass
         outcome, detail = "ok", ""
     except InputError:
@@ -268,6 +276,7 @@ def read_case(case_dir: Path, case_seconds: float) -> tuple[str, str]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         SavepointFiles._read = real_read  # type: ignore[method-assign]
+        keyed_columns.RUN_ENTRIES = run_entries
     return outcome, detail
 
 

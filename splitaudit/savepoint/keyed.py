@@ -387,22 +387,19 @@ class KeyGroupsReader:
         unnamed = 0  # entries of the current state when the meta info could not name it
         while True:
             first = -1
-            fast, run = (
-                (codec.fast, readers and readers.get(codec.name)) if isinstance(codec, StateCodec) else (None, None)
-            )
-            if run:  # a run of the state's entries, read by the state's run reader
+            fast = run = None
+            if isinstance(codec, StateCodec):
+                fast = codec.fast
+                run = readers.get(codec.name) if readers else None
+            if run is not None:  # a run of the state's entries, read by the state's run reader
                 assert isinstance(codec, StateCodec)
-                rows, first = run(
-                    window.data,
-                    key_group,
-                    prefix_bytes,
-                    functools.partial(_entry_at, window.data, codec, key_group, prefix_bytes),
-                )
+                general = functools.partial(_entry_at, window.data, codec, key_group, prefix_bytes)
+                rows, first = run(window.data, key_group, prefix_bytes, general)
                 if rows is not None:
                     yield rows
-                elif first == SHORT_RUN:
-                    first = yield from _fast_run(window.data, fast, key_group, prefix_bytes)  # type: ignore[arg-type]
-            elif fast is not None:  # a run of the state's entries, read straight from the window's bytes
+                elif first == SHORT_RUN:  # too few entries for a run: read one at a time
+                    run = None
+            if run is None and fast is not None:  # a run of the state's entries, read straight from the window's bytes
                 first = yield from _fast_run(window.data, fast, key_group, prefix_bytes)
             if first < 0:  # the next entry, the general way (one the run left, or every entry of another layout)
                 # Framed straight from the window's bytes while they hold the entry (all but one entry per window).

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from splitaudit.audit.checks.rows import json_texts
 from splitaudit.errors import InputError
 from splitaudit.savepoint.keyed import SHORT_RUN
-from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ
+from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ, RowReader
 from splitaudit.savepoint.typeserializers import (
     BOOLEAN,
     INT,
@@ -290,7 +290,7 @@ class _Run:
     """A state's run reader (`RunReader`): the entries' lengths stepped over in Python, everything else a numpy
     operation over the run, entries it refuses read one at a time."""
 
-    def __init__(self, state: str, key_fields: list[Field], value: Field, fast: Callable[..., EntryRow]) -> None:
+    def __init__(self, state: str, key_fields: list[Field], value: Field, fast: RowReader) -> None:
         self.state = state
         self.key_fields = key_fields
         self.value = value
