@@ -54,9 +54,10 @@ if TYPE_CHECKING:
     from splitaudit.savepoint.keyed import EntryRow, StateCodec
 
 _INT = struct.Struct(">i")
-# The fewest entries read as a run: fewer are read one at a time (`keyed_layouts`), cheaper than a run's fixed
-# cost of some thirty numpy calls.
-RUN_ENTRIES = 32
+# The fewest entries read as a run; fewer are read one at a time (`keyed_layouts`). A run costs about 100-150 us
+# whatever its length (some thirty numpy and Arrow calls) and 0.45-0.65 us per entry, one at a time 1.4-2.6 us per
+# entry (with the columns): even at about 64 entries (String, list, POJO and map states, measured).
+RUN_ENTRIES = 64
 FIRST_BIT = 0x80  # the key-group prefix's first bit: the state's last entry in the key group
 QUOTE, BACKSLASH = ord('"'), ord("\\")
 # A field of a run: (window bytes, positions, the entries' ends) -> (JSON texts, positions after it, refused).

@@ -30,7 +30,9 @@ from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.keyed import EntryRow
 from splitaudit.savepoint_view import KeyedStatePart, SavepointView, plan_keyed_state, read_keyed_part_rows
 
-KEYED_BATCH_ROWS = 10_000  # rows per Arrow batch of the keyed table: memory stays flat as the state grows
+# Rows per Arrow batch of the keyed table, about (a run of entries, at most a 1 MiB window of them, is not cut):
+# memory stays flat as the state grows.
+KEYED_BATCH_ROWS = 10_000
 
 _SNAPSHOT = [
     pa.field("checkpoint_id", pa.int64(), nullable=False),
@@ -103,7 +105,7 @@ def keyed_batches(
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[pa.RecordBatch]:
-    """The `keyed` table of the savepoint at `location`, KEYED_BATCH_ROWS rows at a time (the rows of
+    """The `keyed` table of the savepoint at `location`, about KEYED_BATCH_ROWS rows at a time (the rows of
     `read_keyed_state`, in its order: every part of `plan_keyed_state` in turn)."""
     files = SavepointFiles(location, allow_external_state, max_file_size)
     for part in plan_keyed_state(files, uids):
