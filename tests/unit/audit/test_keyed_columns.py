@@ -68,6 +68,17 @@ def test_every_fixture_reads_the_same_by_runs(case: str, monkeypatch: pytest.Mon
     assert by_runs == one_at_a_time
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if "canonical" in c])
+def test_runs_cut_by_small_windows_read_the_same(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key group read 300 bytes at a time: runs end at each window's end, and the entry across it is read the
+    general way, in the loaded window after it."""
+    monkeypatch.setattr(keyed, "WINDOW_BYTES", 300)
+    snapshot, _ = snapshot_of(case)
+    by_runs, one_at_a_time, runs = _both_ways(snapshot, monkeypatch)
+    assert by_runs == one_at_a_time
+    assert runs > 0
+
+
 def test_the_fixtures_have_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above means something: the fixtures' canonical savepoints have states read as runs."""
     snapshot, _ = snapshot_of("1.19.3-heap-savepoint-canonical-inline")
@@ -100,14 +111,16 @@ def _expected(rows: list[tuple[Any, ...]]) -> list[list[Any]]:
     return [column.to_pylist() for column in tables._row_columns(rows)]
 
 
-def _read(codec: StateCodec, data: DataInput, key_group: int = 5) -> tuple[ColumnRun | None, int]:
+def _read(
+    codec: StateCodec, data: DataInput, key_group: int = 5, prefix_bytes: int = 1
+) -> tuple[ColumnRun | None, int]:
     reader = run_reader(codec)
     assert reader is not None
 
     def general(pos: int) -> Any:
-        return keyed._entry_at(data, codec, key_group, 1, pos)
+        return keyed._entry_at(data, codec, key_group, prefix_bytes, pos)
 
-    return reader(data, key_group, 1, general)
+    return reader(data, key_group, prefix_bytes, general)
 
 
 @pytest.fixture(autouse=True)
@@ -116,14 +129,16 @@ def _every_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyed_columns, "RUN_ENTRIES", 1)
 
 
-def test_a_run_reads_to_the_state_s_last_entry() -> None:
-    entries = [_entry(5, _string(f"key-{i}") + b"\0", _string(f"v{i}"), i == 2, 1) for i in range(3)]
+@pytest.mark.parametrize(("key_group", "prefix_bytes"), [(5, 1), (300, 2)])
+def test_a_run_reads_to_the_state_s_last_entry(key_group: int, prefix_bytes: int) -> None:
+    entries = [_entry(key_group, _string(f"key-{i}") + b"\0", _string(f"v{i}"), i == 2, prefix_bytes) for i in range(3)]
     after = b"\x00\x01"  # the next state's id
     data = DataInput(b"".join(entries) + after, "f")
-    run, first = _read(VALUE_STRING, data)
+    run, first = _read(VALUE_STRING, data, key_group, prefix_bytes)
     assert run is not None
-    assert _columns(run) == _expected([("s", 5, f"key-{i}", None, None, f"v{i}", "read") for i in range(3)])
-    assert first == 0x85
+    rows = [("s", key_group, f"key-{i}", None, None, f"v{i}", "read") for i in range(3)]
+    assert _columns(run) == _expected(rows)
+    assert first == 0x80 | (key_group >> 8 * (prefix_bytes - 1))  # the last entry's first key byte
     assert data.tell() == len(data) - len(after)
 
 
