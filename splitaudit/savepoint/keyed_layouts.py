@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from splitaudit.savepoint.typeserializers import (
     BOOLEAN,
@@ -54,6 +55,7 @@ FALLBACK = (FallbackError, IndexError, ValueError, struct.error)
 # key end, value start, value end) -> the entry's `EntryRow`.
 FieldReader = Callable[[memoryview, int], tuple[Any, int]]
 RowReader = Callable[[memoryview, int, int, int, int, int], tuple[Any, ...]]
+R = TypeVar("R")
 
 # The fixed-width primitives: struct format (big-endian, as `DataOutputStream` writes them) and width.
 _FIXED = {LONG: "q", INT: "i", SHORT: "h", DOUBLE: "d", FLOAT: "f"}
@@ -130,22 +132,41 @@ def _pojo(snapshot: SerializerSnapshot) -> FieldReader | None:
     return read
 
 
+@dataclass(frozen=True)
+class Layouts(Generic[R]):
+    """What one family of decoders makes of each field layout this module knows (a reader of one value here; of
+    a run's values in `audit/checks/keyed_columns.py`), and which of them a serializer is (`reader`)."""
+
+    string: R
+    void_namespace: R
+    boolean: R
+    fixed: Callable[[str], R | None]  # by the serializer snapshot's class: None for one not fixed-width
+    pojo: Callable[[SerializerSnapshot], R | None]  # None for a POJO with a field of no known layout
+
+    def reader(self, snapshot: SerializerSnapshot | None) -> R | None:
+        """The reader of a value of this serializer, or None when it is none of the layouts."""
+        if snapshot is None:
+            return None
+        kind = snapshot.snapshot_class
+        if kind == STRING:
+            return self.string
+        if kind == VOID_NAMESPACE:
+            return self.void_namespace
+        if kind == BOOLEAN:
+            return self.boolean
+        if kind == POJO:
+            return self.pojo(snapshot)
+        return self.fixed(kind)
+
+
+_LAYOUTS = Layouts[FieldReader](
+    _string, _void_namespace, _boolean, lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None, _pojo
+)
+
+
 def field_reader(snapshot: SerializerSnapshot | None) -> FieldReader | None:
     """The reader of one value of this serializer, or None when this module does not decode it."""
-    if snapshot is None:
-        return None
-    kind = snapshot.snapshot_class
-    if kind == STRING:
-        return _string
-    if kind == VOID_NAMESPACE:
-        return _void_namespace
-    if kind == BOOLEAN:
-        return _boolean
-    if kind in _FIXED:
-        return _fixed(_FIXED[kind])
-    if kind == POJO:
-        return _pojo(snapshot)
-    return None
+    return _LAYOUTS.reader(snapshot)
 
 
 def _list_value(element: SerializerSnapshot) -> Callable[[memoryview, int, int], list[Any]] | None:

@@ -34,18 +34,14 @@ import pyarrow.compute as pc
 from splitaudit.audit.checks.rows import json_texts
 from splitaudit.errors import InputError
 from splitaudit.savepoint.keyed import SHORT_RUN
-from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ, RowReader
+from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ, Layouts, RowReader
 from splitaudit.savepoint.typeserializers import (
-    BOOLEAN,
     INT,
     LIST,
     LONG,
     MAP,
-    POJO,
     POJO_NO_SUBCLASS,
     SHORT,
-    STRING,
-    VOID_NAMESPACE,
     SerializerSnapshot,
 )
 
@@ -121,24 +117,6 @@ def run_reader(codec: StateCodec) -> RunReader | None:
     if value is None:
         return None
     return _Run(codec.name, key_fields, value, fast).read
-
-
-def field(snapshot: SerializerSnapshot | None) -> Field | None:
-    """The run decoder of one value of this serializer, or None when this module does not decode it."""
-    if snapshot is None:
-        return None
-    kind = snapshot.snapshot_class
-    if kind == STRING:
-        return _string
-    if kind == VOID_NAMESPACE:
-        return _void_namespace
-    if kind == BOOLEAN:
-        return _boolean
-    if kind in _FIXED:
-        return _fixed(_FIXED[kind])
-    if kind == POJO:
-        return _pojo(snapshot)
-    return None
 
 
 # The fixed-width integers: their numpy type (big-endian, as `DataOutputStream` writes them). Floating point is
@@ -285,6 +263,16 @@ def _list(element: SerializerSnapshot) -> Field | None:
         return pc.binary_join_element_wise("[", joined, "]", ""), np.where(refused, at, limit), refused
 
     return read
+
+
+_LAYOUTS = Layouts[Field](
+    _string, _void_namespace, _boolean, lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None, _pojo
+)
+
+
+def field(snapshot: SerializerSnapshot | None) -> Field | None:
+    """The run decoder of one value of this serializer, or None when this module does not decode it."""
+    return _LAYOUTS.reader(snapshot)
 
 
 class _Run:
