@@ -840,9 +840,10 @@ class StateCodec:
         self.decoded_whole = all(part is not None for part in parts)
         # The entry read straight from the window's bytes, for the layouts `keyed_layouts` knows (None: not known).
         self.fast: RowReader | None = None
-        if self.decoded_whole and not self.is_timer:
+        if self.decoded_whole:
+            state_type = "TIMER" if self.is_timer else self.type
             self.fast = entry_reader(
-                state.name, self.type, key_serializer, self.namespace_serializer, self.value_serializer, self.ambiguous
+                state.name, state_type, key_serializer, self.namespace_serializer, self.value_serializer, self.ambiguous
             )
 
     def _serializer_class(self, snapshot: SerializerSnapshot | None) -> str:

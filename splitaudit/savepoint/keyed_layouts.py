@@ -5,13 +5,15 @@ RocksDB's composite key (`SerializedCompositeKeyBuilder`: key-group prefix, key,
 value the state's serializer's bytes (`ListDelimitedSerializer` for a list, `bool isNull, value` for a map entry).
 `KeyGroupsReader` decodes an entry through `DataInput` views and the serializers' `Decoder`s, which costs some
 objects and a dozen calls per entry. For a state whose key, namespace and value serializers are all among those
-below (Strings, the fixed-width primitives, `VoidNamespace`, POJOs of them; lists and maps of them), `entry_reader`
-makes one function reading an entry from positions in the buffer instead: each field a `struct` or a slice, no
-object per entry but the row.
+below (Strings, the fixed-width primitives, booleans, enums, `VoidNamespace`, `TimeWindow`, tuples, TTL's
+`TtlValue` and POJOs of them; lists and maps of them; timers of such keys and namespaces), `entry_reader` makes one
+function reading an entry from positions in the buffer instead: each field a `struct` or a slice, no object per
+entry but the row.
 
 It decodes only what it can decode exactly as the general path does, and hands anything else back (`FALLBACK`):
-a string that is null, longer than two varint bytes or not ASCII, a POJO that is null or a subclass, a flag byte
-other than 0 or 1, a field running past its entry's end, an entry whose parts do not end where its lengths say.
+a string longer than two varint bytes or not ASCII, a POJO that is null or a subclass, an enum ordinal outside the
+constants, a flag byte other than 0 or 1, a field running past its entry's end, an entry whose parts do not end
+where its lengths say, a timer with a value.
 The caller then reads that entry the general way, from the same position, so every value and every error is the
 general path's (tests/unit/savepoint/test_keyed_layouts.py compares both on every entry).
 """
@@ -26,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from splitaudit.savepoint.typeserializers import (
     BOOLEAN,
     DOUBLE,
+    ENUM,
     FLOAT,
     INT,
     LIST,
@@ -35,6 +38,10 @@ from splitaudit.savepoint.typeserializers import (
     POJO_NO_SUBCLASS,
     SHORT,
     STRING,
+    TIME_WINDOW,
+    TIMER,
+    TTL,
+    TUPLE,
     VOID_NAMESPACE,
     SerializerSnapshot,
 )
@@ -57,6 +64,8 @@ FieldReader = Callable[[memoryview, int], tuple[Any, int]]
 RowReader = Callable[[memoryview, int, int, int, int, int], tuple[Any, ...]]
 R = TypeVar("R")
 
+_INT, _LONG = struct.Struct(">i"), struct.Struct(">q")
+SIGN_BIT = -(1 << 63)  # flipped in a timer's timestamp (`TimerSerializer`), so that its bytes sort as numbers
 # The fixed-width primitives: struct format (big-endian, as `DataOutputStream` writes them) and width.
 _FIXED = {LONG: "q", INT: "i", SHORT: "h", DOUBLE: "d", FLOAT: "f"}
 
@@ -104,6 +113,33 @@ def _fixed(code: str) -> FieldReader:
     return read
 
 
+def _enum(names: tuple[str, ...]) -> FieldReader:
+    """`EnumSerializer`: `int ordinal` into the constants the snapshot lists; the constant's name."""
+    unpack = _INT.unpack_from
+
+    def read(buf: memoryview, pos: int) -> tuple[str, int]:
+        ordinal: int = unpack(buf, pos)[0]
+        if not 0 <= ordinal < len(names):
+            raise FallbackError
+        return names[ordinal], pos + 4
+
+    return read
+
+
+def _struct(names: tuple[str, ...], readers: list[FieldReader]) -> FieldReader:
+    """Fields one after the other, none nullable (`TupleSerializer`, `TimeWindow.Serializer`, TTL's
+    `TtlSerializer`): the dict of their names."""
+    fields = list(zip(names, readers, strict=True))
+
+    def read(buf: memoryview, pos: int) -> tuple[dict[str, Any], int]:
+        value: dict[str, Any] = {}
+        for name, reader in fields:
+            value[name], pos = reader(buf, pos)
+        return value, pos
+
+    return read
+
+
 def _pojo(snapshot: SerializerSnapshot) -> FieldReader | None:
     """`PojoSerializer` of an instance of the POJO's own class (flags `NO_SUBCLASS`): per field `bool isNull`,
     then its value; as the dict of field names `typeserializers._pojo_decoder` makes."""
@@ -142,6 +178,8 @@ class Layouts(Generic[R]):
     boolean: R
     fixed: Callable[[str], R | None]  # by the serializer snapshot's class: None for one not fixed-width
     pojo: Callable[[SerializerSnapshot], R | None]  # None for a POJO with a field of no known layout
+    enum: Callable[[tuple[str, ...]], R]  # by the constants' names
+    struct: Callable[[tuple[str, ...], list[R]], R]  # by the fields' names and readers
 
     def reader(self, snapshot: SerializerSnapshot | None) -> R | None:
         """The reader of a value of this serializer, or None when it is none of the layouts."""
@@ -156,11 +194,28 @@ class Layouts(Generic[R]):
             return self.boolean
         if kind == POJO:
             return self.pojo(snapshot)
+        if kind == ENUM and snapshot.names:
+            return self.enum(snapshot.names)
+        if kind == TIME_WINDOW:
+            long = self.fixed(LONG)
+            return None if long is None else self.struct(("start", "end"), [long, long])
+        if kind in (TUPLE, TTL) and snapshot.nested:
+            fields = [self.reader(child) for child in snapshot.nested]
+            names = tuple(f"f{i}" for i in range(len(fields))) if kind == TUPLE else ("last_access_timestamp", "value")
+            if len(fields) != len(names) or any(field is None for field in fields):
+                return None
+            return self.struct(names, fields)  # type: ignore[arg-type]  # None fields are refused above
         return self.fixed(kind)
 
 
 _LAYOUTS = Layouts[FieldReader](
-    _string, _void_namespace, _boolean, lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None, _pojo
+    _string,
+    _void_namespace,
+    _boolean,
+    lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None,
+    _pojo,
+    _enum,
+    _struct,
 )
 
 
@@ -219,9 +274,16 @@ def entry_reader(
     ambiguous: bool,
 ) -> RowReader | None:
     """The reader of a canonical entry of state `name` (`KEYED_STATE_TYPE` `state_type`: VALUE, LIST, MAP, ...;
-    not a timer's), or None when one of its serializers is not one this module decodes, or when key and namespace
-    are both variable-sized (`ambiguous`: then the composite key carries their lengths, which the general path
-    reads)."""
+    TIMER for a timer state's), or None when one of its serializers is not one this module decodes, or when key
+    and namespace are both variable-sized (`ambiguous`: then the composite key carries their lengths, which the
+    general path reads; a timer's never does)."""
+    if state_type == "TIMER":
+        if value is None or value.snapshot_class != TIMER or len(value.nested) != 2:
+            return None
+        read_timer_key, read_timer_namespace = field_reader(value.nested[0]), field_reader(value.nested[1])
+        if read_timer_key is None or read_timer_namespace is None:
+            return None
+        return _timer_row(name, read_timer_key, read_timer_namespace)
     read_key, read_namespace = field_reader(key), field_reader(namespace)
     if read_key is None or read_namespace is None or value is None or ambiguous:
         return None
@@ -237,6 +299,22 @@ def entry_reader(
         return _map_row(name, (read_key, read_namespace, read_user_key), read_user_value)
     read_value = field_reader(value)
     return None if read_value is None else _value_row(name, read_key, read_namespace, read_value)
+
+
+def _timer_row(name: str, read_key: FieldReader, read_namespace: FieldReader) -> RowReader:
+    """A timer (`TimerSerializer` in the composite key: the timestamp with its sign bit flipped, key, namespace;
+    no value): the row `StateCodec.canonical_row` makes of it, the timestamp as its value."""
+    unpack = _LONG.unpack_from
+
+    def read(buf: memoryview, key_group: int, k: int, key_end: int, v: int, value_end: int) -> tuple[Any, ...]:
+        timestamp = unpack(buf, k)[0] ^ SIGN_BIT
+        key, k = read_key(buf, k + 8)
+        namespace, k = read_namespace(buf, k)
+        if k != key_end or v != value_end:
+            raise FallbackError
+        return name, key_group, key, namespace, None, timestamp, READ
+
+    return read
 
 
 def _value_row(name: str, read_key: FieldReader, read_namespace: FieldReader, read_value: FieldReader) -> RowReader:

@@ -2,12 +2,12 @@
 bytes, Arrow arrays out) instead of an entry at a time.
 
 `KeyGroupsReader.row_runs` hands a state's entries to the `RunReader` this module makes for it (`run_reader`),
-for the layouts `savepoint.keyed_layouts` reads straight from the bytes: String, `long`, `int`, `short` and
-`boolean` keys, values, map keys and POJO fields, `VoidNamespace`, POJOs of those, lists of the fixed-width ones and
-maps. A run is every entry of the state from the window's position to the state's last in the key group (or to the
+for the layouts `savepoint.keyed_layouts` reads straight from the bytes (`Layouts`): String, `long`, `int`, `short`,
+`boolean` and enum keys, values, map keys and fields, `VoidNamespace` and `TimeWindow` namespaces, tuples, TTL's
+`TtlValue` and POJOs of those, lists of the fixed-width integers, maps, and timers. A run is every entry of the state from the window's position to the state's last in the key group (or to the
 window's end): one Python loop steps over their lengths (`_walk`); every other step is a numpy operation over the
 whole run, and each column is its JSON text as `rows.json_texts` makes it (a string in quotes, a number's digits,
-a POJO as an object of its fields in order, `null` where the general path gives None).
+a POJO, tuple or window as an object of its fields in order, `null` where the general path gives None).
 
 It decodes only what it can decode as the entry-at-a-time path does, byte for byte, and hands the rest back: an
 entry this module does not decode (a string with a character JSON escapes or one that is not ASCII, a POJO
@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from splitaudit.audit.checks.rows import json_texts
 from splitaudit.errors import InputError
 from splitaudit.savepoint.keyed import SHORT_RUN
-from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ, Layouts, RowReader
+from splitaudit.savepoint.keyed_layouts import FALLBACK, LIST_DELIMITER, READ, SIGN_BIT, Layouts, RowReader
 from splitaudit.savepoint.typeserializers import (
     INT,
     LIST,
@@ -95,6 +95,13 @@ def run_reader(codec: StateCodec) -> RunReader | None:
     fast = codec.fast
     if fast is None:  # keyed_layouts decodes no entry of it: neither does this module
         return None
+    if codec.is_timer:  # TimerSerializer's timestamp, key and namespace in the composite key, no value
+        timer = codec.value_serializer
+        assert timer is not None  # keyed_layouts takes a timer with its serializer, of two nested ones
+        timer_key, timer_namespace = field(timer.nested[0]), field(timer.nested[1])
+        if timer_key is None or timer_namespace is None:
+            return None
+        return _Run(codec.name, [_timestamp, timer_key, timer_namespace], None, fast).read
     key, namespace = field(codec.key_serializer), field(codec.namespace_serializer)
     if key is None or namespace is None:
         return None
@@ -121,7 +128,8 @@ def run_reader(codec: StateCodec) -> RunReader | None:
 
 # The fixed-width integers: their numpy type (big-endian, as `DataOutputStream` writes them). Floating point is
 # left to the entry-at-a-time path: Python's JSON text of a float is its `repr`, which Arrow does not reproduce.
-_FIXED: dict[str, np.dtype[Any]] = {LONG: np.dtype(">i8"), INT: np.dtype(">i4"), SHORT: np.dtype(">i2")}
+_LONG, _INT32 = np.dtype(">i8"), np.dtype(">i4")
+_FIXED: dict[str, np.dtype[Any]] = {LONG: _LONG, INT: _INT32, SHORT: np.dtype(">i2")}
 
 
 def _take(u8: np.ndarray, at: Positions) -> np.ndarray:
@@ -182,15 +190,65 @@ def _boolean(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array,
     return pa.array(flag == 1).cast(pa.string()), at + 1, (flag > 1) | (at + 1 > limit)
 
 
-def _fixed(kind: np.dtype) -> Field:
+def _integers(u8: np.ndarray, at: Positions, kind: np.dtype[Any]) -> np.ndarray:
+    """The big-endian integers of numpy type `kind` at positions `at`, as int64."""
+    spread = np.arange(kind.itemsize)
+    return u8.take((at[:, None] + spread).ravel(), mode="clip").view(kind).astype(np.int64)
+
+
+def _fixed(kind: np.dtype[Any]) -> Field:
     """A big-endian integer of numpy type `kind`, as its decimal digits."""
     width = kind.itemsize
-    spread = np.arange(width)
 
     def read(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array, Positions, np.ndarray]:
         end = at + width
-        values = u8.take((at[:, None] + spread).ravel(), mode="clip").view(kind).astype(np.int64)
-        return pa.array(values).cast(pa.string()), end, end > limit
+        return pa.array(_integers(u8, at, kind)).cast(pa.string()), end, end > limit
+
+    return read
+
+
+def _timestamp(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array, Positions, np.ndarray]:
+    """A timer's timestamp: a `long` with its sign bit flipped (`TimerSerializer`), as its decimal digits."""
+    end = at + 8
+    values = _integers(u8, at, _LONG) ^ np.int64(SIGN_BIT)
+    return pa.array(values).cast(pa.string()), end, end > limit
+
+
+def _enum(names: tuple[str, ...]) -> Field:
+    """`EnumSerializer`: `int ordinal` into the constants the snapshot lists, as the constant's name in quotes;
+    an ordinal outside them is refused."""
+    texts = pa.array([json.dumps(name) for name in names], pa.string())
+
+    def read(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array, Positions, np.ndarray]:
+        ordinal = _integers(u8, at, _INT32)
+        end = at + 4
+        refused = (ordinal < 0) | (ordinal >= len(names)) | (end > limit)
+        return texts.take(pa.array(np.where(refused, 0, ordinal))), end, refused
+
+    return read
+
+
+def _object(keys: list[str], texts: list[pa.Array]) -> pa.Array:
+    """JSON objects of fields' texts (`keys`: their names as JSON text, in order; a null text `null`)."""
+    parts: list[pa.Array | str] = []
+    for index, (key, text) in enumerate(zip(keys, texts, strict=True)):
+        parts += [("," if index else "{") + key + ":", pc.fill_null(text, "null")]
+    return pc.binary_join_element_wise(*parts, "}", "")
+
+
+def _struct(names: tuple[str, ...], fields: list[Field]) -> Field:
+    """Fields one after the other, none nullable (`TupleSerializer`, `TimeWindow.Serializer`, TTL's
+    `TtlSerializer`), as the JSON object of their names."""
+    keys = [json.dumps(name) for name in names]
+
+    def read(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array, Positions, np.ndarray]:
+        refused = np.zeros(len(at), bool)
+        texts = []
+        for read_field in fields:
+            text, at, field_refused = read_field(u8, at, limit)
+            refused |= field_refused
+            texts.append(text)
+        return _object(keys, texts), at, refused | (at > limit)
 
     return read
 
@@ -204,19 +262,17 @@ def _pojo(snapshot: SerializerSnapshot) -> Field | None:
     if len(fields) < len(names) or len(set(names)) < len(names) or any(f is None for f in fields):
         return None
     keys = [json.dumps(name) for name in names]  # as json_texts makes a string (ASCII, escaped)
-    pieces = ["{" + keys[0] + ":", *("," + key + ":" for key in keys[1:])]
 
     def read(u8: np.ndarray, at: Positions, limit: Positions) -> tuple[pa.Array, Positions, np.ndarray]:
         refused = _take(u8, at) != POJO_NO_SUBCLASS
         at = at + 1
-        parts: list[pa.Array | str] = []
-        for piece, read_field in zip(pieces, fields, strict=True):
+        texts = []
+        for read_field in fields:
             refused |= _take(u8, at) != 0
             text, at, field_refused = read_field(u8, at + 1, limit)  # type: ignore[misc]  # None refused above
             refused |= field_refused
-            parts += [piece, pc.fill_null(text, "null")]
-        refused |= at > limit
-        return pc.binary_join_element_wise(*parts, "}", ""), at, refused
+            texts.append(text)
+        return _object(keys, texts), at, refused | (at > limit)
 
     return read
 
@@ -266,7 +322,13 @@ def _list(element: SerializerSnapshot) -> Field | None:
 
 
 _LAYOUTS = Layouts[Field](
-    _string, _void_namespace, _boolean, lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None, _pojo
+    _string,
+    _void_namespace,
+    _boolean,
+    lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None,
+    _pojo,
+    _enum,
+    _struct,
 )
 
 
@@ -279,7 +341,7 @@ class _Run:
     """A state's run reader (`RunReader`): the entries' lengths stepped over in Python, everything else a numpy
     operation over the run, entries it refuses read one at a time."""
 
-    def __init__(self, state: str, key_fields: list[Field], value: Field, fast: RowReader) -> None:
+    def __init__(self, state: str, key_fields: list[Field], value: Field | None, fast: RowReader) -> None:
         self.state = state
         self.key_fields = key_fields
         self.value = value
@@ -295,9 +357,9 @@ class _Run:
         u8 = np.frombuffer(buf, np.uint8)
         at = np.array(starts, np.int64)
         k = at + 4
-        key_end = k + _ints(u8, at)
+        key_end = k + _integers(u8, at, _INT32)
         v = key_end + 4
-        value_end = v + _ints(u8, key_end)
+        value_end = v + _integers(u8, key_end, _INT32)
         prefix = _take(u8, k) & ~FIRST_BIT
         if prefix_bytes == 2:
             prefix = prefix << 8 | _take(u8, k + 1)
@@ -308,19 +370,23 @@ class _Run:
             first = -1
             if not cut:
                 return None, -1
-        columns: list[pa.Array] = []
+        texts: list[pa.Array] = []
         pos = k + prefix_bytes
         refused = np.zeros(len(at), bool)
         for read_field in self.key_fields:
             text, pos, field_refused = read_field(u8, pos, key_end)
-            columns.append(text)
+            texts.append(text)
             refused |= field_refused
         refused |= pos != key_end
-        value, pos, value_refused = self.value(u8, v, value_end)
-        refused |= value_refused | (pos != value_end)
-        if len(self.key_fields) == 2:  # no user key
-            columns.append(pa.nulls(len(at), pa.string()))
-        columns.append(value)
+        no_user_key = pa.nulls(len(at), pa.string())
+        if self.value is None:  # a timer: no value; its timestamp is the row's value
+            refused |= v != value_end
+            timestamp, key, namespace = texts
+            columns = [key, namespace, no_user_key, timestamp]
+        else:
+            value, pos, value_refused = self.value(u8, v, value_end)
+            refused |= value_refused | (pos != value_end)
+            columns = [*texts, no_user_key, value] if len(texts) == 2 else [*texts, value]
         status: pa.Array = pa.repeat(pa.scalar(READ), len(at))
         end = int(value_end[-1])
         if refused.any():
@@ -378,11 +444,6 @@ class _Run:
                     return rows, index
             rows.append(row)
         return rows, None
-
-
-def _ints(u8: np.ndarray, at: Positions) -> Positions:
-    """The big-endian `int`s at positions `at`."""
-    return u8.take((at[:, None] + np.arange(4)).ravel(), mode="clip").view(">i4").astype(np.int64)
 
 
 def _walk(buf: memoryview, pos: int, prefix_bytes: int) -> tuple[list[int], int]:

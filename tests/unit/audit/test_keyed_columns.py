@@ -21,7 +21,16 @@ from splitaudit.savepoint.keyed import SHORT_RUN, StateCodec
 from splitaudit.savepoint.typeserializers import DOUBLE, INT, LIST, LONG, MAP, POJO, STRING
 from splitaudit.savepoint_view import plan_keyed_state
 from tests.unit.savepoint.test_flink_itcases import JARS, corpus  # noqa: F401  # the jars' snapshots, extracted
-from tests.unit.savepoint.test_keyed_layouts import KEY, PROFILE, VALUE_STRING, _codec, _entry, _snapshot, _string
+from tests.unit.savepoint.test_keyed_layouts import (
+    KEY,
+    LAYOUT_CASES,
+    PROFILE,
+    VALUE_STRING,
+    _codec,
+    _entry,
+    _snapshot,
+    _string,
+)
 from tests.unit.savepoint.test_keyed_parts import CASES, snapshot_of
 
 
@@ -207,6 +216,23 @@ def test_list_values(element: str, values: list[bytes]) -> None:
     assert _columns(run) == _expected(rows)
     assert (first == -1) == (len(rows) < len(values))
     assert data.tell() == sum(map(len, entries[: len(rows)]))
+
+
+@pytest.mark.parametrize(("codec", "key", "value", "taken"), LAYOUT_CASES)
+def test_timers_windows_enums_tuples_and_ttl(codec: StateCodec, key: bytes, value: bytes, taken: bool) -> None:
+    """Each entry of test_keyed_layouts.py's cases after one entry like it, as a run: the row the general path
+    makes of it, or the run's end before it where the general path refuses it."""
+    data = DataInput(_entry(5, key, value, False, 1) + _entry(5, key, value, True, 1), "f")
+    try:
+        rows = [codec.canonical_row(5, DataInput(key, "k"), DataInput(value, "v"))] * 2
+    except InputError:
+        assert _read(codec, data) == (None, -1)
+        assert not taken
+        return
+    run, first = _read(codec, data)
+    assert run is not None
+    assert _columns(run) == _expected(rows)
+    assert first == 0x85
 
 
 def test_map_entries() -> None:

@@ -18,13 +18,18 @@ from splitaudit.savepoint.keyed import StateCodec
 from splitaudit.savepoint.keyed_layouts import FALLBACK, entry_reader
 from splitaudit.savepoint.metainfo import StateMetaInfoSnapshot
 from splitaudit.savepoint.typeserializers import (
+    ENUM,
     INT,
     LIST,
     LONG,
     MAP,
     POJO,
     STRING,
+    STRING_ARRAY,
+    TIME_WINDOW,
     TIMER,
+    TTL,
+    TUPLE,
     VOID_NAMESPACE,
     SerializerSnapshot,
 )
@@ -203,8 +208,61 @@ def test_map_entries(value: bytes, taken: bool) -> None:
 def test_layouts_the_fast_readers_do_not_take() -> None:
     # Key and namespace both variable-sized: the composite key carries their lengths.
     assert _codec("VALUE", _snapshot(STRING), namespace=_snapshot(STRING)).fast is None
-    assert _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), _snapshot(VOID_NAMESPACE))).fast is None
+    # A timer of a key or namespace of no known layout.
+    assert _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), _snapshot(STRING_ARRAY))).fast is None
     assert _codec("VALUE", _snapshot("com.example.UnknownSerializerSnapshot")).fast is None
+
+
+TIME_WINDOW_NAMESPACE = _snapshot(TIME_WINDOW)
+COLOR = SerializerSnapshot("", ENUM, 1, names=("RED", "GREEN"))
+
+
+LAYOUT_CASES = [
+    # A timer: the timestamp with its sign bit flipped, key, namespace in the composite key; no value.
+    (
+        _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), _snapshot(VOID_NAMESPACE))),
+        struct.pack(">q", 1000 ^ -(1 << 63)) + KEY,
+        b"",
+        True,
+    ),
+    (
+        _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), TIME_WINDOW_NAMESPACE)),
+        struct.pack(">q", -5 ^ -(1 << 63)) + _string("k") + struct.pack(">qq", 0, 10),
+        b"",
+        True,
+    ),
+    (
+        _codec("TIMER", _snapshot(TIMER, _snapshot(STRING), _snapshot(VOID_NAMESPACE))),
+        struct.pack(">q", 7) + KEY,
+        b"\0",
+        False,
+    ),  # a value: the general path refuses it
+    # A window's state: a TimeWindow namespace after the key.
+    (
+        _codec("REDUCING", _snapshot(LONG), namespace=TIME_WINDOW_NAMESPACE),
+        _string("k") + struct.pack(">qq", 1000, 2000),
+        struct.pack(">q", 3),
+        True,
+    ),
+    (_codec("VALUE", COLOR), KEY, struct.pack(">i", 1), True),
+    (_codec("VALUE", COLOR), KEY, struct.pack(">i", 2), False),  # no such constant: the general path refuses it
+    (
+        _codec("VALUE", _snapshot(TUPLE, _snapshot(STRING), _snapshot(LONG))),
+        KEY,
+        _string("a") + struct.pack(">q", -1),
+        True,
+    ),
+    (_codec("VALUE", _snapshot(TTL, _snapshot(LONG), _snapshot(INT))), KEY, struct.pack(">qi", 99, 4), True),
+    (_codec("VALUE", _snapshot(TTL, _snapshot(LONG), _snapshot(INT))), KEY, struct.pack(">q", 99), False),
+]
+
+
+@pytest.mark.parametrize(("codec", "key", "value", "taken"), LAYOUT_CASES)
+def test_timers_windows_enums_tuples_and_ttl(codec: StateCodec, key: bytes, value: bytes, taken: bool) -> None:
+    general, fast = _both_ways(codec, key, value)
+    assert (fast is not None) == taken
+    if taken:
+        assert fast == general
 
 
 def _entry(key_group: int, key: bytes, value: bytes, last: bool, prefix_bytes: int) -> bytes:
