@@ -87,7 +87,7 @@ T = TypeVar("T")
 _INT = struct.Struct(">i")  # an entry's key and value lengths
 # A `KeyedStateEntry`'s fields as a plain tuple, in its order (state, key group, key, namespace, user key, value,
 # status): what the entry loop makes, since a tuple costs a fraction of a frozen dataclass per entry, and what the
-# data source's `keyed` table is built from column by column (`KeyGroupsReader.rows`).
+# data source's `keyed` table is built from column by column (`KeyGroupsReader.row_runs`).
 EntryRow = tuple[str, int, Any, Any, Any, Any, str]
 # What `KeyGroupsReader.row_runs` asks for each state's run reader (None: the state is read an entry at a time). A
 # run reader is called at a run's first entry with (the window's decoder, key group, key-group prefix bytes, the

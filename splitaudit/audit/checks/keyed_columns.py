@@ -64,7 +64,7 @@ Field = Callable[[np.ndarray, Positions, Positions], tuple[pa.Array, Positions, 
 @dataclass(frozen=True)
 class ColumnRun:
     """Rows of one state in one key group, column by column: the `keyed` table's state, key group, key,
-    namespace, user key, value (JSON text) and status, `count` rows long."""
+    namespace, user key, value (JSON text) and status, `len()` rows long."""
 
     state: str
     key_group: int
