@@ -17,8 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from splitaudit.errors import InputError
+from splitaudit.errors import InputError, printable
 from splitaudit.primitives.datainput import DataInput
+from splitaudit.progress import Progress
 from splitaudit.savepoint.changelog_handles import ChangelogStateBackendHandleImpl
 from splitaudit.savepoint.coordinator import read_coordinator_state
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
@@ -214,11 +215,12 @@ def inspect_savepoint(
     allow_external_state: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     keyed: bool = False,
+    progress: Progress | None = None,
 ) -> SavepointView:
     """Read a savepoint/checkpoint directory (or its `_metadata`). `uids` name operators of 1.x files, which
     store only ids; when given, only the operators with those uids are shown. No file larger than
     `max_file_size` bytes is read. With `keyed`, every keyed state is read too and summarised
-    (`keyed_summaries`).
+    (`keyed_summaries`), each operator's a `progress` step.
 
     `location` is a local path or a URI the savepoint file system reads (`file:`, `s3://`…). State files
     outside the savepoint directory are refused unless `allow_external_state`. Raises InputError (the CLI's
@@ -250,19 +252,31 @@ def inspect_savepoint(
         kind=_kind_from_directory(files.directory) if properties is None else properties.kind,
         savepoint_format=None if properties is None else properties.savepoint_format,
         operators=tuple(operators),
-        keyed=keyed_summaries(files, metadata.operators, wanted) if keyed else None,
+        keyed=keyed_summaries(files, metadata.operators, wanted, progress) if keyed else None,
     )
 
 
 def keyed_summaries(
-    files: SavepointFiles, operators: Iterable[OperatorState], wanted: dict[str, str]
+    files: SavepointFiles,
+    operators: Iterable[OperatorState],
+    wanted: dict[str, str],
+    progress: Progress | None = None,
 ) -> tuple[KeyedStateSummary, ...]:
     """Every keyed state of these operators (those in `wanted` when it names any) read to its end and counted
-    per state: one subtask whose keyed state cannot be read is counted as such, and the others are still read."""
+    per state: one subtask whose keyed state cannot be read is counted as such, and the others are still read.
+    Each operator with keyed state is one `progress` step (the read takes about a minute per GiB)."""
+    progress = progress or Progress()
     summaries: list[KeyedStateSummary] = []
     for operator in operators:
-        if not wanted or operator.operator_id in wanted:
-            summaries += _keyed_summary(operator, operator.uid or wanted.get(operator.operator_id), files)
+        if wanted and operator.operator_id not in wanted:
+            continue
+        uid = operator.uid or wanted.get(operator.operator_id)
+        handles = sum(subtask.managed_keyed_state is not None for subtask in operator.subtask_states)
+        if not handles:
+            continue
+        subtasks = f"{handles} subtask{'s' if handles > 1 else ''}"
+        with progress.step(f"read the keyed state of {printable(uid or operator.operator_id)} ({subtasks})"):
+            summaries += _keyed_summary(operator, uid, files)
     return tuple(summaries)
 
 

@@ -4,17 +4,18 @@ bytes, Arrow arrays out) instead of an entry at a time.
 `KeyGroupsReader.row_runs` hands a state's entries to the `RunReader` this module makes for it (`run_reader`),
 for the layouts `savepoint.keyed_layouts` reads straight from the bytes (`Layouts`): String, `long`, `int`, `short`,
 `boolean` and enum keys, values, map keys and fields, `VoidNamespace` and `TimeWindow` namespaces, tuples, TTL's
-`TtlValue` and POJOs of those, lists of the fixed-width integers, maps, and timers. A run is every entry of the state from the window's position to the state's last in the key group (or to the
-window's end): one Python loop steps over their lengths (`_walk`); every other step is a numpy operation over the
-whole run, and each column is its JSON text as `rows.json_texts` makes it (a string in quotes, a number's digits,
-a POJO, tuple or window as an object of its fields in order, `null` where the general path gives None).
+`TtlValue` and POJOs of those, lists of the fixed-width integers, maps, and timers. A run is every entry of the
+state from the window's position to the state's last in the key group (or to the window's end): one Python loop
+steps over their lengths (`_walk`); every other step is a numpy operation over the whole run, and each column is
+its JSON text as `rows.json_texts` makes it (a string in quotes, a number's digits, a POJO, tuple or window as an
+object of its fields in order, `null` where the general path gives None).
 
 It decodes only what it can decode as the entry-at-a-time path does, byte for byte, and hands the rest back: an
 entry this module does not decode (a string with a character JSON escapes or one that is not ASCII, a POJO
-subclass or null field, a flag byte other than 0 or 1, parts that do not end where the entry's lengths say) is
-read by the entry-at-a-time readers in the run (`keyed_layouts`, then the general path), and its row replaces
-that entry's in the columns; the run ends before an entry whose framing or key-group prefix is wrong, or that
-the general path fails on, so that entry's error is the general path's own
+subclass or null field, an enum ordinal outside the constants, a flag byte other than 0 or 1, parts that do not
+end where the entry's lengths say) is read by the entry-at-a-time readers in the run (`keyed_layouts`, then the
+general path), and its row replaces that entry's in the columns; the run ends before an entry whose framing or
+key-group prefix is wrong, or that the general path fails on, so that entry's error is the general path's own
 (tests/unit/audit/test_keyed_columns.py compares both paths on every entry of every canonical snapshot of the
 corpora).
 """

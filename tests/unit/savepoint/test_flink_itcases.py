@@ -194,12 +194,15 @@ def test_nothing_stops_the_read(corpus: dict[str, list[Path]], jar: str) -> None
 
 def test_inspect_keyed_counts_each_state(corpus: dict[str, list[Path]]) -> None:
     """`inspect --keyed`: per operator and state, the entries read, kept as bytes and unread, with why; a subtask
-    the changelog backend wrote is counted as unread with its error, not a failure of the command."""
+    the changelog backend wrote is counted as unread with its error, not a failure of the command. Each
+    operator's read is a step on stderr; stdout stays the JSON document."""
     folders = {f.name: f for f in corpus["flink-tests-2.0.0-tests.jar"]}
     heap = folders["type-serializer-snapshot-migration-itcase-flink1.16-hashmap-checkpoint"]
     result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(heap)])
     assert result.exit_code == 0, result.output
-    [summary] = json.loads(result.output)["keyed"]
+    [summary] = json.loads(result.stdout)["keyed"]
+    [step] = result.stderr.splitlines()
+    assert step.startswith(f"✓ read the keyed state of {summary['operator_id']} (1 subtask) (")
     assert {k: summary[k] for k in ("state", "read", "raw", "unread")} == {
         "state": "testState",
         "read": 0,
@@ -212,7 +215,7 @@ def test_inspect_keyed_counts_each_state(corpus: dict[str, list[Path]]) -> None:
     ]
     stateful = folders["new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint"]
     result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(stateful)])
-    keyed = json.loads(result.output)["keyed"]
+    keyed = json.loads(result.stdout)["keyed"]
     counted = {(s["operator_id"], s["state"]): (s["read"], s["raw"], s["unread"]) for s in keyed}
     assert counted == {
         **{(operator_id_from_uid(uid), "state-name"): (4, 0, 0) for uid in itcases.STATEFUL_JOB_UIDS},
@@ -226,7 +229,7 @@ def test_inspect_keyed_counts_each_state(corpus: dict[str, list[Path]]) -> None:
     result = CliRunner().invoke(main, ["--json", "inspect", "--keyed", str(changelog)])
     assert result.exit_code == 0, result.output
     counted = {
-        (s["operator_id"], s["state"]): (s["read"], s["raw"], s["unread"]) for s in json.loads(result.output)["keyed"]
+        (s["operator_id"], s["state"]): (s["read"], s["raw"], s["unread"]) for s in json.loads(result.stdout)["keyed"]
     }
     assert counted == {
         **{
