@@ -208,7 +208,8 @@ class Layouts(Generic[R]):
         return self.fixed(kind)
 
 
-_LAYOUTS = Layouts[FieldReader](
+# The reader of one value of a serializer, or None when this module does not decode it.
+field_reader = Layouts[FieldReader](
     _string,
     _void_namespace,
     _boolean,
@@ -216,12 +217,7 @@ _LAYOUTS = Layouts[FieldReader](
     _pojo,
     _enum,
     _struct,
-)
-
-
-def field_reader(snapshot: SerializerSnapshot | None) -> FieldReader | None:
-    """The reader of one value of this serializer, or None when this module does not decode it."""
-    return _LAYOUTS.reader(snapshot)
+).reader
 
 
 def _list_value(element: SerializerSnapshot) -> Callable[[memoryview, int, int], list[Any]] | None:

@@ -322,20 +322,13 @@ def _list(element: SerializerSnapshot) -> Field | None:
     return read
 
 
-_LAYOUTS = Layouts[Field](
-    _string,
-    _void_namespace,
-    _boolean,
-    lambda kind: _fixed(_FIXED[kind]) if kind in _FIXED else None,
-    _pojo,
-    _enum,
-    _struct,
-)
+def _fixed_width(kind: str) -> Field | None:
+    """The run decoder of a fixed-width integer serializer (by its snapshot's class), or None."""
+    return _fixed(_FIXED[kind]) if kind in _FIXED else None
 
 
-def field(snapshot: SerializerSnapshot | None) -> Field | None:
-    """The run decoder of one value of this serializer, or None when this module does not decode it."""
-    return _LAYOUTS.reader(snapshot)
+# The run decoder of one value of a serializer, or None when this module does not decode it.
+field = Layouts[Field](_string, _void_namespace, _boolean, _fixed_width, _pojo, _enum, _struct).reader
 
 
 class _Run:
