@@ -127,7 +127,7 @@ flink-matrix: setup
 	$(BIN)/pytest -m flink_kafka tests/integration/test_flink_kafka_source.py tests/integration/test_flink_kafka_restore_bugs.py \
 		tests/integration/test_dynamic_kafka_source.py \
 		tests/integration/test_watch_kafka_source.py tests/integration/test_sql_job_savepoint.py \
-		tests/integration/test_flink_kafka_matrix.py tests/integration/test_flink_kafka_matrix_bugs.py \
+		tests/integration/test_flink_kafka_matrix.py \
 		tests/integration/test_flink_kafka_sinks.py
 
 # Flink's own FileSource job (beam_pipelines/java/flink-jobs) restored rescaled to 1 and 3, bounded, and with a

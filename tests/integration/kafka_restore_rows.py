@@ -1,6 +1,6 @@
-"""The rows the KafkaSource restore-failure tests compare (tests/integration/test_flink_kafka_restore_bugs.py on
-the stack's Flink, test_flink_kafka_matrix_bugs.py on the release matrix): the restored job's reads, the
-findings' figures, with the run's topics named A and B."""
+"""The rows the KafkaSource restore-failure tests compare (tests/integration/test_flink_kafka_restore_bugs.py, on
+every release of the matrix): the restored job's reads, the findings' figures, with the run's topics named A and
+B."""
 
 from __future__ import annotations
 
