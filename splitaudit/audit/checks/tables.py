@@ -21,14 +21,17 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from splitaudit.audit.checks.keyed_columns import ColumnRun, run_reader
 from splitaudit.audit.checks.rows import enumerator_rows, json_texts, operator_rows, split_rows
 from splitaudit.savepoint.fileio import DEFAULT_MAX_FILE_SIZE, SavepointFiles
 from splitaudit.savepoint.keyed import EntryRow
 from splitaudit.savepoint_view import KeyedStatePart, SavepointView, plan_keyed_state, read_keyed_part_rows
+
+if TYPE_CHECKING:
+    from splitaudit.audit.checks.keyed_columns import ColumnRun
 
 # Rows per Arrow batch of the keyed table, about (a run of entries, at most a 1 MiB window of them, is not cut):
 # memory stays flat as the state grows.
@@ -116,6 +119,9 @@ def keyed_part_batches(files: SavepointFiles, part: KeyedStatePart) -> Iterator[
     """The rows of the `keyed` table one part of the keyed state gives (`plan_keyed_state`), about
     KEYED_BATCH_ROWS at a time (a run of entries read column by column, `keyed_columns`, is never cut), as
     `audit.rows.keyed_rows` lays them out."""
+    # numpy and Arrow's compute kernels, loaded only where keyed state is read (not in Spark's planning processes)
+    from splitaudit.audit.checks.keyed_columns import ColumnRun, run_reader
+
     items = read_keyed_part_rows(files, part, run_reader)
     # The part's operator and subtask, the same in every row: made once, a slice of them per batch (no copy).
     repeated = [
