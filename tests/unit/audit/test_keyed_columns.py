@@ -65,7 +65,7 @@ def _both_ways(folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any]
         patch.setattr(keyed_columns._Run, "read", counting)
         by_runs = _table(folder)
     with monkeypatch.context() as patch:
-        patch.setattr(tables, "run_reader", lambda _: None)
+        patch.setattr(keyed_columns, "run_reader", lambda _: None)
         one_at_a_time = _table(folder)
     return by_runs, one_at_a_time, runs
 
