@@ -20,6 +20,7 @@ from splitaudit.polling import poll
 
 TERMINAL_STATES = frozenset({"FINISHED", "FAILED", "CANCELED", "SUSPENDED"})
 NO_WATERMARK = -(2**63)  # Flink's Long.MIN_VALUE: an operator that has seen no watermark yet
+METRIC_READS = 3  # reads of a subtask's metric values while their names change between the list and the values
 
 
 class FlinkRestError(ExternalError):
@@ -241,13 +242,26 @@ class FlinkRestClient:
     ) -> dict[str, str]:
         """The metrics of one subtask of a vertex whose names start with `prefix` (and that `keep` keeps), name →
         value as Flink reports it (a string). Flink's REST metric fetcher refreshes them every
-        `metrics.fetcher.update-interval`."""
+        `metrics.fetcher.update-interval`, and Flink answers names and values in two requests: the names are
+        listed again after the values are read, and the values read again while names appeared in between, so
+        that no value comes from a fetch that had metrics the list lacked (a count of records beside no gauge of
+        the partition they came from). At most METRIC_READS reads; the last one's values then."""
         path = f"/jobs/{job_id}/vertices/{vertex_id}/subtasks/{subtask}/metrics"
-        listed = (str(m["id"]) for m in self._call("GET", path))
-        names = [name for name in listed if name.startswith(prefix) and (keep is None or keep(name))]
-        if not names:
-            return {}
-        return {str(m["id"]): str(m["value"]) for m in self._call("GET", path, params={"get": ",".join(names)})}
+
+        def listed() -> list[str]:
+            names = (str(m["id"]) for m in self._call("GET", path))
+            return sorted(name for name in names if name.startswith(prefix) and (keep is None or keep(name)))
+
+        names, values = listed(), {}
+        for _ in range(METRIC_READS):
+            if not names:
+                return {}
+            values = {str(m["id"]): str(m["value"]) for m in self._call("GET", path, params={"get": ",".join(names)})}
+            again = listed()
+            if again == names:
+                break
+            names = again
+        return values
 
     def input_watermarks(self, job_id: str) -> dict[str, int]:
         """Per vertex that has inputs (not a source), the lowest `currentInputWatermark` of its subtasks, epoch ms:

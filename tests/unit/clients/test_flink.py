@@ -64,3 +64,38 @@ def test_a_cancel_refused_while_the_job_runs_on_is_an_error() -> None:
     flink = _EndingFlink("RUNNING")
     with pytest.raises(FlinkRestError, match="HTTP 409: a conflict that is no ending"):
         flink.cancel("j")
+
+
+class _GrowingMetrics(FlinkRestClient):
+    """A subtask whose KafkaSourceReader registers its partition's gauges between the watch's listing of the
+    metric names and its request of their values: the fetcher's next dump brings them and a count of records
+    read from that partition."""
+
+    def __init__(self) -> None:
+        super().__init__("http://127.0.0.1:1")
+        self.calls: list[str] = []
+        self.metrics = {"Source__A.KafkaSourceReader.commitsSucceeded": "0", "Source__A.numRecordsOut": "0"}
+
+    def _call(self, method: str, path: str, timeout: float | None = None, **kwargs: Any) -> Any:
+        wanted = kwargs.get("params", {}).get("get")
+        self.calls.append("values" if wanted else "names")
+        if wanted is None:
+            listing = [{"id": name} for name in self.metrics]
+            if len(self.calls) == 1:  # the dump after this listing: the split's gauges and its records
+                self.metrics |= {
+                    "Source__A.numRecordsOut": "100",
+                    "Source__A.KafkaSourceReader.topic.t.partition.0.currentOffset": "199",
+                }
+            return listing
+        return [{"id": name, "value": self.metrics[name]} for name in wanted.split(",")]
+
+
+def test_metric_values_are_read_again_when_names_appeared_after_the_listing() -> None:
+    flink = _GrowingMetrics()
+    assert flink.subtask_metrics("j", "v", 0, "Source__") == {
+        "Source__A.KafkaSourceReader.commitsSucceeded": "0",
+        "Source__A.KafkaSourceReader.topic.t.partition.0.currentOffset": "199",
+        "Source__A.numRecordsOut": "100",
+    }
+    # the first values (a count of 100 and no gauge of the partition) are not kept
+    assert flink.calls == ["names", "values", "names", "values", "names"]
